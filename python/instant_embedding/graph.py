@@ -1,0 +1,384 @@
+"""The :class:`Graph` facade: a memory-mapped CSR graph with the user's own node ids."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .errors import NodeNotFoundError
+
+__all__ = ["Graph", "NodeId"]
+
+NodeId = Union[int, str]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _is_str_like(x: Any) -> bool:
+    return isinstance(x, str)
+
+
+def _as_id_array(values: Any, name: str) -> tuple[str, Any]:
+    """Classifies ids as ('int', int64 array) or ('str', list[str])."""
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+        if values.dtype.kind in "iu":
+            if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
+                raise ValueError(f"{name} holds ids above the int64 range")
+            return "int", values.astype(np.int64, copy=False)
+        if values.dtype.kind in "UO" or values.dtype.kind == "T":
+            seq = values.tolist()
+        else:
+            raise TypeError(
+                f"{name} must hold integer or string node ids, got dtype {values.dtype}"
+            )
+    else:
+        seq = list(values)
+    if not seq:
+        return "int", np.zeros(0, dtype=np.int64)
+    if all(_is_str_like(x) for x in seq):
+        return "str", seq
+    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
+        try:
+            return "int", np.asarray(seq, dtype=np.int64)
+        except OverflowError:
+            raise ValueError(f"{name} holds ids outside the int64 range") from None
+    for x in seq:
+        if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
+            raise TypeError(
+                f"{name} must hold int or str node ids, got {type(x).__name__} {x!r}"
+            )
+    raise TypeError(f"{name} mixes int and str node ids; use one kind")
+
+
+class Graph:
+    """An immutable graph in the instant-embedding CSR format.
+
+    Open a graph file with :meth:`Graph.open` (memory-mapped: opening costs O(1) whatever the
+    graph's size, and a query reads only the pages it needs), or build one in memory with
+    :meth:`Graph.from_edges` and write it with :meth:`save`. Node ids are the user's own: the
+    integers ``0..n-1``, arbitrary ``int64`` ids, or strings, stored in the file.
+
+    A ``Graph`` is thread-safe and can be shared by any number of threads. It pickles by path
+    (file-backed graphs only), so it can be sent to ``multiprocessing`` or Spark/Dask workers.
+    """
+
+    __slots__ = ("_g",)
+
+    def __init__(self, core: _core.Graph) -> None:
+        if not isinstance(core, _core.Graph):
+            raise TypeError("use Graph.open(path) or Graph.from_edges(src, dst)")
+        self._g = core
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def open(cls, path: PathLike) -> Graph:
+        """Memory-map a graph file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save` or ``instant-embedding convert``.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        FileNotFoundError, IsADirectoryError, PermissionError
+            The path cannot be opened.
+        GraphFormatError
+            The header is invalid: wrong magic or version, bad checksum, or a file length that
+            does not match (truncated or still being written). Only the header is checked here
+            (O(1)); call :meth:`validate` for the full O(n + m) check.
+        """
+        return cls(_core.Graph.open(os.fspath(path)))
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: Any,
+        dst: Any,
+        *,
+        num_nodes: int | None = None,
+        directed: bool = False,
+        weights: Any = None,
+        nodes: Any = None,
+        merge: str = "sum",
+    ) -> Graph:
+        """Build a graph in memory from two parallel sequences of node ids.
+
+        Parameters
+        ----------
+        src, dst : array-like of int or str
+            Edge endpoints. Integer ids that are already ``0..n-1`` are used as they are;
+            other integers (any ``int64``) and strings are stored in the file's id table.
+        num_nodes : int, optional
+            Number of nodes when ids are ``0..num_nodes-1`` (isolated nodes included). Every
+            id must then lie in that range.
+        directed : bool, default False
+            Undirected graphs store both directions of every edge (a self-loop once).
+        weights : array-like of float, optional
+            Positive finite edge weights; PPR then spreads residual in proportion to weight.
+        nodes : array-like of int or str, optional
+            Extra node ids (e.g. isolated nodes) to include.
+        merge : {"sum", "max"}, default "sum"
+            How weights of duplicate edges are merged (unweighted duplicates are dropped).
+
+        Returns
+        -------
+        Graph
+            An in-memory graph; :meth:`save` writes it to a file.
+
+        Raises
+        ------
+        ValueError
+            Mismatched lengths, ids out of range, invalid weights, duplicate ids.
+        TypeError
+            Ids that are neither int nor str, or a mix of both.
+        """
+        ks, s = _as_id_array(src, "src")
+        kd, d = _as_id_array(dst, "dst")
+        kn, extra = _as_id_array(nodes if nodes is not None else [], "nodes")
+        if len(s) != len(d):
+            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
+        kinds = {k for k, arr in ((ks, s), (kd, d), (kn, extra)) if len(arr)}
+        if len(kinds) > 1:
+            raise TypeError("src, dst and nodes mix int and str node ids; use one kind")
+        kind = kinds.pop() if kinds else "int"
+        w = None
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.shape != (len(s),):
+                raise ValueError(f"weights must have shape ({len(s)},), got {w.shape}")
+            if not np.all(np.isfinite(w)) or np.any(w <= 0):
+                i = int(np.flatnonzero(~(np.isfinite(w) & (w > 0)))[0])
+                raise ValueError(f"edge {i} has weight {w[i]}; weights must be finite and > 0")
+            with np.errstate(over="ignore"):
+                w32 = w.astype(np.float32)
+            if not np.all(np.isfinite(w32)):
+                raise ValueError("a weight overflows float32")
+            w = w32
+        if merge not in ("sum", "max"):
+            raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
+
+        int_ids = None
+        str_ids = None
+        if kind == "int":
+            s = np.asarray(s, dtype=np.int64)
+            d = np.asarray(d, dtype=np.int64)
+            extra = np.asarray(extra, dtype=np.int64)
+            allv = np.concatenate([s, d, extra])
+            if num_nodes is not None:
+                num_nodes = _check_num_nodes(num_nodes)
+                if allv.size and (allv.min() < 0 or allv.max() >= num_nodes):
+                    bad = allv[(allv < 0) | (allv >= num_nodes)][0]
+                    raise ValueError(f"node id {bad} is outside 0..num_nodes-1 ({num_nodes})")
+                n = num_nodes
+                s_idx, d_idx = s, d
+            else:
+                uniq = np.unique(allv)
+                if uniq.size == 0 or (uniq[0] == 0 and uniq[-1] == uniq.size - 1):
+                    n = int(uniq.size)
+                    s_idx, d_idx = s, d
+                else:
+                    n = int(uniq.size)
+                    int_ids = uniq
+                    s_idx = np.searchsorted(uniq, s)
+                    d_idx = np.searchsorted(uniq, d)
+        else:
+            if num_nodes is not None:
+                raise ValueError("num_nodes applies to integer ids 0..n-1, not string ids")
+            uniq_s = sorted(set(s) | set(d) | set(extra))
+            pos = {name: i for i, name in enumerate(uniq_s)}
+            s_idx = np.fromiter((pos[x] for x in s), dtype=np.int64, count=len(s))
+            d_idx = np.fromiter((pos[x] for x in d), dtype=np.int64, count=len(d))
+            n = len(uniq_s)
+            str_ids = uniq_s
+        if n > np.iinfo(np.uint32).max:
+            raise ValueError(f"{n} nodes exceed the 2**32-1 node limit")
+        core = _core.Graph.build(
+            np.ascontiguousarray(s_idx, dtype=np.uint32),
+            np.ascontiguousarray(d_idx, dtype=np.uint32),
+            n,
+            bool(directed),
+            w,
+            int_ids,
+            str_ids,
+            merge,
+        )
+        return cls(core)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: PathLike) -> None:
+        """Write the graph to ``path`` atomically (temporary file, fsync, rename).
+
+        The target either keeps its previous content or holds the complete new file; an
+        existing file is never truncated in place, so processes that have it mapped are safe.
+        """
+        self._g.save(os.fspath(path))
+
+    def validate(self) -> None:
+        """Check every invariant and checksum of the graph (O(n + m)).
+
+        Raises
+        ------
+        GraphFormatError
+            Describes the first problem found (checksum mismatch, unsorted or out-of-range
+            neighbours, asymmetric undirected graph, invalid weights, duplicate ids, ...).
+        """
+        self._g.validate()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        path = self._g.path
+        if path is None:
+            raise TypeError(
+                "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)"
+            )
+        return (Graph.open, (os.fspath(path),))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes."""
+        return self._g.num_nodes
+
+    @property
+    def num_edges(self) -> int:
+        """Number of edges: undirected edges (a self-loop counts once) or directed arcs."""
+        return self._g.num_edges
+
+    @property
+    def num_arcs(self) -> int:
+        """Number of stored arcs (entries of the CSR ``indices`` array)."""
+        return self._g.num_arcs
+
+    @property
+    def directed(self) -> bool:
+        """Whether edges are directed (PPR follows out-edges)."""
+        return self._g.directed
+
+    @property
+    def weighted(self) -> bool:
+        """Whether edges carry weights."""
+        return self._g.weighted
+
+    @property
+    def id_kind(self) -> str:
+        """How node ids are stored: ``"implicit"`` (0..n-1), ``"int64"`` or ``"utf8"``."""
+        return self._g.id_kind
+
+    @property
+    def path(self) -> str | None:
+        """The file this graph is mapped from (None for an in-memory graph)."""
+        p = self._g.path
+        return None if p is None else os.fspath(p)
+
+    @property
+    def nodes(self) -> npt.NDArray[np.int64] | list[str]:
+        """All node ids in internal order (int64 array, or list of str)."""
+        ids = self._g.int_ids()
+        return ids if ids is not None else self._g.str_ids()
+
+    def __len__(self) -> int:
+        return self.num_nodes
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            self.index([node])  # type: ignore[list-item]
+        except (NodeNotFoundError, TypeError, ValueError, OverflowError):
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.weighted else ""
+        where = f", path={self.path!r}" if self.path else ", in memory"
+        return (
+            f"Graph(num_nodes={self.num_nodes:,}, num_edges={self.num_edges:,}, {kind}{w}, "
+            f"ids={self.id_kind}{where})"
+        )
+
+    # ------------------------------------------------------------------ ids and neighbourhoods
+    def index(self, nodes: Iterable[NodeId] | npt.ArrayLike) -> npt.NDArray[np.uint32]:
+        """Internal indices (``0..n-1``, uint32) of the given node ids.
+
+        Raises
+        ------
+        NodeNotFoundError
+            Naming the first id that is not in the graph.
+        TypeError
+            Ids of the wrong kind (e.g. strings for an integer-id graph).
+        """
+        kind, arr = _as_id_array(nodes, "nodes")
+        if kind == "str":
+            if self.id_kind != "utf8":
+                raise NodeNotFoundError(
+                    f"node {arr[0]!r} not found: this graph has integer node ids"
+                )
+            return self._g.lookup_str(arr)
+        if self.id_kind == "utf8" and len(arr):
+            raise NodeNotFoundError(
+                f"node {int(arr[0])} not found: this graph has string node ids"
+            )
+        if self.id_kind == "implicit":
+            bad = (arr < 0) | (arr >= self.num_nodes)
+            if bad.any():
+                raise NodeNotFoundError(
+                    f"node {int(arr[bad][0])} not found (ids are 0..{self.num_nodes - 1})"
+                )
+            return arr.astype(np.uint32)
+        return self._g.lookup_int(np.ascontiguousarray(arr))
+
+    def ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64] | list[str]:
+        """External ids of internal indices (inverse of :meth:`index`)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
+            raise IndexError(f"internal index out of range 0..{self.num_nodes - 1}")
+        idx32 = np.ascontiguousarray(idx, dtype=np.uint32)
+        if self.id_kind == "utf8":
+            return self._g.str_ids(idx32)
+        if self.id_kind == "implicit":
+            return idx
+        ids = self._g.int_ids()
+        assert ids is not None
+        return ids[idx]
+
+    def degree(self, node: NodeId) -> int:
+        """Out-degree of ``node`` (number of distinct neighbours; a self-loop counts once)."""
+        return int(self._g.degree(int(self.index([node])[0])))
+
+    def neighbors(self, node: NodeId) -> npt.NDArray[np.int64] | list[str]:
+        """Ids of the out-neighbours of ``node``, in internal (storage) order."""
+        nb, _ = self._g.neighbors(int(self.index([node])[0]))
+        return self.ids(nb)
+
+    def edge_weights(self, node: NodeId) -> npt.NDArray[np.float32] | None:
+        """Weights of ``node``'s out-edges, aligned with :meth:`neighbors` (None if unweighted)."""
+        _, w = self._g.neighbors(int(self.index([node])[0]))
+        return w
+
+    def degrees(self) -> npt.NDArray[np.uint64]:
+        """Out-degrees of all nodes in internal order (reads all of ``indptr``: O(n))."""
+        return self._g.degrees()
+
+
+def _check_num_nodes(num_nodes: Any) -> int:
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)):
+        raise TypeError(f"num_nodes must be an int, got {type(num_nodes).__name__}")
+    if num_nodes < 0:
+        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
+    return int(num_nodes)
+
+
+def _node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, bool]:
+    """Normalises a node argument; returns (sequence, was_scalar)."""
+    if isinstance(nodes, (str, int, np.integer)) and not isinstance(nodes, bool):
+        return [nodes], True
+    return nodes, False

@@ -1,0 +1,420 @@
+//! Building graph files: from in-memory edge arrays, and writing them atomically.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::csr::Graph;
+use crate::error::{Error, Result};
+use crate::format::{
+    align_up, checksum, Header, IdKind, Sec, Section, HEADER_LEN, NUM_SECTIONS, VERSION,
+};
+
+/// External ids to store with a graph.
+#[derive(Clone, Debug)]
+pub enum IdTable {
+    /// Ids are the internal indices `0..n-1`.
+    Implicit,
+    /// `ids[v]` is the int64 id of internal node `v`; must be unique.
+    Int(Vec<i64>),
+    /// `ids[v]` is the string id of internal node `v`; must be unique.
+    Str(Vec<String>),
+}
+
+/// How parallel arcs (the same `(u, v)` given more than once) are merged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    /// Weights of duplicates are added (scipy's COO->CSR convention).
+    Sum,
+    /// The largest weight is kept.
+    Max,
+}
+
+/// A CSR in memory, ready to be encoded. Rows must be sorted and duplicate-free.
+pub struct CsrParts {
+    pub num_nodes: usize,
+    pub directed: bool,
+    pub indptr: Vec<u64>,
+    pub indices: Vec<u32>,
+    pub weights: Option<Vec<f32>>,
+    pub ids: IdTable,
+}
+
+/// Builds sorted, merged CSR rows from an arc list. Undirected graphs get both directions of
+/// every edge (a self-loop is stored once). Weights must be finite and > 0.
+pub fn csr_from_edges(
+    num_nodes: usize,
+    src: &[u32],
+    dst: &[u32],
+    weights: Option<&[f32]>,
+    directed: bool,
+    merge: Merge,
+    ids: IdTable,
+) -> Result<CsrParts> {
+    if src.len() != dst.len() {
+        return Err(Error::input(format!(
+            "src and dst have different lengths ({} and {})",
+            src.len(),
+            dst.len()
+        )));
+    }
+    if let Some(w) = weights {
+        if w.len() != src.len() {
+            return Err(Error::input(format!(
+                "weights has length {} but there are {} edges",
+                w.len(),
+                src.len()
+            )));
+        }
+        if let Some((i, x)) = w
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(x.is_finite() && **x > 0.0))
+        {
+            return Err(Error::input(format!(
+                "edge {i} has weight {x}; weights must be finite and > 0"
+            )));
+        }
+    }
+    if num_nodes > u32::MAX as usize {
+        return Err(Error::input(format!(
+            "{num_nodes} nodes exceed the u32 index limit"
+        )));
+    }
+    for (i, (&s, &d)) in src.iter().zip(dst).enumerate() {
+        if s as usize >= num_nodes || d as usize >= num_nodes {
+            return Err(Error::input(format!(
+                "edge {i} ({s}, {d}) refers to a node >= num_nodes ({num_nodes})"
+            )));
+        }
+    }
+    match &ids {
+        IdTable::Implicit => {}
+        IdTable::Int(v) if v.len() != num_nodes => {
+            return Err(Error::input("id table length differs from num_nodes"))
+        }
+        IdTable::Str(v) if v.len() != num_nodes => {
+            return Err(Error::input("id table length differs from num_nodes"))
+        }
+        _ => {}
+    }
+
+    // Counting sort of arcs by source.
+    let mut counts = vec![0u64; num_nodes + 1];
+    for (&s, &d) in src.iter().zip(dst) {
+        counts[s as usize + 1] += 1;
+        if !directed && s != d {
+            counts[d as usize + 1] += 1;
+        }
+    }
+    for i in 0..num_nodes {
+        counts[i + 1] += counts[i];
+    }
+    let total = counts[num_nodes] as usize;
+    let mut fill = counts.clone();
+    let mut cols = vec![0u32; total];
+    let mut wts: Vec<f32> = if weights.is_some() {
+        vec![0.0; total]
+    } else {
+        Vec::new()
+    };
+    let mut put = |a: u32, b: u32, w: f32, cols: &mut Vec<u32>, wts: &mut Vec<f32>| {
+        let p = fill[a as usize] as usize;
+        fill[a as usize] += 1;
+        cols[p] = b;
+        if !wts.is_empty() {
+            wts[p] = w;
+        }
+    };
+    for (i, (&s, &d)) in src.iter().zip(dst).enumerate() {
+        let w = weights.map_or(1.0, |w| w[i]);
+        put(s, d, w, &mut cols, &mut wts);
+        if !directed && s != d {
+            put(d, s, w, &mut cols, &mut wts);
+        }
+    }
+
+    // Sort each row and merge duplicates in place.
+    let mut indptr = vec![0u64; num_nodes + 1];
+    let mut out = 0usize;
+    let mut pairs: Vec<(u32, f32)> = Vec::new();
+    for v in 0..num_nodes {
+        let (s, e) = (counts[v] as usize, counts[v + 1] as usize);
+        if weights.is_some() {
+            pairs.clear();
+            pairs.extend(cols[s..e].iter().copied().zip(wts[s..e].iter().copied()));
+            pairs.sort_by_key(|p| p.0);
+            let mut k = 0;
+            while k < pairs.len() {
+                let (u, mut w) = pairs[k];
+                let mut j = k + 1;
+                while j < pairs.len() && pairs[j].0 == u {
+                    w = match merge {
+                        Merge::Sum => w + pairs[j].1,
+                        Merge::Max => w.max(pairs[j].1),
+                    };
+                    j += 1;
+                }
+                if !w.is_finite() {
+                    return Err(Error::input(format!(
+                        "merged weight of arc ({v}, {u}) overflows f32"
+                    )));
+                }
+                cols[out] = u;
+                wts[out] = w;
+                out += 1;
+                k = j;
+            }
+        } else {
+            cols[s..e].sort_unstable();
+            let mut last = None;
+            for k in s..e {
+                let u = cols[k];
+                if last != Some(u) {
+                    cols[out] = u;
+                    out += 1;
+                    last = Some(u);
+                }
+            }
+        }
+        indptr[v + 1] = out as u64;
+    }
+    cols.truncate(out);
+    cols.shrink_to_fit();
+    let weights = if weights.is_some() {
+        wts.truncate(out);
+        wts.shrink_to_fit();
+        Some(wts)
+    } else {
+        None
+    };
+    Ok(CsrParts {
+        num_nodes,
+        directed,
+        indptr,
+        indices: cols,
+        weights,
+        ids,
+    })
+}
+
+fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: T is a plain numeric type (u32/u64/f32/f64/i64) without padding.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// The encoded sections of a graph, in section-table order.
+struct Encoded {
+    header: Header,
+    sections: Vec<(Sec, Vec<u8>)>,
+}
+
+fn encode(parts: &CsrParts) -> Result<Encoded> {
+    let n = parts.num_nodes;
+    let m = parts.indices.len() as u64;
+    let self_loops = (0..n)
+        .map(|v| {
+            let row = &parts.indices[parts.indptr[v] as usize..parts.indptr[v + 1] as usize];
+            u64::from(row.binary_search(&(v as u32)).is_ok())
+        })
+        .sum::<u64>();
+    let num_edges = if parts.directed {
+        m
+    } else {
+        (m + self_loops) / 2
+    };
+    let mut secs: Vec<(Sec, Vec<u8>)> = vec![
+        (Sec::Indptr, as_bytes(&parts.indptr).to_vec()),
+        (Sec::Indices, as_bytes(&parts.indices).to_vec()),
+    ];
+    if let Some(w) = &parts.weights {
+        let strength: Vec<f64> = (0..n)
+            .map(|v| {
+                w[parts.indptr[v] as usize..parts.indptr[v + 1] as usize]
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .sum()
+            })
+            .collect();
+        secs.push((Sec::Weights, as_bytes(w).to_vec()));
+        secs.push((Sec::Strength, as_bytes(&strength).to_vec()));
+    }
+    let id_kind = match &parts.ids {
+        IdTable::Implicit => IdKind::Implicit,
+        IdTable::Int(ids) => {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_unstable_by_key(|&v| ids[v as usize]);
+            if let Some(w) = order
+                .windows(2)
+                .find(|w| ids[w[0] as usize] == ids[w[1] as usize])
+            {
+                return Err(Error::input(format!(
+                    "duplicate node id {}",
+                    ids[w[0] as usize]
+                )));
+            }
+            secs.push((Sec::Ids, as_bytes(ids).to_vec()));
+            secs.push((Sec::IdIndex, as_bytes(&order).to_vec()));
+            IdKind::Int64
+        }
+        IdTable::Str(ids) => {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_unstable_by(|&a, &b| {
+                ids[a as usize].as_bytes().cmp(ids[b as usize].as_bytes())
+            });
+            if let Some(w) = order
+                .windows(2)
+                .find(|w| ids[w[0] as usize] == ids[w[1] as usize])
+            {
+                return Err(Error::input(format!(
+                    "duplicate node id {:?}",
+                    ids[w[0] as usize]
+                )));
+            }
+            let mut offs = Vec::with_capacity(n + 1);
+            let mut bytes = Vec::new();
+            offs.push(0u64);
+            for s in ids {
+                bytes.extend_from_slice(s.as_bytes());
+                offs.push(bytes.len() as u64);
+            }
+            secs.push((Sec::Ids, as_bytes(&offs).to_vec()));
+            secs.push((Sec::IdBytes, bytes));
+            secs.push((Sec::IdIndex, as_bytes(&order).to_vec()));
+            IdKind::Utf8
+        }
+    };
+    let mut table = [Section::default(); NUM_SECTIONS];
+    let mut pos = HEADER_LEN as u64;
+    for (sec, data) in &secs {
+        pos = align_up(pos);
+        table[*sec as usize] = Section {
+            offset: pos,
+            len: data.len() as u64,
+            checksum: checksum(data),
+        };
+        pos += data.len() as u64;
+    }
+    // Empty sections still carry the checksum of zero bytes, so validate() can treat all alike.
+    for s in table.iter_mut().filter(|s| s.len == 0) {
+        s.checksum = checksum(&[]);
+    }
+    Ok(Encoded {
+        header: Header {
+            version: VERSION,
+            directed: parts.directed,
+            weighted: parts.weights.is_some(),
+            id_kind,
+            num_nodes: n as u64,
+            num_arcs: m,
+            num_edges,
+            file_len: pos,
+            sections: table,
+        },
+        sections: secs,
+    })
+}
+
+/// Encodes `parts` into an in-memory graph.
+pub fn build_in_memory(parts: &CsrParts) -> Result<Graph> {
+    let enc = encode(parts)?;
+    let len = enc.header.file_len as usize;
+    let mut words = vec![0u64; len.div_ceil(8)];
+    {
+        // SAFETY: viewing the u64 buffer as bytes; len <= 8 * words.len().
+        let buf = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) };
+        buf[..HEADER_LEN].copy_from_slice(&enc.header.encode());
+        for (sec, data) in &enc.sections {
+            let off = enc.header.sections[*sec as usize].offset as usize;
+            buf[off..off + data.len()].copy_from_slice(data);
+        }
+    }
+    Graph::from_image(words, len)
+}
+
+/// A temporary file next to `target`, renamed over it on `commit`, removed on drop otherwise.
+pub struct AtomicFile {
+    tmp: PathBuf,
+    target: PathBuf,
+    file: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    pub fn create(target: impl AsRef<Path>) -> Result<AtomicFile> {
+        let target = target.as_ref().to_path_buf();
+        if target.is_dir() {
+            return Err(Error::io(
+                &target,
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
+            ));
+        }
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "graph".into());
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmp = dir.join(format!(".{name}.tmp-{}-{nonce:08x}", std::process::id()));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, e))?;
+        Ok(AtomicFile {
+            tmp,
+            target,
+            file: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
+    }
+
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("AtomicFile used after commit")
+    }
+
+    pub fn tmp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Flushes, fsyncs and renames the temporary file over the target.
+    pub fn commit(mut self) -> Result<()> {
+        let w = self.file.take().expect("AtomicFile committed twice");
+        let f = w
+            .into_inner()
+            .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
+        f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+        drop(f);
+        fs::rename(&self.tmp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            self.file = None;
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `target` atomically (temporary file + fsync + rename).
+pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+    let target = target.as_ref();
+    let mut f = AtomicFile::create(target)?;
+    let tmp = f.tmp_path().to_path_buf();
+    f.writer()
+        .write_all(bytes)
+        .map_err(|e| Error::io(&tmp, e))?;
+    f.commit()
+}
+
+/// Saves a graph (in memory or mapped) to `target` atomically.
+pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
+    write_atomic(target, graph.image())
+}

@@ -1,0 +1,498 @@
+//! Read access to a graph file: memory-mapped (or an owned in-memory image of the same bytes).
+//!
+//! Invariants (checked by `Graph::validate`, O(n + m)): `indptr[0] == 0`, `indptr` non-decreasing,
+//! `indptr[n] == m`, every row's `indices` strictly increasing and `< n`, weights finite and > 0,
+//! `strength[v] == sum of v's weights` (as f64), ids unique and `id_index` their sorted order,
+//! section checksums match. `open` checks only the header (O(1)); every access re-checks the
+//! row bounds and neighbour ids it touches, so a corrupted file yields `Error::Format`, never
+//! an out-of-bounds read.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
+use crate::hashing::fnv1a64;
+
+enum Backing {
+    Mmap(Mmap),
+    /// `u64` storage so typed section views are 8-byte aligned.
+    Owned(Vec<u64>, usize),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Mmap(m) => m,
+            Backing::Owned(v, len) => {
+                // SAFETY: a Vec<u64> of v.len() words holds 8 * v.len() >= len initialised bytes.
+                unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), *len) }
+            }
+        }
+    }
+}
+
+/// An immutable CSR graph. `Sync`: safe to share across threads.
+pub struct Graph {
+    backing: Backing,
+    header: Header,
+    path: Option<PathBuf>,
+}
+
+/// A node's external id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeId<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+macro_rules! section_view {
+    ($name:ident, $ty:ty, $sec:expr) => {
+        #[inline]
+        fn $name(&self) -> &[$ty] {
+            let s = self.header.sections[$sec as usize];
+            if s.len == 0 {
+                return &[];
+            }
+            let bytes = self.backing.bytes();
+            // Offsets and lengths were bounds- and alignment-checked against the file length in
+            // Header::decode, and the backing base is page- (mmap) or 8-byte (Vec<u64>) aligned.
+            let start = s.offset as usize;
+            let len = s.len as usize / std::mem::size_of::<$ty>();
+            debug_assert!(start + s.len as usize <= bytes.len());
+            debug_assert_eq!(
+                (bytes.as_ptr() as usize + start) % std::mem::align_of::<$ty>(),
+                0
+            );
+            // SAFETY: in bounds and aligned (see above); every bit pattern is a valid $ty.
+            unsafe { std::slice::from_raw_parts(bytes.as_ptr().add(start).cast::<$ty>(), len) }
+        }
+    };
+}
+
+impl Graph {
+    /// Memory-maps a graph file. Cost O(1) in the graph size: only the header is read and checked.
+    pub fn open(path: impl AsRef<Path>) -> Result<Graph> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if meta.is_dir() {
+            return Err(Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
+            ));
+        }
+        let len = meta.len();
+        if len < HEADER_LEN as u64 {
+            let mut head = Vec::new();
+            use std::io::Read;
+            (&file)
+                .take(HEADER_LEN as u64)
+                .read_to_end(&mut head)
+                .map_err(|e| Error::io(path, e))?;
+            return Err(Error::format(format!(
+                "{}: {}",
+                path.display(),
+                Header::decode(&head, len)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            )));
+        }
+        // SAFETY: the map is read-only and private to this process. Another process truncating the
+        // file while it is mapped would make later page faults raise SIGBUS; our writers never
+        // modify a graph file in place (they write a temporary file and rename it over the old
+        // one, which leaves existing maps of the old inode intact), which is the documented
+        // contract in docs/FORMAT.md.
+        let mmap = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        #[cfg(unix)]
+        {
+            // Queries touch a few scattered pages; read-ahead would only pollute the page cache.
+            let _ = mmap.advise(memmap2::Advice::Random);
+        }
+        let header = Header::decode(&mmap, len)
+            .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
+        let g = Graph {
+            backing: Backing::Mmap(mmap),
+            header,
+            path: Some(path.to_path_buf()),
+        };
+        g.check_cheap()
+            .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
+        Ok(g)
+    }
+
+    /// Wraps an in-memory file image (as produced by the builder).
+    pub fn from_image(words: Vec<u64>, len: usize) -> Result<Graph> {
+        let backing = Backing::Owned(words, len);
+        let header = Header::decode(backing.bytes(), len as u64)?;
+        let g = Graph {
+            backing,
+            header,
+            path: None,
+        };
+        g.check_cheap()?;
+        Ok(g)
+    }
+
+    /// O(1) checks beyond the header: the first and last `indptr` entries.
+    fn check_cheap(&self) -> Result<()> {
+        let ip = self.indptr();
+        if ip[0] != 0 || ip[self.num_nodes()] != self.header.num_arcs {
+            return Err(Error::format(
+                "indptr does not start at 0 or end at the number of arcs",
+            ));
+        }
+        Ok(())
+    }
+
+    section_view!(indptr, u64, Sec::Indptr);
+    section_view!(indices, u32, Sec::Indices);
+    section_view!(weights_all, f32, Sec::Weights);
+    section_view!(strength_all, f64, Sec::Strength);
+    section_view!(ids_words, u64, Sec::Ids);
+    section_view!(id_index, u32, Sec::IdIndex);
+
+    fn id_bytes(&self) -> &[u8] {
+        let s = self.header.sections[Sec::IdBytes as usize];
+        let b = self.backing.bytes();
+        &b[s.offset as usize..(s.offset + s.len) as usize]
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+    /// The raw file bytes (for saving a copy).
+    pub fn image(&self) -> &[u8] {
+        self.backing.bytes()
+    }
+    #[inline]
+    pub fn num_nodes(&self) -> usize {
+        self.header.num_nodes as usize
+    }
+    pub fn num_arcs(&self) -> u64 {
+        self.header.num_arcs
+    }
+    pub fn num_edges(&self) -> u64 {
+        self.header.num_edges
+    }
+    pub fn directed(&self) -> bool {
+        self.header.directed
+    }
+    pub fn weighted(&self) -> bool {
+        self.header.weighted
+    }
+    pub fn id_kind(&self) -> IdKind {
+        self.header.id_kind
+    }
+
+    #[inline]
+    fn check_node(&self, v: u32) -> Result<()> {
+        if (v as usize) < self.num_nodes() {
+            Ok(())
+        } else {
+            Err(Error::NodeIndexOutOfRange {
+                index: u64::from(v),
+                num_nodes: self.header.num_nodes,
+            })
+        }
+    }
+
+    /// Bounds-checked row range of node `v` in `indices`.
+    #[inline]
+    fn row(&self, v: u32) -> Result<(usize, usize)> {
+        self.check_node(v)?;
+        let ip = self.indptr();
+        let (s, e) = (ip[v as usize], ip[v as usize + 1]);
+        if s > e || e > self.header.num_arcs {
+            return Err(Error::format(format!(
+                "corrupted indptr at node {v}: [{s}, {e}) with {} arcs",
+                self.header.num_arcs
+            )));
+        }
+        Ok((s as usize, e as usize))
+    }
+
+    /// Out-neighbours of `v` (internal indices). Neighbour ids are not range-checked here; use
+    /// `neighbors_checked` or check each id before using it as an index.
+    #[inline]
+    pub fn neighbors(&self, v: u32) -> Result<&[u32]> {
+        let (s, e) = self.row(v)?;
+        Ok(&self.indices()[s..e])
+    }
+
+    /// Out-neighbours of `v`, each checked to be `< n`.
+    pub fn neighbors_checked(&self, v: u32) -> Result<&[u32]> {
+        let nb = self.neighbors(v)?;
+        let n = self.num_nodes();
+        if let Some(bad) = nb.iter().find(|&&u| u as usize >= n) {
+            return Err(Error::format(format!(
+                "corrupted indices: node {v} has neighbour {bad} >= {n}"
+            )));
+        }
+        Ok(nb)
+    }
+
+    /// Edge weights of `v`'s out-arcs (weighted graphs only).
+    #[inline]
+    pub fn weights(&self, v: u32) -> Result<Option<&[f32]>> {
+        if !self.header.weighted {
+            return Ok(None);
+        }
+        let (s, e) = self.row(v)?;
+        Ok(Some(&self.weights_all()[s..e]))
+    }
+
+    /// Out-degree (number of out-arcs) of `v`.
+    #[inline]
+    pub fn degree(&self, v: u32) -> Result<u64> {
+        let (s, e) = self.row(v)?;
+        Ok((e - s) as u64)
+    }
+
+    /// Weighted out-degree (sum of out-arc weights); the plain degree for unweighted graphs.
+    #[inline]
+    pub fn strength(&self, v: u32) -> Result<f64> {
+        if self.header.weighted {
+            self.check_node(v)?;
+            let s = self.strength_all()[v as usize];
+            if !(s.is_finite() && s >= 0.0) {
+                return Err(Error::format(format!(
+                    "corrupted strength at node {v}: {s}"
+                )));
+            }
+            Ok(s)
+        } else {
+            Ok(self.degree(v)? as f64)
+        }
+    }
+
+    // ---------------------------------------------------------------- ids
+
+    /// External id of internal node `v`.
+    pub fn node_id(&self, v: u32) -> Result<NodeId<'_>> {
+        self.check_node(v)?;
+        match self.header.id_kind {
+            IdKind::Implicit => Ok(NodeId::Int(i64::from(v))),
+            IdKind::Int64 => Ok(NodeId::Int(self.ids_words()[v as usize] as i64)),
+            IdKind::Utf8 => Ok(NodeId::Str(self.str_id(v)?)),
+        }
+    }
+
+    fn str_id(&self, v: u32) -> Result<&str> {
+        let offs = self.ids_words();
+        let (s, e) = (offs[v as usize], offs[v as usize + 1]);
+        let bytes = self.id_bytes();
+        if s > e || e > bytes.len() as u64 {
+            return Err(Error::format(format!(
+                "corrupted string id offsets at node {v}"
+            )));
+        }
+        std::str::from_utf8(&bytes[s as usize..e as usize])
+            .map_err(|_| Error::format(format!("string id of node {v} is not valid UTF-8")))
+    }
+
+    /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
+    #[inline]
+    pub fn hash_key(&self, v: u32) -> Result<u64> {
+        match self.header.id_kind {
+            IdKind::Implicit => Ok(u64::from(v)),
+            IdKind::Int64 => Ok(self.ids_words()[v as usize]),
+            IdKind::Utf8 => Ok(fnv1a64(self.str_id(v)?.as_bytes())),
+        }
+    }
+
+    /// Internal index of the int id `id`, by binary search over `id_index` (O(log n), no
+    /// in-memory map so opening stays O(1)).
+    pub fn lookup_int(&self, id: i64) -> Result<Option<u32>> {
+        match self.header.id_kind {
+            IdKind::Implicit => Ok(if id >= 0 && (id as u64) < self.header.num_nodes {
+                Some(id as u32)
+            } else {
+                None
+            }),
+            IdKind::Int64 => {
+                let ids = self.ids_words();
+                self.search(|v| (ids[v as usize] as i64).cmp(&id))
+            }
+            IdKind::Utf8 => Ok(None),
+        }
+    }
+
+    /// Internal index of the string id `id`.
+    pub fn lookup_str(&self, id: &str) -> Result<Option<u32>> {
+        match self.header.id_kind {
+            IdKind::Utf8 => {
+                let mut err = None;
+                let r = self.search(|v| match self.str_id(v) {
+                    Ok(s) => s.as_bytes().cmp(id.as_bytes()),
+                    Err(e) => {
+                        err = Some(e);
+                        Ordering::Equal
+                    }
+                })?;
+                match err {
+                    Some(e) => Err(e),
+                    None => Ok(r),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn search(&self, mut cmp: impl FnMut(u32) -> Ordering) -> Result<Option<u32>> {
+        let idx = self.id_index();
+        let n = self.num_nodes() as u32;
+        let (mut lo, mut hi) = (0usize, idx.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let v = idx[mid];
+            if v >= n {
+                return Err(Error::format(format!(
+                    "corrupted id_index entry {v} >= {n}"
+                )));
+            }
+            match cmp(v) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Ok(Some(v)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// All int ids in internal order (None for string-id graphs).
+    pub fn int_ids(&self) -> Option<Vec<i64>> {
+        match self.header.id_kind {
+            IdKind::Implicit => Some((0..self.header.num_nodes as i64).collect()),
+            IdKind::Int64 => Some(self.ids_words().iter().map(|&w| w as i64).collect()),
+            IdKind::Utf8 => None,
+        }
+    }
+
+    // ---------------------------------------------------------------- full validation
+
+    /// Full O(n + m) check of every invariant and checksum. Returns the first problem found.
+    pub fn validate(&self) -> Result<()> {
+        let bytes = self.backing.bytes();
+        for (i, s) in self.header.sections.iter().enumerate() {
+            let data = &bytes[s.offset as usize..(s.offset + s.len) as usize];
+            if checksum(data) != s.checksum {
+                return Err(Error::format(format!(
+                    "checksum mismatch in section {} (file corrupted)",
+                    SECTION_NAMES[i]
+                )));
+            }
+        }
+        let n = self.num_nodes();
+        let ip = self.indptr();
+        let idx = self.indices();
+        for v in 0..n {
+            if ip[v] > ip[v + 1] {
+                return Err(Error::format(format!("indptr decreases at node {v}")));
+            }
+        }
+        let mut self_loops = 0u64;
+        for v in 0..n {
+            let row = &idx[ip[v] as usize..ip[v + 1] as usize];
+            for (k, &u) in row.iter().enumerate() {
+                if u as usize >= n {
+                    return Err(Error::format(format!("node {v} has neighbour {u} >= {n}")));
+                }
+                if k > 0 && row[k - 1] >= u {
+                    return Err(Error::format(format!(
+                        "neighbours of node {v} are not strictly increasing"
+                    )));
+                }
+                if u as usize == v {
+                    self_loops += 1;
+                }
+            }
+        }
+        let m = self.header.num_arcs;
+        let expect_edges = if self.header.directed {
+            m
+        } else {
+            (m + self_loops) / 2
+        };
+        if self.header.num_edges != expect_edges {
+            return Err(Error::format(format!(
+                "num_edges {} does not match the stored arcs ({expect_edges})",
+                self.header.num_edges
+            )));
+        }
+        if !self.header.directed {
+            // Symmetry: every arc (v, u) has its reverse (u, v).
+            for v in 0..n {
+                for &u in &idx[ip[v] as usize..ip[v + 1] as usize] {
+                    let back = &idx[ip[u as usize] as usize..ip[u as usize + 1] as usize];
+                    if back.binary_search(&(v as u32)).is_err() {
+                        return Err(Error::format(format!(
+                            "undirected graph is not symmetric: arc {v}->{u} has no reverse"
+                        )));
+                    }
+                }
+            }
+        }
+        if self.header.weighted {
+            let w = self.weights_all();
+            let st = self.strength_all();
+            for v in 0..n {
+                let row = &w[ip[v] as usize..ip[v + 1] as usize];
+                let mut sum = 0f64;
+                for &x in row {
+                    if !(x.is_finite() && x > 0.0) {
+                        return Err(Error::format(format!("node {v} has invalid weight {x}")));
+                    }
+                    sum += f64::from(x);
+                }
+                if sum.to_bits() != st[v].to_bits() {
+                    return Err(Error::format(format!(
+                        "strength of node {v} does not match its weights"
+                    )));
+                }
+            }
+        }
+        match self.header.id_kind {
+            IdKind::Implicit => {}
+            IdKind::Int64 | IdKind::Utf8 => {
+                let order = self.id_index();
+                let mut seen = vec![false; n];
+                for &v in order {
+                    if v as usize >= n || std::mem::replace(&mut seen[v as usize], true) {
+                        return Err(Error::format("id_index is not a permutation of the nodes"));
+                    }
+                }
+                if self.header.id_kind == IdKind::Utf8 {
+                    let offs = self.ids_words();
+                    if offs[0] != 0 || offs[n] != self.header.sections[Sec::IdBytes as usize].len {
+                        return Err(Error::format("string id offsets do not span id_bytes"));
+                    }
+                    for v in 0..n {
+                        self.str_id(v as u32)?;
+                    }
+                }
+                for k in 1..order.len() {
+                    let (a, b) = (order[k - 1], order[k]);
+                    let ord = match self.header.id_kind {
+                        IdKind::Int64 => (self.ids_words()[a as usize] as i64)
+                            .cmp(&(self.ids_words()[b as usize] as i64)),
+                        _ => self.str_id(a)?.as_bytes().cmp(self.str_id(b)?.as_bytes()),
+                    };
+                    if ord != Ordering::Less {
+                        return Err(Error::format(
+                            "external ids are not unique and sorted in id_index",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,19 @@
+//! instant-embedding: local node embeddings (InstantEmbedding, Postăvaru et al. 2020) from a
+//! memory-mapped CSR graph file.
+//!
+//! The kernel (`csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `error`) knows nothing about
+//! Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
+
+pub mod build;
+pub mod csr;
+pub mod embed;
+pub mod error;
+pub mod format;
+pub mod hashing;
+pub mod ppr;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use csr::Graph;
+pub use error::{Error, Result};

@@ -1,0 +1,383 @@
+//! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
+//! Ids, defaults and user-facing conveniences live in the Python facade.
+
+mod errors;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use crate::build::{self, IdTable, Merge};
+use crate::csr::{Graph, NodeId};
+use crate::embed::{self as kembed, EmbedConfig};
+use crate::error::Error;
+use crate::format::IdKind;
+use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
+use crate::ppr::{self as kppr, PprConfig, Variant};
+use errors::IntoPy;
+
+/// A graph file opened for reading (memory-mapped), or built in memory. Immutable and
+/// thread-safe.
+#[pyclass(frozen, module = "instant_embedding._core", name = "Graph")]
+pub struct PyGraph {
+    inner: Arc<Graph>,
+}
+
+fn to_vec<T: numpy::Element + Copy>(a: &PyReadonlyArray1<'_, T>) -> Vec<T> {
+    match a.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => a.as_array().iter().copied().collect(),
+    }
+}
+
+#[pymethods]
+impl PyGraph {
+    #[staticmethod]
+    fn open(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let g = py.detach(|| Graph::open(&path)).py_err()?;
+        Ok(PyGraph { inner: Arc::new(g) })
+    }
+
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        py: Python<'_>,
+        src: PyReadonlyArray1<'_, u32>,
+        dst: PyReadonlyArray1<'_, u32>,
+        num_nodes: usize,
+        directed: bool,
+        weights: Option<PyReadonlyArray1<'_, f32>>,
+        int_ids: Option<PyReadonlyArray1<'_, i64>>,
+        str_ids: Option<Vec<String>>,
+        merge: &str,
+    ) -> PyResult<Self> {
+        let merge = match merge {
+            "sum" => Merge::Sum,
+            "max" => Merge::Max,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "merge must be 'sum' or 'max', got {other:?}"
+                )))
+            }
+        };
+        let src = to_vec(&src);
+        let dst = to_vec(&dst);
+        let weights = weights.as_ref().map(to_vec);
+        let ids = match (int_ids, str_ids) {
+            (Some(a), None) => IdTable::Int(to_vec(&a)),
+            (None, Some(s)) => IdTable::Str(s),
+            (None, None) => IdTable::Implicit,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "give int_ids or str_ids, not both",
+                ))
+            }
+        };
+        let g = py
+            .detach(|| {
+                let parts = build::csr_from_edges(
+                    num_nodes,
+                    &src,
+                    &dst,
+                    weights.as_deref(),
+                    directed,
+                    merge,
+                    ids,
+                )?;
+                build::build_in_memory(&parts)
+            })
+            .py_err()?;
+        Ok(PyGraph { inner: Arc::new(g) })
+    }
+
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let g = self.inner.clone();
+        py.detach(move || build::save(&g, &path)).py_err()
+    }
+
+    fn validate(&self, py: Python<'_>) -> PyResult<()> {
+        let g = self.inner.clone();
+        py.detach(move || g.validate()).py_err()
+    }
+
+    #[getter]
+    fn num_nodes(&self) -> usize {
+        self.inner.num_nodes()
+    }
+    #[getter]
+    fn num_arcs(&self) -> u64 {
+        self.inner.num_arcs()
+    }
+    #[getter]
+    fn num_edges(&self) -> u64 {
+        self.inner.num_edges()
+    }
+    #[getter]
+    fn directed(&self) -> bool {
+        self.inner.directed()
+    }
+    #[getter]
+    fn weighted(&self) -> bool {
+        self.inner.weighted()
+    }
+    #[getter]
+    fn id_kind(&self) -> &'static str {
+        self.inner.id_kind().name()
+    }
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.inner.path().map(|p| p.to_path_buf())
+    }
+    #[getter]
+    fn file_size(&self) -> usize {
+        self.inner.image().len()
+    }
+
+    fn degree(&self, v: u32) -> PyResult<u64> {
+        self.inner.degree(v).py_err()
+    }
+
+    fn strength(&self, v: u32) -> PyResult<f64> {
+        self.inner.strength(v).py_err()
+    }
+
+    /// Degrees of all nodes (O(n); for statistics).
+    fn degrees<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let g = self.inner.clone();
+        let d = py
+            .detach(move || {
+                (0..g.num_nodes() as u32)
+                    .map(|v| g.degree(v))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .py_err()?;
+        Ok(d.into_pyarray(py))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn neighbors<'py>(
+        &self,
+        py: Python<'py>,
+        v: u32,
+    ) -> PyResult<(Bound<'py, PyArray1<u32>>, Option<Bound<'py, PyArray1<f32>>>)> {
+        let nb = self.inner.neighbors_checked(v).py_err()?.to_vec();
+        let w = self
+            .inner
+            .weights(v)
+            .py_err()?
+            .map(|w| w.to_vec().into_pyarray(py));
+        Ok((nb.into_pyarray(py), w))
+    }
+
+    /// Internal indices of int ids; raises NodeNotFoundError naming the first unknown id.
+    fn lookup_int<'py>(
+        &self,
+        py: Python<'py>,
+        ids: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let ids = to_vec(&ids);
+        let g = self.inner.clone();
+        let out = py
+            .detach(move || {
+                if g.id_kind() == IdKind::Utf8 {
+                    return Err(Error::UnknownNode(format!(
+                        "{} (this graph has string node ids)",
+                        ids.first().copied().unwrap_or_default()
+                    )));
+                }
+                ids.iter()
+                    .map(|&id| {
+                        g.lookup_int(id)?
+                            .ok_or_else(|| Error::UnknownNode(id.to_string()))
+                    })
+                    .collect::<Result<Vec<u32>, Error>>()
+            })
+            .py_err()?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Internal indices of string ids; raises NodeNotFoundError naming the first unknown id.
+    fn lookup_str<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<String>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let g = self.inner.clone();
+        let out = py
+            .detach(move || {
+                if g.id_kind() != IdKind::Utf8 {
+                    return Err(Error::UnknownNode(format!(
+                        "{:?} (this graph has integer node ids)",
+                        ids.first().cloned().unwrap_or_default()
+                    )));
+                }
+                ids.iter()
+                    .map(|id| {
+                        g.lookup_str(id)?
+                            .ok_or_else(|| Error::UnknownNode(format!("{id:?}")))
+                    })
+                    .collect::<Result<Vec<u32>, Error>>()
+            })
+            .py_err()?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Int ids of all nodes in internal order (None for string-id graphs).
+    fn int_ids<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i64>>> {
+        self.inner.int_ids().map(|v| v.into_pyarray(py))
+    }
+
+    /// String ids of the given internal indices (all nodes when None).
+    #[pyo3(signature = (indices=None))]
+    fn str_ids(&self, indices: Option<PyReadonlyArray1<'_, u32>>) -> PyResult<Vec<String>> {
+        let idx: Vec<u32> = match indices {
+            Some(a) => to_vec(&a),
+            None => (0..self.inner.num_nodes() as u32).collect(),
+        };
+        idx.iter()
+            .map(|&v| match self.inner.node_id(v).py_err()? {
+                NodeId::Str(s) => Ok(s.to_owned()),
+                NodeId::Int(i) => Ok(i.to_string()),
+            })
+            .collect()
+    }
+
+    /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
+    fn hash_key(&self, v: u32) -> PyResult<u64> {
+        self.inner.hash_key(v).py_err()
+    }
+}
+
+fn ppr_config(alpha: f64, eps: f64, variant: &str, max_touched: usize) -> PyResult<PprConfig> {
+    let cfg = PprConfig {
+        alpha,
+        eps,
+        variant: Variant::parse(variant).py_err()?,
+        max_touched,
+    };
+    cfg.validate().py_err()?;
+    Ok(cfg)
+}
+
+/// Approximate PPR of internal node `node`: (internal indices ascending, scores).
+#[pyfunction(name = "ppr")]
+#[allow(clippy::type_complexity)]
+fn py_ppr<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    node: u32,
+    alpha: f64,
+    eps: f64,
+    variant: &str,
+    max_touched: usize,
+) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<f64>>)> {
+    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let g = graph.inner.clone();
+    let support = py.detach(move || kppr::ppr(&g, node, &cfg)).py_err()?;
+    let (idx, p): (Vec<u32>, Vec<f64>) = support.into_iter().unzip();
+    Ok((idx.into_pyarray(py), p.into_pyarray(py)))
+}
+
+/// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array.
+#[pyfunction(name = "embed")]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (graph, nodes, dim, alpha, eps, seed, variant, threads, max_touched))]
+fn py_embed<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    nodes: PyReadonlyArray1<'py, u32>,
+    dim: usize,
+    alpha: f64,
+    eps: f64,
+    seed: u64,
+    variant: &str,
+    threads: Option<usize>,
+    max_touched: usize,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let cfg = EmbedConfig {
+        dim,
+        seed,
+        ppr: ppr_config(alpha, eps, variant, max_touched)?,
+    };
+    cfg.validate().py_err()?;
+    let nodes = to_vec(&nodes);
+    let k = nodes.len();
+    let threads = kembed::resolve_threads(threads).py_err()?;
+    let g = graph.inner.clone();
+    let out = py
+        .detach(move || {
+            let pool = if threads > 1 && k > 1 {
+                Some(kembed::pool(threads)?)
+            } else {
+                None
+            };
+            kembed::embed_nodes(&g, &nodes, &cfg, pool.as_deref())
+        })
+        .py_err()?;
+    out.into_pyarray(py).reshape([k, dim])
+}
+
+/// `(dim(key), sign(key))` of the frozen signed hash (for tests and other implementations).
+#[pyfunction]
+fn hash_bucket(key: u64, seed: u64, dim: usize) -> PyResult<(usize, i32)> {
+    if dim == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err("dim must be >= 1"));
+    }
+    let (d, s) = SignedHasher::new(seed, dim).bucket(key);
+    Ok((d, s as i32))
+}
+
+#[pyfunction(name = "splitmix64")]
+fn py_splitmix64(x: u64) -> u64 {
+    splitmix64(x)
+}
+
+#[pyfunction(name = "fnv1a64")]
+fn py_fnv1a64(data: &[u8]) -> u64 {
+    fnv1a64(data)
+}
+
+/// Validates an embedding configuration (the checks `embed` would make), raising ValueError.
+#[pyfunction]
+fn check_config(
+    dim: usize,
+    alpha: f64,
+    eps: f64,
+    variant: &str,
+    max_touched: usize,
+) -> PyResult<()> {
+    let cfg = EmbedConfig {
+        dim,
+        seed: 0,
+        ppr: ppr_config(alpha, eps, variant, max_touched)?,
+    };
+    cfg.validate().py_err()
+}
+
+#[pyfunction]
+fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
+    kembed::resolve_threads(threads).py_err()
+}
+
+#[pymodule(gil_used = false)]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGraph>()?;
+    m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
+    m.add_function(wrap_pyfunction!(py_embed, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
+    m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
+    m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add("DEFAULT_ALPHA", kppr::DEFAULT_ALPHA)?;
+    m.add("DEFAULT_EPS", kppr::DEFAULT_EPS)?;
+    m.add("DEFAULT_MAX_TOUCHED", kppr::DEFAULT_MAX_TOUCHED)?;
+    m.add("DEFAULT_DIM", kembed::DEFAULT_DIM)?;
+    m.add("DEFAULT_SEED", kembed::DEFAULT_SEED)?;
+    m.add("MAX_DIM", kembed::MAX_DIM)?;
+    m.add("FORMAT_VERSION", crate::format::VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
