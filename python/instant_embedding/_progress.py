@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 logger = logging.getLogger("instant_embedding")
 
-ProgressArg = Union[bool, None, Callable[[int, int], Any]]
+ProgressArg = bool | None | Callable[[int, int], Any]
 
 
 class Progress:

@@ -100,6 +100,9 @@ def ppr(
         The push touched more than ``max_touched`` nodes.
     """
     graph = _check_graph(graph)
+    max_touched = _check_int("max_touched", max_touched)
+    if max_touched < 1:
+        raise ValueError(f"max_touched must be >= 1, got {max_touched}")
     idx = graph.index([node])[0]
     nodes, scores = _core.ppr(
         graph._g,
@@ -107,7 +110,7 @@ def ppr(
         _check_float("alpha", alpha),
         _check_float("eps", eps),
         str(variant),
-        _check_int("max_touched", max_touched),
+        max_touched,
     )
     ids = graph.ids(nodes)
     if isinstance(ids, list):
@@ -178,6 +181,10 @@ class InstantEmbedding:
         self.variant = variant
         self.threads = _check_threads(threads)
         self.max_touched = _check_int("max_touched", max_touched)
+        if self.dim < 1:
+            raise ValueError(f"dim must be >= 1, got {self.dim}")
+        if self.max_touched < 1:
+            raise ValueError(f"max_touched must be >= 1, got {self.max_touched}")
         _core.check_config(self.dim, self.alpha, self.eps, self.variant, self.max_touched)
 
     def get_params(self) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,8 +14,8 @@ from .errors import NodeNotFoundError
 
 __all__ = ["Graph", "NodeId"]
 
-NodeId = Union[int, str]
-PathLike = Union[str, "os.PathLike[str]"]
+NodeId = int | str
+PathLike = str | os.PathLike[str]
 
 
 def _is_str_like(x: Any) -> bool:

@@ -1,0 +1,161 @@
+"""Embeddings: the exact projection formula, determinism, consistency, parameters."""
+
+from __future__ import annotations
+
+import math
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding import _core
+from test_core_hashing import bucket, fnv1a64
+
+
+def reference_embedding(graph: ie.Graph, node, dim: int, seed: int, **kw) -> np.ndarray:
+    """The spec's projection, computed in Python from ie.ppr's output."""
+    ids, p = ie.ppr(graph, node, **kw)
+    idx = graph.index(ids)
+    order = np.argsort(idx, kind="stable")  # accumulation order: internal index
+    acc = np.zeros(dim)
+    n = graph.num_nodes
+    for k in order:
+        v = math.log(p[k] * n)
+        if v > 0:
+            nid = ids[k]
+            key = fnv1a64(nid.encode()) if isinstance(nid, str) else int(nid) % 2**64
+            d, s = bucket(key, seed, dim)
+            acc[d] += s * v
+    return acc.astype(np.float32)
+
+
+@pytest.mark.parametrize("dim,seed", [(512, 0), (16, 3), (1, 9)])
+def test_projection_formula_implicit_ids(karate, dim, seed):
+    model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4)
+    got = model.embed(karate, list(range(34)))
+    for v in range(34):
+        ref = reference_embedding(karate, v, dim, seed, eps=1e-4)
+        assert np.array_equal(got[v], ref), v
+
+
+def test_projection_formula_string_and_int64_ids():
+    lm = ie.datasets.lesmis()
+    model = ie.InstantEmbedding(dim=64, eps=1e-5)
+    for name in ["Valjean", "Javert", "Cosette"]:
+        assert np.array_equal(model.embed(lm, name), reference_embedding(lm, name, 64, 0, eps=1e-5))
+    g = ie.Graph.from_edges([-5, 2**40, 7], [2**40, 7, -5])
+    assert g.id_kind == "int64"
+    for v in [-5, 2**40, 7]:
+        assert np.array_equal(
+            ie.InstantEmbedding(dim=32).embed(g, v), reference_embedding(g, v, 32, 0, eps=1e-5)
+        )
+
+
+def test_hash_keys_are_external_ids():
+    g = ie.Graph.from_edges(["alice", "bob"], ["bob", "carol"])
+    i = int(g.index(["alice"])[0])
+    assert g._g.hash_key(i) == _core.fnv1a64(b"alice")
+    h = ie.Graph.from_edges([100, 200], [200, 300])
+    assert h._g.hash_key(int(h.index([200])[0])) == 200
+
+
+def test_deterministic_across_threads_and_batches(random_graph):
+    model = ie.InstantEmbedding(dim=128, eps=1e-5)
+    base = model.embed_all(random_graph, threads=1)
+    for threads in [2, 3]:
+        for batch in [1, 7, 1000]:
+            other = model.embed_all(random_graph, threads=threads, batch_size=batch)
+            assert np.array_equal(base, other), (threads, batch)
+    nodes = [5, 3, 5, 299, 0]
+    assert np.array_equal(model.embed(random_graph, nodes), base[nodes])
+    # Global consistency: embedding one node alone equals its row of embed_all.
+    for v in [0, 17, 299]:
+        assert np.array_equal(model.embed(random_graph, [v])[0], base[v])
+        assert np.array_equal(model.embed(random_graph, v), base[v])
+
+
+def test_rayon_num_threads_env_is_respected(monkeypatch):
+    monkeypatch.setenv("RAYON_NUM_THREADS", "3")
+    assert _core.resolve_threads(None) == 3
+    assert _core.resolve_threads(2) == 2
+
+
+def test_mmap_and_memory_graphs_agree(random_graph, saved_random_graph):
+    model = ie.InstantEmbedding(dim=64)
+    assert np.array_equal(model.embed_all(random_graph), model.embed_all(saved_random_graph))
+
+
+def test_seed_changes_projection(karate):
+    a = ie.InstantEmbedding(dim=64, seed=0).embed(karate, [0])
+    b = ie.InstantEmbedding(dim=64, seed=1).embed(karate, [0])
+    assert not np.array_equal(a, b)
+    assert np.allclose(np.sort(np.abs(a[a != 0])), np.sort(np.abs(a[a != 0])))
+
+
+def test_embedding_separates_karate_clubs(karate):
+    """A quality sanity check: nearest-centroid on embeddings recovers the two clubs."""
+    labels = ie.datasets.karate_labels()
+    emb = ie.InstantEmbedding(dim=256, eps=1e-6).embed_all(karate)
+    emb = emb / np.linalg.norm(emb, axis=1, keepdims=True)
+    c0 = emb[labels == 0].mean(0)
+    c1 = emb[labels == 1].mean(0)
+    pred = (emb @ c1 > emb @ c0).astype(int)
+    assert (pred == labels).mean() >= 0.85
+
+
+def test_embed_all_out_file(tmp_path, random_graph):
+    model = ie.InstantEmbedding(dim=32)
+    out = tmp_path / "emb.npy"
+    arr = model.embed_all(random_graph, out=out, batch_size=50)
+    assert np.array_equal(np.load(out), model.embed_all(random_graph))
+    assert arr.shape == (300, 32) and arr.dtype == np.float32
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npy"]
+
+
+def test_progress_callback(random_graph):
+    seen = []
+    ie.InstantEmbedding(dim=8).embed_all(
+        random_graph, batch_size=100, progress=lambda d, t: seen.append((d, t))
+    )
+    assert seen == [(100, 300), (200, 300), (300, 300)]
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        ({"dim": 0}, ValueError),
+        ({"dim": -3}, ValueError),
+        ({"dim": 2.5}, TypeError),
+        ({"alpha": 0.0}, ValueError),
+        ({"alpha": 1.0}, ValueError),
+        ({"alpha": float("nan")}, ValueError),
+        ({"eps": 0.0}, ValueError),
+        ({"eps": -1e-5}, ValueError),
+        ({"eps": float("inf")}, ValueError),
+        ({"variant": "fast"}, ValueError),
+        ({"threads": 0}, ValueError),
+        ({"seed": -1}, ValueError),
+        ({"max_touched": 0}, ValueError),
+    ],
+)
+def test_parameter_validation(kwargs, exc):
+    with pytest.raises(exc):
+        ie.InstantEmbedding(**kwargs)
+
+
+def test_unknown_nodes_raise_keyerror(karate):
+    model = ie.InstantEmbedding(dim=8)
+    with pytest.raises(KeyError, match="34"):
+        model.embed(karate, [0, 34])
+    with pytest.raises(ie.NodeNotFoundError):
+        model.embed(karate, ["alice"])
+    with pytest.raises(ie.NodeNotFoundError, match="zorro"):
+        model.embed(ie.datasets.lesmis(), ["Valjean", "zorro"])
+    with pytest.raises(TypeError):
+        model.embed(karate, [1.5])
+    with pytest.raises(TypeError):
+        model.embed("not a graph", [0])  # type: ignore[arg-type]
+
+
+def test_empty_node_list(karate):
+    out = ie.InstantEmbedding(dim=8).embed(karate, [])
+    assert out.shape == (0, 8) and out.dtype == np.float32
