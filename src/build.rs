@@ -525,6 +525,26 @@ mod tests {
     }
 
     #[test]
+    fn push_touching_every_node_stays_in_bounds() {
+        // Every node of a small complete graph gets touched: exercises the dense touched list
+        // at its capacity (and, under Miri/ASan, its bounds).
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        for a in 0..5u32 {
+            for b in a + 1..5 {
+                src.push(a);
+                dst.push(b);
+            }
+        }
+        let p = csr_from_edges(5, &src, &dst, None, false, Merge::Sum, IdTable::Implicit).unwrap();
+        let g = build_in_memory(&p).unwrap();
+        let mut ws = Workspace::new();
+        for seed in 0..5 {
+            push(&g, seed, &PprConfig { eps: 1e-9, ..PprConfig::default() }, &mut ws).unwrap();
+            assert_eq!(ws.touched(), 5);
+        }
+    }
+
+    #[test]
     fn workspace_reuse_gives_identical_results() {
         let g = build_in_memory(&ring(200)).unwrap();
         let cfg = PprConfig {

@@ -40,7 +40,24 @@ pub struct Graph {
     backing: Backing,
     header: Header,
     path: Option<PathBuf>,
+    /// Hot-path views into `backing`, resolved once (see `Hot::new`).
+    hot: Hot,
 }
+
+/// Raw pointers to the sections the push reads per arc, so the hot loop does not re-derive
+/// them from the header on every access.
+struct Hot {
+    indptr: *const u64,
+    indices: *const u32,
+    n: usize,
+    m: u64,
+}
+
+// SAFETY: the pointers point into `Graph::backing`, which is immutable, owned by the same Graph
+// and never moved (mmap pages or a heap buffer), so sharing them across threads is as safe as
+// sharing `&[u8]`.
+unsafe impl Send for Graph {}
+unsafe impl Sync for Graph {}
 
 /// A node's external id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,11 +132,7 @@ impl Graph {
         }
         let header = Header::decode(&mmap, len)
             .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
-        let g = Graph {
-            backing: Backing::Mmap(mmap),
-            header,
-            path: Some(path.to_path_buf()),
-        };
+        let g = Graph::assemble(Backing::Mmap(mmap), header, Some(path.to_path_buf()));
         g.check_cheap()
             .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
         Ok(g)
@@ -129,13 +142,30 @@ impl Graph {
     pub fn from_image(words: Vec<u64>, len: usize) -> Result<Graph> {
         let backing = Backing::Owned(words, len);
         let header = Header::decode(backing.bytes(), len as u64)?;
-        let g = Graph {
-            backing,
-            header,
-            path: None,
-        };
+        let g = Graph::assemble(backing, header, None);
         g.check_cheap()?;
         Ok(g)
+    }
+
+    fn assemble(backing: Backing, header: Header, path: Option<PathBuf>) -> Graph {
+        let mut g = Graph {
+            backing,
+            header,
+            path,
+            hot: Hot {
+                indptr: std::ptr::null(),
+                indices: std::ptr::null(),
+                n: 0,
+                m: 0,
+            },
+        };
+        g.hot = Hot {
+            indptr: g.indptr().as_ptr(),
+            indices: g.indices().as_ptr(),
+            n: g.header.num_nodes as usize,
+            m: g.header.num_arcs,
+        };
+        g
     }
 
     /// O(1) checks beyond the header: the first and last `indptr` entries.
@@ -205,26 +235,35 @@ impl Graph {
     }
 
     /// Bounds-checked row range of node `v` in `indices`.
-    #[inline]
+    #[inline(always)]
     fn row(&self, v: u32) -> Result<(usize, usize)> {
-        self.check_node(v)?;
-        let ip = self.indptr();
-        let (s, e) = (ip[v as usize], ip[v as usize + 1]);
-        if s > e || e > self.header.num_arcs {
-            return Err(Error::format(format!(
-                "corrupted indptr at node {v}: [{s}, {e}) with {} arcs",
-                self.header.num_arcs
-            )));
+        let h = &self.hot;
+        if v as usize >= h.n {
+            return Err(self.out_of_range(v));
+        }
+        // SAFETY: indptr has n + 1 entries (checked in Header::decode) and v < n.
+        let (s, e) = unsafe { (*h.indptr.add(v as usize), *h.indptr.add(v as usize + 1)) };
+        if s > e || e > h.m {
+            return Err(corrupt_row(v, s, e, h.m));
         }
         Ok((s as usize, e as usize))
     }
 
+    #[cold]
+    fn out_of_range(&self, v: u32) -> Error {
+        Error::NodeIndexOutOfRange {
+            index: u64::from(v),
+            num_nodes: self.header.num_nodes,
+        }
+    }
+
     /// Out-neighbours of `v` (internal indices). Neighbour ids are not range-checked here; use
     /// `neighbors_checked` or check each id before using it as an index.
-    #[inline]
+    #[inline(always)]
     pub fn neighbors(&self, v: u32) -> Result<&[u32]> {
         let (s, e) = self.row(v)?;
-        Ok(&self.indices()[s..e])
+        // SAFETY: s <= e <= m = len(indices), checked by `row`.
+        Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
     }
 
     /// Out-neighbours of `v`, each checked to be `< n`.
@@ -250,14 +289,14 @@ impl Graph {
     }
 
     /// Out-degree (number of out-arcs) of `v`.
-    #[inline]
+    #[inline(always)]
     pub fn degree(&self, v: u32) -> Result<u64> {
         let (s, e) = self.row(v)?;
         Ok((e - s) as u64)
     }
 
     /// Weighted out-degree (sum of out-arc weights); the plain degree for unweighted graphs.
-    #[inline]
+    #[inline(always)]
     pub fn strength(&self, v: u32) -> Result<f64> {
         if self.header.weighted {
             self.check_node(v)?;
@@ -495,4 +534,11 @@ impl Graph {
         }
         Ok(())
     }
+}
+
+#[cold]
+fn corrupt_row(v: u32, s: u64, e: u64, m: u64) -> Error {
+    Error::format(format!(
+        "corrupted indptr at node {v}: [{s}, {e}) with {m} arcs"
+    ))
 }

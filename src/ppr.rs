@@ -83,114 +83,163 @@ impl PprConfig {
     }
 }
 
+/// Graphs with at most this many nodes use dense per-thread arrays (20 bytes a node: residual,
+/// estimate and a touched list), allocated once per thread and reset through the touched list,
+/// never per query. Larger graphs use an open-addressing table sized by the touched nodes only.
+pub const DENSE_MAX_NODES: usize = 1 << 20;
+
+/// Residual bookkeeping. A residual is `+0.0` while a node is untouched; a push leaves `-0.0`
+/// behind, so "first touch" is the bit test `r == +0.0` without a separate flag, and the
+/// arithmetic is unchanged (`-0.0 + x == x`).
+const UNTOUCHED: u64 = 0;
+const PUSHED: f64 = -0.0;
+
+/// Where one query's residuals `r` and estimates `p` live.
+trait Store {
+    /// `node`'s residual slot, inserted as untouched if absent.
+    ///
+    /// # Safety
+    /// `node < n`, the node count the store was prepared for.
+    unsafe fn r(&mut self, node: u32) -> &mut f64;
+    /// Records `node` as touched when `first` (its residual was untouched).
+    ///
+    /// # Safety
+    /// `node < n`, and `first` is true at most once per node between resets.
+    unsafe fn note_touch(&mut self, node: u32, first: bool);
+    /// `node`'s estimate slot (the node must be touched).
+    fn p(&mut self, node: u32) -> &mut f64;
+    /// The nodes touched so far, each once.
+    fn touched(&self) -> &[u32];
+    fn get(&self, node: u32) -> Option<(f64, f64)>;
+    fn reset(&mut self);
+}
+
+struct Dense {
+    r: Vec<f64>,
+    p: Vec<f64>,
+    /// Touched nodes in `touched[..len]`; sized `n + 1` so recording is a branch-free store.
+    touched: Vec<u32>,
+    len: usize,
+}
+
+impl Dense {
+    fn prepare(&mut self, n: usize) {
+        if self.r.len() < n || self.touched.len() < n + 1 {
+            self.r.resize(n, 0.0);
+            self.p.resize(n, 0.0);
+            // One spare slot: the branch-free store writes at `len` even when every node is
+            // already recorded (len == n).
+            self.touched.resize(n + 1, 0);
+        }
+    }
+}
+
+impl Store for Dense {
+    #[inline(always)]
+    unsafe fn r(&mut self, node: u32) -> &mut f64 {
+        // SAFETY: node < n <= r.len() (caller contract, `prepare`).
+        unsafe { self.r.get_unchecked_mut(node as usize) }
+    }
+    #[inline(always)]
+    unsafe fn note_touch(&mut self, node: u32, first: bool) {
+        // SAFETY: every node is recorded at most once, so len <= n < touched.len() here.
+        unsafe { *self.touched.get_unchecked_mut(self.len) = node };
+        self.len += usize::from(first);
+    }
+    #[inline(always)]
+    fn p(&mut self, node: u32) -> &mut f64 {
+        &mut self.p[node as usize]
+    }
+    fn touched(&self) -> &[u32] {
+        &self.touched[..self.len]
+    }
+    fn get(&self, node: u32) -> Option<(f64, f64)> {
+        let r = *self.r.get(node as usize)?;
+        (r.to_bits() != UNTOUCHED).then(|| (r, self.p[node as usize]))
+    }
+    fn reset(&mut self) {
+        for &u in &self.touched[..self.len] {
+            self.r[u as usize] = 0.0;
+            self.p[u as usize] = 0.0;
+        }
+        self.len = 0;
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Slot {
     node: u32,
-    queued: bool,
-    p: f64,
     r: f64,
-    /// `eps * max(strength, 1)` (unweighted: degree), cached at first touch.
-    threshold: f64,
+    p: f64,
 }
 
 const EMPTY: u32 = u32::MAX;
 const EMPTY_SLOT: Slot = Slot {
     node: EMPTY,
-    queued: false,
-    p: 0.0,
     r: 0.0,
-    threshold: 0.0,
+    p: 0.0,
 };
 
-/// Reusable per-thread state of a push. Memory grows with the largest query seen, not with `n`.
-pub struct Workspace {
+struct Hash {
     slots: Vec<Slot>,
     mask: usize,
+    /// Slot indices in use (for reset) and the touched nodes, in touch order.
     used: Vec<u32>,
-    queue: VecDeque<u32>,
-    /// Edge updates (residual additions along arcs) of the last query.
-    pub pushes: u64,
+    touched: Vec<u32>,
 }
 
-impl Default for Workspace {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[inline]
+#[inline(always)]
 fn slot_of(node: u32, mask: usize) -> usize {
     // Fibonacci hashing: node ids are often consecutive, the multiply spreads them.
     ((u64::from(node).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 32) as usize & mask
 }
 
-impl Workspace {
-    pub fn new() -> Self {
+impl Hash {
+    fn new() -> Self {
         let cap = 1 << 10;
-        Workspace {
+        Hash {
             slots: vec![EMPTY_SLOT; cap],
             mask: cap - 1,
             used: Vec::new(),
-            queue: VecDeque::new(),
-            pushes: 0,
+            touched: Vec::new(),
         }
     }
 
-    fn clear(&mut self) {
-        for &i in &self.used {
-            self.slots[i as usize] = EMPTY_SLOT;
-        }
-        self.used.clear();
-        self.queue.clear();
-        self.pushes = 0;
-        // Give memory back after an unusually large query.
-        if self.slots.len() > (1 << 22) {
-            *self = Workspace::new();
-        }
-    }
-
-    #[inline]
+    #[inline(always)]
     fn find(&self, node: u32) -> Option<usize> {
         let mut i = slot_of(node, self.mask);
         loop {
-            let s = &self.slots[i];
-            if s.node == node {
+            let s = self.slots[i].node;
+            if s == node {
                 return Some(i);
             }
-            if s.node == EMPTY {
+            if s == EMPTY {
                 return None;
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// Index of `node`'s slot, inserting it (with `threshold`) if absent.
-    #[inline]
-    fn entry(&mut self, node: u32, threshold: impl FnOnce() -> Result<f64>) -> Result<usize> {
+    #[inline(always)]
+    fn slot(&mut self, node: u32) -> usize {
         let mut i = slot_of(node, self.mask);
         loop {
-            let s = &self.slots[i];
-            if s.node == node {
-                return Ok(i);
+            let s = self.slots[i].node;
+            if s == node {
+                return i;
             }
-            if s.node == EMPTY {
+            if s == EMPTY {
                 break;
             }
             i = (i + 1) & self.mask;
         }
         if (self.used.len() + 1) * 2 > self.slots.len() {
             self.grow();
-            return self.entry(node, threshold);
+            return self.slot(node);
         }
-        self.slots[i] = Slot {
-            node,
-            queued: false,
-            p: 0.0,
-            r: 0.0,
-            threshold: threshold()?,
-        };
+        self.slots[i].node = node;
         self.used.push(i as u32);
-        Ok(i)
+        i
     }
 
     fn grow(&mut self) {
@@ -208,41 +257,132 @@ impl Workspace {
             self.used.push(i as u32);
         }
     }
+}
+
+impl Store for Hash {
+    #[inline(always)]
+    unsafe fn r(&mut self, node: u32) -> &mut f64 {
+        let i = self.slot(node);
+        &mut self.slots[i].r
+    }
+    #[inline(always)]
+    unsafe fn note_touch(&mut self, node: u32, first: bool) {
+        if first {
+            self.touched.push(node);
+        }
+    }
+    #[inline(always)]
+    fn p(&mut self, node: u32) -> &mut f64 {
+        let i = self.slot(node);
+        &mut self.slots[i].p
+    }
+    fn touched(&self) -> &[u32] {
+        &self.touched
+    }
+    fn get(&self, node: u32) -> Option<(f64, f64)> {
+        self.find(node).map(|i| (self.slots[i].r, self.slots[i].p))
+    }
+    fn reset(&mut self) {
+        for &i in &self.used {
+            self.slots[i as usize] = EMPTY_SLOT;
+        }
+        self.used.clear();
+        self.touched.clear();
+        // Give memory back after an unusually large query.
+        if self.slots.len() > (1 << 22) {
+            *self = Hash::new();
+        }
+    }
+}
+
+/// Reusable per-thread state of a push. Memory follows the touched nodes (hash mode) or is one
+/// set of dense arrays per thread for graphs of at most `DENSE_MAX_NODES` nodes; nothing is
+/// allocated or cleared in O(n) per query.
+pub struct Workspace {
+    dense: Dense,
+    hash: Hash,
+    use_dense: bool,
+    queue: VecDeque<u32>,
+    /// Edge updates (residual additions along arcs) of the last query.
+    pub pushes: u64,
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        Workspace {
+            dense: Dense {
+                r: Vec::new(),
+                p: Vec::new(),
+                touched: Vec::new(),
+                len: 0,
+            },
+            hash: Hash::new(),
+            use_dense: false,
+            queue: VecDeque::new(),
+            pushes: 0,
+        }
+    }
+
+    fn store(&self) -> &dyn Store {
+        if self.use_dense {
+            &self.dense
+        } else {
+            &self.hash
+        }
+    }
+
+    fn clear(&mut self) {
+        self.dense.reset();
+        self.hash.reset();
+        self.queue.clear();
+        self.pushes = 0;
+    }
 
     /// Number of distinct nodes touched by the last query.
     pub fn touched(&self) -> usize {
-        self.used.len()
+        self.store().touched().len()
     }
 
     /// Bytes held by this workspace (for memory reporting).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.used.capacity() * 4
-            + self.queue.capacity() * 4
+        (self.dense.r.capacity() + self.dense.p.capacity()) * 8
+            + self.dense.touched.capacity() * 4
+            + self.hash.slots.capacity() * std::mem::size_of::<Slot>()
+            + (self.hash.used.capacity() + self.hash.touched.capacity() + self.queue.capacity()) * 4
     }
 
-    /// Appends `(node, p)` for every node with `p > 0`, sorted by node index, to `out`.
+    /// Writes `(node, p)` for every node with `p > 0`, sorted by node index, to `out`.
     pub fn support(&self, out: &mut Vec<(u32, f64)>) {
         out.clear();
-        out.extend(
-            self.used
-                .iter()
-                .map(|&i| &self.slots[i as usize])
-                .filter(|s| s.p > 0.0)
-                .map(|s| (s.node, s.p)),
-        );
+        if self.use_dense {
+            let d = &self.dense;
+            out.extend(d.touched[..d.len].iter().filter_map(|&u| {
+                let p = d.p[u as usize];
+                (p > 0.0).then_some((u, p))
+            }));
+        } else {
+            let h = &self.hash;
+            out.extend(
+                h.used
+                    .iter()
+                    .map(|&i| &h.slots[i as usize])
+                    .filter(|s| s.p > 0.0)
+                    .map(|s| (s.node, s.p)),
+            );
+        }
         out.sort_unstable_by_key(|e| e.0);
     }
 
     /// The residual of `node` after the last query (0 if untouched).
     pub fn residual(&self, node: u32) -> f64 {
-        self.find(node).map_or(0.0, |i| self.slots[i].r)
+        self.store().get(node).map_or(0.0, |(r, _)| r.max(0.0))
     }
-}
-
-#[inline]
-fn threshold_of(graph: &Graph, v: u32, eps: f64) -> Result<f64> {
-    Ok(eps * graph.strength(v)?.max(1.0))
 }
 
 /// Runs the push from `seed`; afterwards `ws.support()` yields the approximate PPR vector `p`.
@@ -258,90 +398,119 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             num_nodes: n as u64,
         });
     }
+    ws.use_dense = n <= DENSE_MAX_NODES;
+    ws.pushes = if ws.use_dense {
+        ws.dense.prepare(n);
+        push_with(graph, seed, cfg, &mut ws.dense, &mut ws.queue)?
+    } else {
+        push_with(graph, seed, cfg, &mut ws.hash, &mut ws.queue)?
+    };
+    Ok(())
+}
+
+/// `eps * max(strength(u), 1)`: the residual `u` may keep without being pushed.
+#[inline(always)]
+fn threshold(graph: &Graph, u: u32, eps: f64) -> Result<f64> {
+    Ok(eps * graph.strength(u)?.max(1.0))
+}
+
+/// Adds `add` to `u`'s residual; queues `u` when this makes it cross its threshold. Between two
+/// pushes a node's residual only grows, so the crossing happens once and nothing is queued twice.
+///
+/// # Safety
+/// `u < graph.num_nodes()` and the store was prepared for that many nodes.
+#[inline(always)]
+unsafe fn deposit<S: Store>(
+    graph: &Graph,
+    store: &mut S,
+    queue: &mut VecDeque<u32>,
+    u: u32,
+    add: f64,
+    eps: f64,
+) -> Result<()> {
+    let thr = threshold(graph, u, eps)?;
+    // SAFETY: u < n (this function's contract).
+    let r = unsafe { store.r(u) };
+    let old = *r;
+    let new = old + add;
+    *r = new;
+    // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
+    unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
+    if new > thr && old <= thr {
+        queue.push_back(u);
+    }
+    Ok(())
+}
+
+fn push_with<S: Store>(
+    graph: &Graph,
+    seed: u32,
+    cfg: &PprConfig,
+    store: &mut S,
+    queue: &mut VecDeque<u32>,
+) -> Result<u64> {
+    let n = graph.num_nodes();
     let alpha = cfg.alpha;
     let eps = cfg.eps;
     let lazy = cfg.variant == Variant::Lazy;
     let weighted = graph.weighted();
-
-    let s = ws.entry(seed, || threshold_of(graph, seed, eps))?;
-    ws.slots[s].r = 1.0;
-    if ws.slots[s].r > ws.slots[s].threshold {
-        ws.slots[s].queued = true;
-        ws.queue.push_back(seed);
-    }
     let mut pushes = 0u64;
 
-    while let Some(w) = ws.queue.pop_front() {
-        let wi = ws.find(w).expect("queued node has a slot");
-        let slot = &mut ws.slots[wi];
-        slot.queued = false;
-        let rw = slot.r;
-        slot.p += alpha * rw;
+    // SAFETY (all `deposit`/`r` calls below): the seed was range-checked by `push`, queued nodes
+    // were deposited before, and every neighbour is checked `< n` before its deposit.
+    unsafe { deposit(graph, store, queue, seed, 1.0, eps)? };
+
+    while let Some(w) = queue.pop_front() {
+        let rw = unsafe { *store.r(w) };
+        *store.p(w) += alpha * rw;
         let mut spread = (1.0 - alpha) * rw;
         if lazy {
             spread *= 0.5;
-            slot.r = spread;
+            unsafe { *store.r(w) = spread };
+            if spread > threshold(graph, w, eps)? {
+                queue.push_back(w); // still above its threshold: stays queued
+            }
         } else {
-            slot.r = 0.0;
-        }
-        if lazy && slot.r > slot.threshold {
-            slot.queued = true;
-            ws.queue.push_back(w);
+            unsafe { *store.r(w) = PUSHED };
         }
 
         let nbrs = graph.neighbors(w)?;
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
-            let si = ws.find(seed).expect("seed has a slot");
-            let sl = &mut ws.slots[si];
-            sl.r += spread;
-            if !sl.queued && sl.r > sl.threshold {
-                sl.queued = true;
-                ws.queue.push_back(seed);
-            }
+            unsafe { deposit(graph, store, queue, seed, spread, eps)? };
             continue;
         }
-        let wts = if weighted { graph.weights(w)? } else { None };
-        let unit = match wts {
-            Some(_) => {
-                let st = graph.strength(w)?;
-                if st.is_nan() || st <= 0.0 {
-                    return Err(Error::format(format!(
-                        "node {w} has arcs but strength {st}"
-                    )));
-                }
-                spread / st
-            }
-            None => spread / nbrs.len() as f64,
-        };
-        for (k, &u) in nbrs.iter().enumerate() {
-            if u as usize >= n {
+        if weighted {
+            let wts = graph.weights(w)?.unwrap_or(&[]);
+            let st = graph.strength(w)?;
+            if st.is_nan() || st <= 0.0 {
                 return Err(Error::format(format!(
-                    "corrupted indices: node {w} has neighbour {u} >= {n}"
+                    "node {w} has arcs but strength {st}"
                 )));
             }
-            let add = match wts {
-                Some(ws_) => {
-                    let x = ws_[k];
-                    if !(x.is_finite() && x > 0.0) {
-                        return Err(Error::format(format!(
-                            "corrupted weight {x} on an arc of node {w}"
-                        )));
-                    }
-                    unit * f64::from(x)
+            let unit = spread / st;
+            for (&u, &x) in nbrs.iter().zip(wts) {
+                if u as usize >= n {
+                    return Err(corrupt_neighbour(w, u, n));
                 }
-                None => unit,
-            };
-            let ui = ws.entry(u, || threshold_of(graph, u, eps))?;
-            let sl = &mut ws.slots[ui];
-            sl.r += add;
-            if !sl.queued && sl.r > sl.threshold {
-                sl.queued = true;
-                ws.queue.push_back(u);
+                if !(x.is_finite() && x > 0.0) {
+                    return Err(Error::format(format!(
+                        "corrupted weight {x} on an arc of node {w}"
+                    )));
+                }
+                unsafe { deposit(graph, store, queue, u, unit * f64::from(x), eps)? };
+            }
+        } else {
+            let unit = spread / nbrs.len() as f64;
+            for &u in nbrs {
+                if u as usize >= n {
+                    return Err(corrupt_neighbour(w, u, n));
+                }
+                unsafe { deposit(graph, store, queue, u, unit, eps)? };
             }
         }
         pushes += nbrs.len() as u64;
-        if ws.used.len() > cfg.max_touched {
+        if store.touched().len() > cfg.max_touched {
             return Err(Error::BudgetExceeded(format!(
                 "the push from node {seed} touched more than max_touched={} nodes; \
                  raise eps or max_touched",
@@ -349,8 +518,14 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             )));
         }
     }
-    ws.pushes = pushes;
-    Ok(())
+    Ok(pushes)
+}
+
+#[cold]
+fn corrupt_neighbour(w: u32, u: u32, n: usize) -> Error {
+    Error::format(format!(
+        "corrupted indices: node {w} has neighbour {u} >= {n}"
+    ))
 }
 
 /// Convenience wrapper: the approximate PPR vector of `seed` as `(node, p)` sorted by node.
