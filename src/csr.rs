@@ -140,6 +140,12 @@ impl Graph {
 
     /// Wraps an in-memory file image (as produced by the builder).
     pub fn from_image(words: Vec<u64>, len: usize) -> Result<Graph> {
+        if words.len().checked_mul(8).is_none_or(|cap| len > cap) {
+            return Err(Error::input(format!(
+                "image length {len} exceeds its buffer of {} words",
+                words.len()
+            )));
+        }
         let backing = Backing::Owned(words, len);
         let header = Header::decode(backing.bytes(), len as u64)?;
         let g = Graph::assemble(backing, header, None);
@@ -340,6 +346,7 @@ impl Graph {
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     #[inline]
     pub fn hash_key(&self, v: u32) -> Result<u64> {
+        self.check_node(v)?;
         match self.header.id_kind {
             IdKind::Implicit => Ok(u64::from(v)),
             IdKind::Int64 => Ok(self.ids_words()[v as usize]),

@@ -489,6 +489,7 @@ fn push_with<S: Store>(
                 )));
             }
             let unit = spread / st;
+            let mut sum = 0f64;
             for (&u, &x) in nbrs.iter().zip(wts) {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
@@ -498,7 +499,15 @@ fn push_with<S: Store>(
                         "corrupted weight {x} on an arc of node {w}"
                     )));
                 }
+                sum += f64::from(x);
                 unsafe { deposit(graph, store, queue, u, unit * f64::from(x), eps)? };
+            }
+            // A stored strength below the weights' sum would create residual mass on every
+            // push, so the push would never end (corrupted file; validate() reports it).
+            if sum > st * (1.0 + 1e-9) {
+                return Err(Error::format(format!(
+                    "corrupted strength at node {w}: {st} is less than the sum of its weights {sum}"
+                )));
             }
         } else {
             let unit = spread / nbrs.len() as f64;
