@@ -459,7 +459,7 @@ def _norm_ids(values: Any, want: str, where: str, col: str, row0: int) -> Any:
         bad = ~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) > 2.0**63)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            msg = "is missing" if np.isnan(a[i]) else f"{a[i]!r} is not an integer id"
+            msg = "is missing" if np.isnan(a[i]) else f"{a[i].item()!r} is not an integer id"
             raise GraphFormatError(f"{_fmt_row(where, row0 + i)}: column {col!r}: value {msg}")
         ids = a.astype(np.int64)
     elif kind in "OUST":
@@ -531,8 +531,12 @@ def _coerce_ids(ids: Any, want: str, where: str, col: str, row0: int) -> Any:
     return ids
 
 
-def _check_weights(w: Any, where: str, row0: int, col: str = "weight") -> np.ndarray:
+def _check_weights(
+    w: Any, where: str, row0: int, col: str | None = "weight", unit: str = "row"
+) -> np.ndarray:
+    """Weights as float64, checked finite and > 0 (errors name the row and column)."""
     a = np.asarray(w)
+    incol = "" if col is None else f" in column {col!r}"
     if a.dtype.kind not in "iuf":
         try:
             a = a.astype(np.float64)
@@ -542,17 +546,17 @@ def _check_weights(w: Any, where: str, row0: int, col: str = "weight") -> np.nda
                     float(x)
                 except (TypeError, ValueError):
                     raise GraphFormatError(
-                        f"{_fmt_row(where, row0 + i)}: non-numeric weight {x!r} in column {col!r}"
+                        f"{where}: {unit} {row0 + i}: non-numeric weight {x!r}{incol}"
                     ) from None
             raise
     a = a.astype(np.float64, copy=False)
     bad = ~(np.isfinite(a) & (a > 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        x = a[i]
-        what = "missing or NaN" if np.isnan(x) else ("infinite" if np.isinf(x) else "<= 0")
+        x = float(a[i])
+        what = "missing or NaN" if math.isnan(x) else ("infinite" if math.isinf(x) else "<= 0")
         raise GraphFormatError(
-            f"{_fmt_row(where, row0 + i)}: weight {x!r} in column {col!r} is {what}; "
+            f"{where}: {unit} {row0 + i}: weight {x!r}{incol} is {what}; "
             "weights must be finite and > 0"
         )
     return a
@@ -781,7 +785,8 @@ def _scipy_edges(
         coo = a.tocoo()
         i = int(np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))[0])
         raise GraphFormatError(
-            f"{where}: entry ({coo.row[i]}, {coo.col[i]}) = {coo.data[i]!r}; edge weights must "
+            f"{where}: entry ({coo.row[i]}, {coo.col[i]}) = {coo.data[i].item()!r}; edge weights "
+            "must "
             "be finite and > 0"
         )
     if weighted is None:
@@ -1211,6 +1216,8 @@ def detect_format(path: PathLike) -> str:
         return {".csv": "csv", ".tsv": "tsv", ".tab": "tsv"}.get(ext, "edgelist")
     if ext in _EXT_FORMAT:
         return _EXT_FORMAT[ext]
+    if not os.path.isfile(p):
+        return "edgelist"
     with open(p, "rb") as f:
         head = f.read(8)
     if head.startswith(b"IEGRAPH\x00"):
@@ -1790,7 +1797,8 @@ def _bcsr_chunks(b: _Bcsr, where: str, keep: str, weighted: bool) -> Iterator[Ch
                 else np.ones(end - start),
                 where,
                 start,
-                "weights",
+                None,
+                "edge",
             )
         if keep == "upper":
             m = src <= dst
