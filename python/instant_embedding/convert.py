@@ -2232,6 +2232,8 @@ def _text_chunks(
                             msg = (
                                 f"found {len(fields)} columns, but line {first_line} has {nfields}"
                             )
+                        if linenos:  # report an earlier bad value first
+                            _parse_text_chunk(path, src, dst, wts, linenos, mode, auto)
                         raise GraphFormatError(f"{path}:{lineno}: {msg}: {text!r}")
                     src.append(fields[spec.src])
                     dst.append(fields[spec.dst])
