@@ -202,6 +202,15 @@ class NumbaRef:
         self._queue = np.empty(n + 1, dtype=np.uint32)
         self.last_pushes = 0
 
+    def warmup(self, dim: int = 8) -> None:
+        """Compile (or load from numba's cache) both entry points without real work."""
+        self.embed(np.zeros(1, dtype=np.uint32), dim)
+        _embed_all(
+            self.indptr, self.indices, self.keys, self.has_keys, 0.15, 1e-4, False,
+            np.uint64(0), int(dim), np.zeros(2, dtype=np.int64),
+            np.empty((self.n, dim), dtype=np.float32),
+        )
+
     def workspace_bytes(self) -> int:
         return sum(a.nbytes for a in (self._r, self._p, self._seen, self._touched, self._queue))
 

@@ -316,7 +316,8 @@ def _print_latency_row(r: dict[str, Any]) -> None:
     w, c, m, nb = r["warm"], r.get("cold"), r.get("memory"), r.get("numba")
     parts = [
         f"{r['graph']:>22} d={r['dim']:<4} eps={r['eps']:.0e}",
-        f"warm med {w['median_us']:9.1f} us p99 {w['p99_us']:9.1f} (core {w['core_median_us']:.1f})",
+        f"warm med {w['median_us']:9.1f} us p99 {w['p99_us']:9.1f} "
+        f"(core {w['core_median_us']:.1f})",
     ]
     if c:
         parts.append(f"cold med {c['median_us']:9.1f} us p99 {c['p99_us']:9.1f}")
@@ -354,49 +355,68 @@ def latency_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- throughput
 
-_PEER_SCRIPT = r"""
-import json, os, sys, time
-sys.path.insert(0, {benches!r})
-import numpy as np
-import _common as C
-which, path, dim, threads, eps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
-csr = C.read_csr(path)
-n = int(csr["n"])
-res = {{"peer": which, "threads": threads}}
-if which == "ours":
-    import instant_embedding as ie
-    g = ie.Graph.open(path)
-    C.warm(path)
-    m = ie.InstantEmbedding(dim, eps=eps)
-    m.embed_all(g, threads=threads, batch_size=4096) if n < 4096 else m.embed(g, g.ids(np.arange(4096)), threads=threads)
-    t = time.perf_counter(); X = m.embed_all(g, threads=threads); res["fit_s"] = time.perf_counter() - t
-elif which == "numba":
-    import numba_ref
-    ref = numba_ref.NumbaRef(csr)
-    ref.embed_all(dim, eps=eps, threads=threads) if n < 4096 else ref.embed(np.arange(64), dim, eps=eps)
-    t = time.perf_counter(); X = ref.embed_all(dim, eps=eps, threads=threads); res["fit_s"] = time.perf_counter() - t
-elif which == "fastrp":
-    import scipy.sparse as sp
-    from fastrp import FastRP
-    t = time.perf_counter()
-    A = sp.csr_matrix((np.ones(len(csr["indices"]), dtype=np.float64), np.asarray(csr["indices"], dtype=np.int64), np.asarray(csr["indptr"], dtype=np.int64)), shape=(n, n))
-    res["prep_s"] = time.perf_counter() - t
-    # The file already stores both directions: undirected=False avoids a second symmetrisation.
-    t = time.perf_counter(); X = FastRP(dim, weights=[0.0, 0.0, 1.0, 6.0], seed=0, undirected=False).fit_transform(A); res["fit_s"] = time.perf_counter() - t
-elif which == "pycleora":
-    import pycleora
-    t = time.perf_counter()
-    ip, ix = np.asarray(csr["indptr"]), np.asarray(csr["indices"])
-    src = np.repeat(np.arange(n), np.diff(ip))
-    keep = src < ix
-    lines = [f"{{a}} {{b}}" for a, b in zip(src[keep].tolist(), ix[keep].tolist())]
-    G = pycleora.SparseMatrix.from_iterator(iter(lines), "complex::reflexive::node", num_workers=threads)
-    res["prep_s"] = time.perf_counter() - t
-    t = time.perf_counter(); X = pycleora.embed(G, feature_dim=dim, num_iterations=4, whiten=False, num_workers=threads); res["fit_s"] = time.perf_counter() - t
-res["shape"] = list(np.shape(X))
-res["peak_rss_mib"] = C.peak_rss() / 2**20
-print("RESULT " + json.dumps(res))
-"""
+def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict[str, Any]:
+    """One all-node run of ``which`` (runs in a fresh subprocess, see :func:`_run_peer`)."""
+    csr = C.read_csr(path)
+    n = int(csr["n"])
+    res: dict[str, Any] = {"peer": which, "threads": threads}
+    if which == "ours":
+        import instant_embedding as ie
+
+        g = ie.Graph.open(path)
+        C.warm(path)
+        m = ie.InstantEmbedding(dim, eps=eps)
+        m.embed(g, g.ids(np.arange(min(n, 4096))), threads=threads)  # start the pool
+        t = time.perf_counter()
+        x = m.embed_all(g, threads=threads)
+        res["fit_s"] = time.perf_counter() - t
+    elif which == "numba":
+        import numba_ref
+
+        ref = numba_ref.NumbaRef(csr)
+        ref.warmup(dim)  # compile (cached on disk after the first run)
+        t = time.perf_counter()
+        x = ref.embed_all(dim, eps=eps, threads=threads)
+        res["fit_s"] = time.perf_counter() - t
+    elif which == "fastrp":
+        import scipy.sparse as sp
+        from fastrp import FastRP
+
+        t = time.perf_counter()
+        data = np.ones(len(csr["indices"]), dtype=np.float64)
+        a = sp.csr_matrix(
+            (data, np.asarray(csr["indices"], np.int64), np.asarray(csr["indptr"], np.int64)),
+            shape=(n, n),
+        )
+        res["prep_s"] = time.perf_counter() - t
+        # The file already stores both directions: undirected=False skips re-symmetrising.
+        model = FastRP(dim, weights=[0.0, 0.0, 1.0, 6.0], seed=0, undirected=False)
+        t = time.perf_counter()
+        x = model.fit_transform(a)
+        res["fit_s"] = time.perf_counter() - t
+    elif which == "pycleora":
+        import pycleora
+
+        t = time.perf_counter()
+        ip, ix = np.asarray(csr["indptr"]), np.asarray(csr["indices"])
+        src = np.repeat(np.arange(n), np.diff(ip).astype(np.int64))
+        keep = src < ix
+        lines = [f"{a} {b}" for a, b in zip(src[keep].tolist(), ix[keep].tolist())]
+        graph = pycleora.SparseMatrix.from_iterator(
+            iter(lines), "complex::reflexive::node", num_workers=threads
+        )
+        del lines
+        res["prep_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        x = pycleora.embed(
+            graph, feature_dim=dim, num_iterations=4, whiten=False, num_workers=threads
+        )
+        res["fit_s"] = time.perf_counter() - t
+    else:
+        raise ValueError(f"unknown peer {which!r}")
+    res["shape"] = list(np.shape(x))
+    res["peak_rss_mib"] = C.peak_rss() / 2**20
+    return res
 
 
 def _run_peer(which: str, path: Path, dim: int, threads: int, eps: float,
@@ -405,9 +425,8 @@ def _run_peer(which: str, path: Path, dim: int, threads: int, eps: float,
     for k in ("RAYON_NUM_THREADS", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
               "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(threads)
-    code = _PEER_SCRIPT.format(benches=str(C.BENCHES))
     try:
-        p = subprocess.run([sys.executable, "-c", code, which, str(path), str(dim),
+        p = subprocess.run([sys.executable, __file__, "_peer", which, str(path), str(dim),
                             str(threads), str(eps)], env=env, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -433,7 +452,7 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
                           f"{r.get('fit_s', r.get('error'))} (load {os.getloadavg()[0]:.2f})",
                           flush=True)
                 ours = res.get("ours", {}).get("fit_s")
-                for peer, r in res.items():
+                for r in res.values():
                     rows.append({
                         "graph": name,
                         "dim": dim,
@@ -475,6 +494,11 @@ def _strs(s: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_peer":  # internal: one peer run in a fresh process
+        which, path, dim, threads, eps = argv[1:6]
+        print("RESULT " + json.dumps(peer_main(which, path, int(dim), int(threads), float(eps))))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", nargs="?", choices=["latency", "throughput"], default="latency")
     ap.add_argument("--smoke", action="store_true", help="tiny generated graph, a few seconds")
@@ -506,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         args.cold_nodes = min(args.cold_nodes, 20)
         args.mem_nodes = min(args.mem_nodes, 3)
         args.eps = args.eps if args.eps != [1e-4, 1e-5, 1e-6] else [1e-4]
+        args.tp_eps = 1e-4
         args.budget = min(args.budget, 2.0)
         args.threads = [1]
         args.timeout = min(args.timeout, 60.0)
@@ -523,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     res = run_latency(args) if args.mode == "latency" else run_throughput(args)
     res = {
         "benchmark": f"speed/{args.mode}",
-        "command": "python benches/speed.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python benches/speed.py " + " ".join(argv),
         "machine": machine,
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         "wall_s": round(time.time() - t0, 1),
