@@ -210,7 +210,7 @@ def test_python_reader_matches_native_reader(tmp_path):
     p = write(tmp_path / "e.txt", "# x\n" + edge_text("\t", True))
     native = cv.convert(p, tmp_path / "n.graph", weighted=True)
     spec, weighted = cv._text_spec([p], "edgelist", None, "#%", None, None, None, None, True)
-    py, _ = cv.convert_text_python(
+    py, _ = cv._convert_text_python(
         [p],
         str(tmp_path / "p.graph"),
         spec,

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "FORMATS",
     "convert",
+    "convert_with_stats",
     "detect_format",
     "from_arrow",
     "from_networkx",
@@ -47,6 +48,7 @@ __all__ = [
     "from_pandas",
     "from_scipy",
     "parse_size",
+    "read_mat",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -1717,7 +1719,7 @@ class _Bcsr:
         return int(self.offsets[i]) if i < self.nv else self.ne
 
 
-def read_bcsr(path: PathLike) -> _Bcsr:
+def _read_bcsr(path: PathLike) -> _Bcsr:
     """Memory-map a VERSE/XGFS ``.bcsr`` file after validating its header and size."""
     p = os.fspath(path)
     size = os.path.getsize(p)
@@ -1855,7 +1857,7 @@ def _convert_bcsr(
     **ignored: Any,
 ) -> tuple[Graph, dict[str, Any]]:
     _reject_text_options(ignored, "bcsr")
-    b = read_bcsr(path)
+    b = _read_bcsr(path)
     has_w = b.weights is not None
     if weighted is None:
         weighted = has_w
@@ -2131,7 +2133,7 @@ def _convert_text(
         stats = dict(stats)
         stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
         return g, stats
-    return convert_text_python(
+    return _convert_text_python(
         paths,
         out,
         spec,
@@ -2151,7 +2153,7 @@ class _RetryAsStrings(Exception):
     pass
 
 
-def convert_text_python(
+def _convert_text_python(
     paths: list[str],
     out: str,
     spec: _TextSpec,
