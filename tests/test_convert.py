@@ -722,3 +722,169 @@ def test_parse_size():
     for bad in ("lots", "-1G", 0):
         with pytest.raises(ValueError):
             cv.parse_size(bad)
+
+
+# ---------------------------------------------------------------------- native entry points
+class FakeBuilder:
+    """Stands in for _core.GraphBuilder with its documented interface, recording calls."""
+
+    instances: list = []
+
+    def __init__(
+        self,
+        output,
+        *,
+        directed,
+        weighted,
+        id_kind,
+        num_nodes,
+        self_loops,
+        merge,
+        memory_limit,
+        tmp_dir,
+    ):
+        self.kw = dict(
+            output=output,
+            directed=directed,
+            weighted=weighted,
+            id_kind=id_kind,
+            num_nodes=num_nodes,
+            self_loops=self_loops,
+            merge=merge,
+            memory_limit=memory_limit,
+            tmp_dir=tmp_dir,
+        )
+        self.calls = []
+        self.state = "open"
+        FakeBuilder.instances.append(self)
+
+    def add_edges(self, src, dst, weights=None):
+        assert self.state == "open"
+        if isinstance(src, np.ndarray):
+            assert src.dtype == np.int64 and dst.dtype == np.int64
+        else:
+            assert isinstance(src, list) and all(type(x) is str for x in src + dst)
+        assert len(src) == len(dst)
+        if self.kw["weighted"]:
+            assert weights.dtype == np.float64 and len(weights) == len(src)
+        else:
+            assert weights is None
+        self.calls.append((src, dst, weights))
+
+    def finish(self):
+        s = [
+            x for c in self.calls for x in (c[0].tolist() if isinstance(c[0], np.ndarray) else c[0])
+        ]
+        d = [
+            x for c in self.calls for x in (c[1].tolist() if isinstance(c[1], np.ndarray) else c[1])
+        ]
+        w = np.concatenate([c[2] for c in self.calls]) if self.kw["weighted"] else None
+        if self.kw["self_loops"] == "drop":
+            keep = [i for i in range(len(s)) if s[i] != d[i]]
+            s, d = [s[i] for i in keep], [d[i] for i in keep]
+            w = None if w is None else w[keep]
+        g = ie.Graph.from_edges(
+            s,
+            d,
+            directed=self.kw["directed"],
+            weights=w,
+            num_nodes=self.kw["num_nodes"],
+            merge=self.kw["merge"],
+        )
+        g.save(self.kw["output"])
+        self.state = "finished"
+        return {"edges_read": len(s)}
+
+    def abort(self):
+        self.state = "aborted"
+
+
+@pytest.fixture
+def fake_builder(monkeypatch):
+    FakeBuilder.instances = []
+    monkeypatch.setattr(_core, "GraphBuilder", FakeBuilder, raising=False)
+    return FakeBuilder
+
+
+def test_chunked_sources_use_the_builder_contract(
+    tmp_path, fake_builder, monkeypatch, ref_weighted
+):
+    monkeypatch.setattr(cv, "_CHUNK_EDGES", 64)
+    pq.write_table(edge_table(), tmp_path / "e.parquet", row_group_size=50)
+    g = cv.convert(
+        tmp_path / "e.parquet",
+        tmp_path / "e.graph",
+        merge="max",
+        memory_limit="64M",
+        tmp_dir=tmp_path,
+    )
+    b = fake_builder.instances[-1]
+    assert b.state == "finished" and len(b.calls) >= 5
+    assert max(len(c[0]) for c in b.calls) <= 64
+    assert b.kw == dict(
+        output=str(tmp_path / "e.graph"),
+        directed=False,
+        weighted=True,
+        id_kind="int",
+        num_nodes=None,
+        self_loops="keep",
+        merge="max",
+        memory_limit=64 * 1024**2,
+        tmp_dir=str(tmp_path),
+    )
+    assert g.num_edges == ref_weighted.num_edges
+    # string ids, and a .bcsr with its node count
+    cv.from_arrow(edge_table(strings=True, weights=False), output=tmp_path / "s.graph")
+    assert fake_builder.instances[-1].kw["id_kind"] == "str"
+    s, d = karate_arcs()
+    cv.convert(write_bcsr(tmp_path / "k.bcsr", 34, s, d), tmp_path / "k.graph", self_loops="drop")
+    kw = fake_builder.instances[-1].kw
+    assert (kw["id_kind"], kw["num_nodes"], kw["self_loops"]) == ("implicit", 34, "drop")
+
+
+def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
+    monkeypatch.setattr(cv, "_CHUNK_EDGES", 10)
+    t = pa.table(
+        {
+            "src": list(range(30)),
+            "dst": list(range(1, 31)),
+            "weight": [1.0] * 25 + [float("nan")] + [1.0] * 4,
+        }
+    )
+    pq.write_table(t, tmp_path / "e.parquet")
+    with pytest.raises(GraphFormatError, match="row 25: weight nan"):
+        cv.convert(tmp_path / "e.parquet", tmp_path / "e.graph")
+    b = fake_builder.instances[-1]
+    assert b.state == "aborted" and len(b.calls) == 2
+    assert not (tmp_path / "e.graph").exists()
+
+
+def test_native_text_reader_arguments(tmp_path, monkeypatch):
+    """Column names are resolved to indices and the header skipped before the native call."""
+    seen = {}
+
+    def fake_convert_text(inputs, output, **kw):
+        seen.update(kw, inputs=inputs, output=output)
+        ie.Graph.from_edges([0], [1]).save(output)
+        return {"edges_read": 1}
+
+    monkeypatch.setattr(_core, "convert_text", fake_convert_text, raising=False)
+    p = write(tmp_path / "e.csv", "# exported\nw;to;from\n1.5;b;a\n")
+    cv.convert(
+        p,
+        tmp_path / "e.graph",
+        delimiter=";",
+        src_col="from",
+        dst_col="to",
+        weight_col="w",
+        self_loops="drop",
+        memory_limit="1G",
+    )
+    assert seen["inputs"] == [p] and seen["output"] == str(tmp_path / "e.graph")
+    assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == (2, 1, 0)
+    assert seen["skip_lines"] == 2 and seen["delimiter"] == ";" and seen["weighted"] is True
+    assert seen["self_loops"] == "drop" and seen["memory_limit"] == 1024**3
+    assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is False
+    p2 = write(tmp_path / "e.txt", "0 1\n")
+    cv.convert(p2, tmp_path / "f.graph")
+    assert seen["delimiter"] is None and seen["skip_lines"] == 0 and seen["weight_col"] is None
