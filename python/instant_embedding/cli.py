@@ -737,6 +737,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _setup_logging(args: argparse.Namespace) -> None:
+    """Route the package's log records to stderr (progress lines when tqdm is missing)."""
+    import logging
+
+    logger = logging.getLogger("instant_embedding")
+    if args.quiet or logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    logger.propagate = False
+
+
 def _one_line(e: BaseException) -> str:
     msg = str(e).strip() or type(e).__name__
     if isinstance(e, KeyError) and not hasattr(e, "__module__"):  # pragma: no cover
@@ -751,6 +765,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
+    _setup_logging(args)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
