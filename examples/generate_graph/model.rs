@@ -357,12 +357,10 @@ impl Model {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn perm_is_a_bijection() {
         for n in [2u64, 3, 10, 1000, 4097] {
-            let p = Perm::new(n, 7);
+            let p = super::Perm::new(n, 7);
             let mut seen = vec![false; n as usize];
             for i in 0..n {
                 let y = p.apply(i) as usize;
