@@ -94,6 +94,19 @@ impl Graph {
     /// Memory-maps a graph file. Cost O(1) in the graph size: only the header is read and checked.
     pub fn open(path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
+        // Opening a FIFO blocks until a writer appears: refuse anything but a regular file or a
+        // directory (reported below) before opening it.
+        if let Ok(meta) = std::fs::metadata(path) {
+            if !meta.is_file() && !meta.is_dir() {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file (a FIFO, socket or device)",
+                    ),
+                ));
+            }
+        }
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {

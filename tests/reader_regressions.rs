@@ -562,3 +562,36 @@ fn open_and_from_image_agree_on_mutated_files() {
         }
     }
 }
+
+#[test]
+#[cfg(unix)]
+#[cfg_attr(miri, ignore = "Miri cannot run mkfifo")]
+fn open_refuses_fifos_and_devices_instead_of_blocking() {
+    // Found by review: `Graph::open` on a named pipe blocked forever in open(2), waiting for a
+    // writer. Now every non-regular file is refused up front.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.graph");
+    match std::process::Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => return, // no mkfifo on this system
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(Graph::open(&p).map(|_| ()));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("Graph::open on a FIFO blocked");
+    assert!(matches!(r, Err(Error::Io { .. })), "{r:?}");
+    for dev in ["/dev/null", "/dev/zero"] {
+        if std::path::Path::new(dev).exists() {
+            let r = Graph::open(dev);
+            assert!(
+                matches!(&r, Err(Error::Io { source, .. }) if source.to_string().contains("regular file")),
+                "{dev}: {:?}",
+                r.map(|_| ())
+            );
+        }
+    }
+}
