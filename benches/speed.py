@@ -231,18 +231,42 @@ def null_delta(dim: int) -> int:
     return _NULL_DELTA[dim]
 
 
-def measure_memory(path: Path, model: Any, ids: list[Any]) -> dict[str, Any]:
+def _memory_child(path: str, dim: int, eps: float, ids: list[Any]) -> dict[str, Any]:
+    """Runs in a fresh process whose malloc returns every block >= 4 KiB to the kernel on free
+    (``MALLOC_MMAP_THRESHOLD_=4096``), so a new thread's workspace cannot reuse memory freed by
+    an earlier thread and the growth it causes is visible."""
     import instant_embedding as ie
 
     g = ie.Graph.open(path)
-    base = null_delta(model.dim)
+    model = ie.InstantEmbedding(dim, eps=eps, threads=1)
+    base = null_delta(dim)
     ds = [_fresh_thread_delta(lambda v=v: model.embed(g, [v])) - base for v in ids]
+    return {"deltas": ds, "null": base}
+
+
+def measure_memory(path: Path, model: Any, ids: list[Any]) -> dict[str, Any]:
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4096", MALLOC_TRIM_THRESHOLD_="0")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(ids, f)
+    try:
+        p = subprocess.run(
+            [sys.executable, __file__, "_mem", str(path), str(model.dim), str(model.eps), f.name],
+            env=env, capture_output=True, text=True, timeout=600,
+        )
+    finally:
+        os.unlink(f.name)
+    line = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
+    if not line:
+        return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    res = json.loads(line[0][7:])
+    ds = res["deltas"]
     return {
         "n": len(ds),
         "median_bytes": int(np.median(ds)),
         "max_bytes": int(np.max(ds)),
-        "method": "anonymous-memory growth across one query in a fresh thread, minus a "
-        "1-node-graph query's",
+        "null_bytes": res["null"],
+        "method": "anonymous memory (smaps_rollup) retained after one query in a fresh thread, "
+        "minus the same for a 1-node graph; fresh process, MALLOC_MMAP_THRESHOLD_=4096",
     }
 
 
@@ -322,7 +346,7 @@ def _print_latency_row(r: dict[str, Any]) -> None:
     if c:
         parts.append(f"cold med {c['median_us']:9.1f} us p99 {c['p99_us']:9.1f}")
     if m:
-        parts.append(f"mem {m['median_bytes'] / 1024:8.1f} KiB")
+        parts.append(f"mem {m.get('median_bytes', float('nan')) / 1024:8.1f} KiB")
     if r.get("paper_ms") is not None:
         parts.append(f"paper {r['paper_ms']:.2f} ms")
     if nb:
@@ -344,7 +368,7 @@ def latency_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "warm p99 µs": w["p99_us"],
             "cold med µs": c.get("median_us", float("nan")),
             "cold p99 µs": c.get("p99_us", float("nan")),
-            "query mem KiB": m["median_bytes"] / 1024 if m else float("nan"),
+            "query mem KiB": m.get("median_bytes", float("nan")) / 1024,
             "paper ms": r.get("paper_ms"),
             "paper/ours": (r["paper_ms"] * 1e3 / w["median_us"]) if r.get("paper_ms") else None,
             "numba µs": nb.get("median_us"),
@@ -498,6 +522,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "_peer":  # internal: one peer run in a fresh process
         which, path, dim, threads, eps = argv[1:6]
         print("RESULT " + json.dumps(peer_main(which, path, int(dim), int(threads), float(eps))))
+        return 0
+    if argv and argv[0] == "_mem":  # internal: memory per query in a fresh process
+        path, dim, eps, ids_file = argv[1:5]
+        with open(ids_file) as f:
+            ids = json.load(f)
+        print("RESULT " + json.dumps(_memory_child(path, int(dim), float(eps), ids)))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", nargs="?", choices=["latency", "throughput"], default="latency")
