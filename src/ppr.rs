@@ -143,6 +143,7 @@ impl Store for Dense {
     #[inline(always)]
     unsafe fn note_touch(&mut self, node: u32, first: bool) {
         // SAFETY: every node is recorded at most once, so len <= n < touched.len() here.
+        debug_assert!(self.len < self.touched.len());
         unsafe { *self.touched.get_unchecked_mut(self.len) = node };
         self.len += usize::from(first);
     }
@@ -433,7 +434,9 @@ unsafe fn deposit<S: Store>(
     let r = unsafe { store.r(u) };
     let old = *r;
     let new = old + add;
-    *r = new;
+    // A touched residual must never read as untouched: when `add` underflows to +0.0,
+    // -0.0 (pushed) + +0.0 == +0.0, and the node would be recorded as touched twice.
+    *r = if new.to_bits() == UNTOUCHED { PUSHED } else { new };
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
     if new > thr && old <= thr {
@@ -466,7 +469,8 @@ fn push_with<S: Store>(
         let mut spread = (1.0 - alpha) * rw;
         if lazy {
             spread *= 0.5;
-            unsafe { *store.r(w) = spread };
+            // (+0.0 if `spread` underflows: keep the node marked as touched, see `deposit`)
+            unsafe { *store.r(w) = if spread.to_bits() == UNTOUCHED { PUSHED } else { spread } };
             if spread > threshold(graph, w, eps)? {
                 queue.push_back(w); // still above its threshold: stays queued
             }

@@ -595,3 +595,46 @@ fn open_refuses_fifos_and_devices_instead_of_blocking() {
         }
     }
 }
+
+#[test]
+fn residuals_that_underflow_to_zero_are_not_touched_twice() {
+    // Found by the hostile-parameter tests: with a subnormal eps, a deposit can underflow to
+    // +0.0, and -0.0 (a pushed node's residual) + +0.0 == +0.0 made a touched node look
+    // untouched again; it was recorded a second time and the dense touched list (written
+    // without bounds checks) overran its buffer: heap corruption in safe API use
+    // (`ppr(g, 0, eps=5e-324, alpha=0.999999)` from Python).
+    let mut edges = Vec::new();
+    for a in 0..12u32 {
+        for b in a + 1..12 {
+            if (a * 7 + b * 3) % 4 != 0 {
+                edges.push((a, b));
+            }
+        }
+    }
+    let w: Vec<f32> = (0..edges.len()).map(|i| 1e-30 + i as f32).collect();
+    for img in [
+        image(12, &edges, None, false, IdTable::Implicit),
+        image(12, &edges, Some(&w), true, IdTable::Implicit),
+    ] {
+        let g = from_bytes(&img).unwrap();
+        let mut ws = Workspace::new();
+        for variant in [Variant::Standard, Variant::Lazy] {
+            for (alpha, eps) in [(0.999999, 5e-324), (0.5, 1e-320), (0.15, f64::MIN_POSITIVE)] {
+                let cfg = PprConfig {
+                    alpha,
+                    eps,
+                    variant,
+                    ..PprConfig::default()
+                };
+                for seed in 0..12 {
+                    push(&g, seed, &cfg, &mut ws).unwrap();
+                    assert!(ws.touched() <= 12, "touched {} of 12 nodes", ws.touched());
+                    let mut sup = Vec::new();
+                    ws.support(&mut sup);
+                    assert!(sup.windows(2).all(|p| p[0].0 < p[1].0), "node listed twice");
+                    assert!(sup.iter().map(|e| e.1).sum::<f64>() <= 1.0 + 1e-9);
+                }
+            }
+        }
+    }
+}
