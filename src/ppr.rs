@@ -415,6 +415,17 @@ fn threshold(graph: &Graph, u: u32, eps: f64) -> Result<f64> {
     Ok(eps * graph.strength(u)?.max(1.0))
 }
 
+/// A touched node's residual must never read as untouched (+0.0): when a deposit or a lazy
+/// spread underflows to zero (tiny `eps`), -0.0 + +0.0 == +0.0 would record the node twice.
+#[inline(always)]
+fn keep_touched(r: f64) -> f64 {
+    if r.to_bits() == UNTOUCHED {
+        PUSHED
+    } else {
+        r
+    }
+}
+
 /// Adds `add` to `u`'s residual; queues `u` when this makes it cross its threshold. Between two
 /// pushes a node's residual only grows, so the crossing happens once and nothing is queued twice.
 ///
@@ -434,9 +445,7 @@ unsafe fn deposit<S: Store>(
     let r = unsafe { store.r(u) };
     let old = *r;
     let new = old + add;
-    // A touched residual must never read as untouched: when `add` underflows to +0.0,
-    // -0.0 (pushed) + +0.0 == +0.0, and the node would be recorded as touched twice.
-    *r = if new.to_bits() == UNTOUCHED { PUSHED } else { new };
+    *r = keep_touched(new);
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
     if new > thr && old <= thr {
@@ -469,8 +478,7 @@ fn push_with<S: Store>(
         let mut spread = (1.0 - alpha) * rw;
         if lazy {
             spread *= 0.5;
-            // (+0.0 if `spread` underflows: keep the node marked as touched, see `deposit`)
-            unsafe { *store.r(w) = if spread.to_bits() == UNTOUCHED { PUSHED } else { spread } };
+            unsafe { *store.r(w) = keep_touched(spread) };
             if spread > threshold(graph, w, eps)? {
                 queue.push_back(w); // still above its threshold: stays queued
             }
