@@ -534,113 +534,17 @@ def embeddings_to_arrow(matrix: npt.NDArray[np.float32], *, fixed_size: bool = F
 # ---------------------------------------------------------------------------------- building
 
 
-def _weights_array(w: Any) -> npt.NDArray[np.float64]:
-    if _is_arrow(w):
-        if w.null_count:
-            raise ValueError("edge weights contain nulls")
-        return np.asarray(w.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if _is_pandas(w) and w.isna().any():
-        raise ValueError("edge weights contain nulls")
-    return np.asarray(w, dtype=np.float64)
+def require_graph_builder(what: str) -> None:
+    """Raise unless the extension has the out-of-core builder (``_core.GraphBuilder``).
 
-
-def _edge_columns(batch: Any, weighted: bool) -> tuple[Any, Any, Any]:
-    """(src, dst, weights) from a pyarrow RecordBatch/Table, a pandas DataFrame or a tuple."""
-    if isinstance(batch, tuple):
-        src, dst, *rest = batch
-        w = rest[0] if rest else None
-    elif _is_arrow(batch) or _is_pandas(batch):
-        cols = (
-            [batch.column(i) for i in range(batch.num_columns)]
-            if _is_arrow(batch)
-            else [batch.iloc[:, i] for i in range(batch.shape[1])]
-        )
-        src, dst = cols[0], cols[1]
-        w = cols[2] if weighted else None
-    else:
-        raise TypeError(f"edge batches must be tables or tuples, got {type(batch).__name__}")
-    if weighted and w is None:
-        raise ValueError("weighted=True but an edge batch has no weight column")
-    return src, dst, w
-
-
-def build_from_batches(
-    batches: Any,
-    output_path: PathLike,
-    *,
-    directed: bool = False,
-    weighted: bool = False,
-    id_kind: str = "int64",
-    num_nodes: int | None = None,
-    builder_options: dict[str, Any] | None = None,
-) -> None:
-    """Stream edge batches into the out-of-core builder (``_core.GraphBuilder``).
-
-    Used by :func:`instant_embedding.spark.build_graph` and
-    :func:`instant_embedding.dask.build_graph`; memory stays bounded by one batch plus the
-    builder's own ``memory_limit``. On any error the builder is aborted and ``output_path``
-    keeps its previous content (or stays absent).
-
-    Parameters
-    ----------
-    batches : iterable
-        Each item a pyarrow ``RecordBatch``/``Table`` or pandas ``DataFrame`` whose columns are
-        ``src, dst[, weight]`` in that order, or a tuple ``(src, dst[, weights])``.
-    output_path : str or os.PathLike
-    directed, weighted : bool
-    id_kind : {"implicit", "int64", "utf8"}
-        ``"implicit"`` needs ``num_nodes`` (ids ``0..num_nodes-1``).
-    num_nodes : int, optional
-    builder_options : dict, optional
-        Further ``GraphBuilder`` keywords (``merge``, ``self_loops``, ``memory_limit``,
-        ``tmp_dir``).
+    The distributed ``build_graph`` functions promise bounded driver memory whatever the
+    number of edges; without the builder they would have to hold every edge in memory.
     """
     from . import _core
 
-    builder_cls = getattr(_core, "GraphBuilder", None)
-    if builder_cls is None:
+    if getattr(_core, "GraphBuilder", None) is None:
         raise ImportError(
-            "building a graph from a distributed edge table needs the out-of-core builder "
-            "instant_embedding._core.GraphBuilder, which this build of the extension lacks"
+            f"{what} needs the out-of-core builder instant_embedding._core.GraphBuilder, which "
+            "this build of the extension lacks (convert smaller edge tables with "
+            "instant_embedding.convert instead)"
         )
-    if id_kind not in ("implicit", "int64", "utf8"):
-        raise ValueError(f"id_kind must be 'implicit', 'int64' or 'utf8', got {id_kind!r}")
-    if id_kind == "implicit" and num_nodes is None:
-        raise ValueError("id_kind='implicit' needs num_nodes")
-    opts = dict(builder_options or {})
-    builder = builder_cls(
-        os.fspath(output_path),
-        directed=bool(directed),
-        weighted=bool(weighted),
-        id_kind=id_kind,
-        num_nodes=num_nodes,
-        **opts,
-    )
-    try:
-        for batch in batches:
-            src, dst, w = _edge_columns(batch, weighted)
-            s = as_node_ids(src)
-            d = as_node_ids(dst)
-            if len(s) != len(d):
-                raise ValueError(f"src and dst have different lengths ({len(s)}, {len(d)})")
-            if len(s) == 0:
-                continue
-            s = _builder_ids(s, id_kind, "src")
-            d = _builder_ids(d, id_kind, "dst")
-            builder.add_edges(s, d, _weights_array(w) if weighted else None)
-        builder.finish()
-    except BaseException:
-        builder.abort()
-        raise
-
-
-def _builder_ids(ids: Any, id_kind: str, name: str) -> Any:
-    if id_kind == "utf8":
-        if isinstance(ids, np.ndarray) or not all(isinstance(x, str) for x in ids):
-            raise TypeError(f"{name} ids must be strings for a string-id graph")
-        return ids
-    if isinstance(ids, np.ndarray):
-        return ids
-    if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in ids):
-        raise TypeError(f"{name} ids must be integers for id_kind={id_kind!r}")
-    return np.asarray(ids, dtype=np.int64)

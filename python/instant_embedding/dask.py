@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -343,66 +343,79 @@ def build_graph(
     dst_col: str = "dst",
     weight_col: str | None = None,
     directed: bool = False,
-    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | str | None = None,
+    tmp_dir: PathLike | None = None,
     max_in_flight: int = 2,
-    **builder_options: Any,
-) -> None:
+) -> Any:
     """Build a graph file from a dask DataFrame of edges, one partition at a time.
 
-    Partitions are computed (at most ``max_in_flight`` at once, on whatever scheduler is
-    active) and streamed into the out-of-core builder (``_core.GraphBuilder``) on the client,
-    which writes ``output_path`` atomically; the edge table is never held in memory whole.
+    Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
+    streamed as Arrow record batches through :func:`instant_embedding.convert.from_arrow` into
+    the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
+    held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
+    ``memory_limit``.
 
     Parameters
     ----------
     edges_ddf : dask.dataframe.DataFrame
     output_path : str or os.PathLike
-    src_col, dst_col : str
-        Endpoint columns, both integer or both string dtype.
+    src_col, dst_col : str, default "src", "dst"
+        Endpoint columns, integer or string node ids.
     weight_col : str, optional
         Positive edge weights (the graph is then weighted).
     directed : bool, default False
-    num_nodes : int, optional
-        Integer ids are ``0..num_nodes-1`` (stored implicitly); otherwise integer ids are
-        arbitrary int64 values stored in the file.
+    self_loops : {"keep", "drop"}, default "keep"
+    merge : {"sum", "max"}, default "sum"
+    memory_limit : int or str, optional
+        The builder's memory budget (e.g. ``"4G"``).
+    tmp_dir : str or os.PathLike, optional
+        The builder's scratch directory.
     max_in_flight : int, default 2
-        Partitions computed concurrently ahead of the builder (memory: that many partitions).
-    **builder_options
-        Passed to ``_core.GraphBuilder`` (``merge``, ``self_loops``, ``memory_limit``,
-        ``tmp_dir``).
+        Partitions computed concurrently ahead of the builder.
+
+    Returns
+    -------
+    Graph
+        The new graph file, opened.
+
+    Raises
+    ------
+    ImportError
+        The extension lacks the out-of-core builder.
+    KeyError
+        A column is missing.
     """
     import dask
-    import pandas as pd
+    import pyarrow as pa
 
+    from . import convert
+
+    _batch.require_graph_builder("instant_embedding.dask.build_graph")
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
     for c in cols:
         if c not in edges_ddf.columns:
             raise KeyError(f"column {c!r} is not in the edge DataFrame {list(edges_ddf.columns)}")
-    dts = [edges_ddf._meta[c].dtype for c in (src_col, dst_col)]
-    if all(pd.api.types.is_integer_dtype(t) for t in dts):
-        id_kind = "implicit" if num_nodes is not None else "int64"
-    elif all(pd.api.types.is_string_dtype(t) or pd.api.types.is_object_dtype(t) for t in dts):
-        if num_nodes is not None:
-            raise ValueError("num_nodes applies to integer ids 0..n-1, not string ids")
-        id_kind = "utf8"
-    else:
-        raise TypeError(
-            f"{src_col} and {dst_col} must both be integer or both string columns, got {dts}"
-        )
     if max_in_flight < 1:
         raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
     parts = edges_ddf[cols].to_delayed()
 
-    def frames() -> Iterable[Any]:
+    def batches() -> Iterator[Any]:
         for start in range(0, len(parts), max_in_flight):
-            yield from dask.compute(*parts[start : start + max_in_flight])
+            for pdf in dask.compute(*parts[start : start + max_in_flight]):
+                yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
-    _batch.build_from_batches(
-        frames(),
-        output_path,
+    return convert.from_arrow(
+        batches(),
+        src_col,
+        dst_col,
+        weight_col,
         directed=directed,
         weighted=weight_col is not None,
-        id_kind=id_kind,
-        num_nodes=num_nodes,
-        builder_options=builder_options,
+        self_loops=self_loops,
+        merge=merge,
+        output=output_path,
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
     )

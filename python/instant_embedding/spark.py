@@ -186,6 +186,13 @@ def _task_arrow(
         )
 
 
+# The Spark map API behind embed(). mapInArrow passes Arrow record batches straight through:
+# node ids in, a zero-copy list<float32> column over the embedding matrix out. mapInPandas
+# (kept for benches/distributed.py's comparison) builds one numpy object per row and lets
+# Spark convert them back to Arrow, which costs several times more per row.
+_MAP_API = "arrow"
+
+
 def _task_pandas(batches: Iterator[Any], **kw: Any) -> Iterator[Any]:
     """mapInPandas body (kept for the benchmark's comparison; embed() uses mapInArrow)."""
     import pandas as pd
@@ -412,8 +419,8 @@ def embed(
             T.StructField(output_col, T.ArrayType(T.FloatType(), False), False),
         ]
     )
-    fn = functools.partial(
-        _task_arrow,
+    task = functools.partial(
+        _task_pandas if _MAP_API == "pandas" else _task_arrow,
         graph=graph,
         display=os.fspath(graph_path),
         params=params,
@@ -421,7 +428,10 @@ def embed(
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
         out_names=(node_col, output_col),
     )
-    out = df.select(node_col).mapInArrow(fn, schema)
+    if _MAP_API == "pandas":
+        out = df.select(node_col).mapInPandas(task, schema)
+    else:
+        out = df.select(node_col).mapInArrow(task, schema)
     if vector:
         from pyspark.ml.functions import array_to_vector
         from pyspark.sql import functions as F
@@ -441,158 +451,117 @@ def build_graph(
     dst_col: str = "dst",
     weight_col: str | None = None,
     directed: bool = False,
-    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | str | None = None,
+    tmp_dir: PathLike | None = None,
     staging_dir: str | None = None,
-    batch_rows: int = 1 << 20,
-    **builder_options: Any,
-) -> None:
+) -> Any:
     """Build a graph file from an edge table in Spark, without collecting edges on the driver.
 
     Spark writes the edge columns as Parquet shards to ``staging_dir``; the driver then streams
-    the shards, one record batch at a time, into the out-of-core builder
-    (``_core.GraphBuilder``), which writes ``output_path`` atomically. Driver memory stays
-    bounded by one batch plus the builder's ``memory_limit``, whatever the number of edges.
+    the shards, one record batch at a time, through :func:`instant_embedding.convert.from_arrow`
+    into the out-of-core builder, which writes ``output_path`` atomically. Driver memory stays
+    bounded by a batch plus ``memory_limit``, whatever the number of edges.
 
     Parameters
     ----------
     edges_df : pyspark.sql.DataFrame
     output_path : str or os.PathLike
-        Local path of the graph file to write (on the driver).
-    src_col, dst_col : str
-        Endpoint columns: both integer or both string typed.
+        The graph file to write on the driver (appears atomically when complete).
+    src_col, dst_col : str, default "src", "dst"
+        Endpoint columns: integer or string node ids.
     weight_col : str, optional
         Positive edge weights (the graph is then weighted).
     directed : bool, default False
-    num_nodes : int, optional
-        Integer ids are ``0..num_nodes-1`` (stored implicitly); otherwise integer ids are
-        arbitrary int64 values stored in the file.
+    self_loops : {"keep", "drop"}, default "keep"
+    merge : {"sum", "max"}, default "sum"
+        How weights of duplicate edges are merged.
+    memory_limit : int or str, optional
+        The builder's memory budget (e.g. ``"4G"``); default as in ``convert``.
+    tmp_dir : str or os.PathLike, optional
+        The builder's scratch directory (default: next to ``output_path``).
     staging_dir : str, optional
-        Where Spark writes the shards: a directory both the executors and the driver can read
-        (default: a new temporary directory on the driver, which is right for local mode and
-        for clusters whose executors share the driver's file system). A Hadoop URI such as
-        ``s3a://bucket/tmp/x`` is read back on the driver through pyarrow's file systems
-        (``s3a://`` is read as ``s3://``). A staging directory created here is removed
-        afterwards; one you pass must not exist yet and is removed too.
-    batch_rows : int, default 1048576
-        Edges per batch streamed into the builder.
-    **builder_options
-        Passed to ``_core.GraphBuilder`` (e.g. ``merge``, ``self_loops``, ``memory_limit``,
-        ``tmp_dir``).
+        Where Spark writes the shards: a directory, which must not exist yet, that both the
+        executors and the driver can read. Default: a new temporary directory on the driver,
+        right for local mode and for clusters whose executors share the driver's file system.
+        On a cluster give shared storage, e.g. ``"s3a://bucket/tmp/edges-123"`` (read back on
+        the driver with pyarrow, ``s3a://`` as ``s3://``). It is deleted afterwards.
+
+    Returns
+    -------
+    Graph
+        The new graph file, opened.
 
     Raises
     ------
+    ImportError
+        The extension lacks the out-of-core builder.
     KeyError
         A column is missing.
     TypeError
-        Column types are unsupported or differ between ``src_col`` and ``dst_col``.
+        An endpoint column is neither integer nor string typed.
     """
     from pyspark.sql import types as T
 
+    from . import convert
+
+    _batch.require_graph_builder("instant_embedding.spark.build_graph")
     _session(edges_df)
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
     for c in cols:
         if c not in edges_df.columns:
             raise KeyError(f"column {c!r} is not in the edge DataFrame {edges_df.columns}")
-    ts = [edges_df.schema[c].dataType for c in (src_col, dst_col)]
     int_types = (T.LongType, T.IntegerType, T.ShortType, T.ByteType)
-    if all(isinstance(t, T.StringType) for t in ts):
-        id_kind = "utf8"
-    elif all(isinstance(t, int_types) for t in ts):
-        id_kind = "implicit" if num_nodes is not None else "int64"
-    else:
-        raise TypeError(
-            f"{src_col} and {dst_col} must both be integer or both string columns, got {ts}"
-        )
-    if num_nodes is not None and id_kind == "utf8":
-        raise ValueError("num_nodes applies to integer ids 0..n-1, not string ids")
+    for c in (src_col, dst_col):
+        t = edges_df.schema[c].dataType
+        if not isinstance(t, (T.StringType, *int_types)):
+            raise TypeError(f"column {c!r} must hold integer or string node ids, got {t}")
     created = staging_dir is None
     stage = tempfile.mkdtemp(prefix="ie-edges-") if created else str(staging_dir)
     target = os.path.join(stage, "edges") if created else stage
-    sel = edges_df.select(*cols)
     try:
-        sel.write.mode("errorifexists").parquet(target)
-        shards = _list_shards(target)
-        _stream_into_builder(
-            shards,
-            output_path,
-            cols=cols,
-            weighted=weight_col is not None,
+        edges_df.select(*cols).write.mode("errorifexists").parquet(target)
+        return convert.from_arrow(
+            _parquet_dataset(target),
+            src_col,
+            dst_col,
+            weight_col,
             directed=directed,
-            id_kind=id_kind,
-            num_nodes=num_nodes,
-            batch_rows=batch_rows,
-            builder_options=builder_options,
+            weighted=weight_col is not None,
+            self_loops=self_loops,
+            merge=merge,
+            output=output_path,
+            memory_limit=memory_limit,
+            tmp_dir=tmp_dir,
         )
     finally:
         _remove_stage(stage if created else target)
 
 
-def _driver_fs(uri: str) -> tuple[Any, str]:
-    """A pyarrow FileSystem and path for a staging location written by Spark."""
-    import pyarrow.fs as pafs
-
+def _driver_uri(uri: str) -> str:
+    """A staging location as pyarrow reads it on the driver."""
     if not _batch.is_remote(uri):
-        return pafs.LocalFileSystem(), os.path.abspath(uri)
-    fixed = re.sub(r"^s3[an]://", "s3://", uri)
-    if fixed.startswith("file://"):
-        return pafs.LocalFileSystem(), fixed[len("file://") :]
-    fs, p = pafs.FileSystem.from_uri(fixed)
-    return fs, p
+        return os.path.abspath(uri)
+    if uri.startswith("file://"):
+        return uri[len("file://") :]
+    return re.sub(r"^s3[an]://", "s3://", uri)
 
 
-def _list_shards(target: str) -> list[tuple[Any, str]]:
-    import pyarrow.fs as pafs
+def _parquet_dataset(target: str) -> Any:
+    """The shards Spark wrote (``_SUCCESS``, ``.crc`` and other hidden files are ignored)."""
+    import pyarrow.dataset as ds
 
-    fs, base = _driver_fs(target)
-    infos = fs.get_file_info(pafs.FileSelector(base, recursive=True))
-    files = sorted(
-        i.path
-        for i in infos
-        if i.type == pafs.FileType.File
-        and i.path.endswith(".parquet")
-        and not os.path.basename(i.path).startswith(("_", "."))
-    )
-    return [(fs, p) for p in files]
+    return ds.dataset(_driver_uri(target), format="parquet")
 
 
 def _remove_stage(path: str) -> None:
-    if _batch.is_remote(path) and not path.startswith("file://"):
-        with contextlib.suppress(Exception):
-            fs, p = _driver_fs(path)
-            fs.delete_dir(p)
+    where = _driver_uri(path)
+    if not _batch.is_remote(where):
+        shutil.rmtree(where, ignore_errors=True)
         return
-    shutil.rmtree(path.removeprefix("file://"), ignore_errors=True)
+    with contextlib.suppress(Exception):
+        import pyarrow.fs as pafs
 
-
-def _iter_shard_batches(
-    shards: list[tuple[Any, str]], cols: list[str], batch_rows: int
-) -> Iterator[Any]:
-    import pyarrow.parquet as pq
-
-    for fs, p in shards:
-        with fs.open_input_file(p) as f:
-            pf = pq.ParquetFile(f)
-            yield from pf.iter_batches(batch_size=batch_rows, columns=cols)
-
-
-def _stream_into_builder(
-    shards: list[tuple[Any, str]],
-    output_path: PathLike,
-    *,
-    cols: list[str],
-    weighted: bool,
-    directed: bool,
-    id_kind: str,
-    num_nodes: int | None,
-    batch_rows: int,
-    builder_options: dict[str, Any],
-) -> None:
-    _batch.build_from_batches(
-        _iter_shard_batches(shards, cols, batch_rows),
-        output_path,
-        weighted=weighted,
-        directed=directed,
-        id_kind=id_kind,
-        num_nodes=num_nodes,
-        builder_options=builder_options,
-    )
+        fs, p = pafs.FileSystem.from_uri(where)
+        fs.delete_dir(p)
