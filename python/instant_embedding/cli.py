@@ -592,7 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help="memory budget of the builder, e.g. 512M, 8G (default: 2G)",
     )
-    c.add_argument("--tmp-dir", metavar="DIR", help="spill directory (default: next to output)")
+    c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
     c.set_defaults(func=cmd_convert)
 
     # ---- embed

@@ -1314,7 +1314,7 @@ def convert(
     memory_limit : int or str, optional
         Memory budget of the out-of-core builder, e.g. ``"2G"`` (default 2 GiB).
     tmp_dir : path, optional
-        Where the builder spills sorted runs (default: next to ``output``).
+        Where the out-of-core builder spills sorted runs (default: its own choice).
     progress : bool or callable, default False
         True shows a progress bar (tqdm) or logs; a callable receives ``(done, total)``.
 
