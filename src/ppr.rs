@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 pub const DEFAULT_ALPHA: f64 = 0.15;
 /// Push threshold: a node `w` is pushed while `r[w] > eps * max(deg(w), 1)`.
 pub const DEFAULT_EPS: f64 = 1e-5;
+/// Smallest accepted teleport probability. A push costs O(1 / (alpha * eps)); below this (and
+/// certainly once `1 - alpha` rounds to 1.0) one query would run for hours or forever.
+pub const MIN_ALPHA: f64 = 1e-6;
 /// Default cap on the nodes one query may touch (guards memory on huge graphs).
 pub const DEFAULT_MAX_TOUCHED: usize = 50_000_000;
 
@@ -64,9 +67,9 @@ impl Default for PprConfig {
 
 impl PprConfig {
     pub fn validate(&self) -> Result<()> {
-        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha < 1.0) {
+        if !(self.alpha.is_finite() && self.alpha >= MIN_ALPHA && self.alpha < 1.0) {
             return Err(Error::param(format!(
-                "alpha must satisfy 0 < alpha < 1, got {}",
+                "alpha must satisfy {MIN_ALPHA:e} <= alpha < 1, got {}",
                 self.alpha
             )));
         }
@@ -142,10 +145,13 @@ impl Store for Dense {
     }
     #[inline(always)]
     unsafe fn note_touch(&mut self, node: u32, first: bool) {
-        // SAFETY: every node is recorded at most once, so len <= n < touched.len() here.
-        debug_assert!(self.len < self.touched.len());
-        unsafe { *self.touched.get_unchecked_mut(self.len) = node };
-        self.len += usize::from(first);
+        // Every node is recorded at most once, so len <= n < touched.len(); the checked store
+        // keeps memory safe even if that invariant were ever broken (it costs a predictable
+        // branch).
+        if let Some(slot) = self.touched.get_mut(self.len) {
+            *slot = node;
+            self.len += usize::from(first);
+        }
     }
     #[inline(always)]
     fn p(&mut self, node: u32) -> &mut f64 {

@@ -34,8 +34,8 @@ def _check_threads(threads: Any) -> int | None:
         return None
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
         raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    if not 1 <= threads <= 4096:
+        raise ValueError(f"threads must satisfy 1 <= threads <= 4096, got {threads}")
     return int(threads)
 
 
@@ -73,7 +73,7 @@ def ppr(
     node : int or str
         The seed node's id.
     alpha : float, default 0.15
-        Teleport (restart) probability, ``0 < alpha < 1``.
+        Teleport (restart) probability, ``1e-6 <= alpha < 1``.
     eps : float, default 1e-5
         Push threshold per unit of degree, ``> 0``. For undirected graphs the result satisfies
         ``|pi_j - p_j| <= eps * deg(j)`` for every node ``j``.
@@ -101,8 +101,8 @@ def ppr(
     """
     graph = _check_graph(graph)
     max_touched = _check_int("max_touched", max_touched)
-    if max_touched < 1:
-        raise ValueError(f"max_touched must be >= 1, got {max_touched}")
+    if not 1 <= max_touched < 2**63:
+        raise ValueError(f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}")
     idx = graph.index([node])[0]
     nodes, scores = _core.ppr(
         graph._g,
@@ -134,7 +134,7 @@ class InstantEmbedding:
     dim : int, default 512
         Embedding dimension ``d``.
     alpha : float, default 0.15
-        Teleport probability of the PPR, ``0 < alpha < 1``.
+        Teleport probability of the PPR, ``1e-6 <= alpha < 1``.
     eps : float, default 1e-5
         PPR precision (push threshold per unit degree); smaller is more accurate and slower.
     seed : int, default 0
@@ -181,10 +181,10 @@ class InstantEmbedding:
         self.variant = variant
         self.threads = _check_threads(threads)
         self.max_touched = _check_int("max_touched", max_touched)
-        if self.dim < 1:
-            raise ValueError(f"dim must be >= 1, got {self.dim}")
-        if self.max_touched < 1:
-            raise ValueError(f"max_touched must be >= 1, got {self.max_touched}")
+        if not 1 <= self.dim <= _core.MAX_DIM:
+            raise ValueError(f"dim must satisfy 1 <= dim <= {_core.MAX_DIM}, got {self.dim}")
+        if not 1 <= self.max_touched < 2**63:
+            raise ValueError(f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}")
         _core.check_config(self.dim, self.alpha, self.eps, self.variant, self.max_touched)
 
     def get_params(self) -> dict[str, Any]:

@@ -39,9 +39,22 @@ class AtomicNpyWriter:
     def __init__(self, target: str | os.PathLike[str], shape: tuple[int, int]) -> None:
         self.target = os.fspath(target)
         self.tmp = atomic_tmp_path(self.target)
-        self.array: Any = np.lib.format.open_memmap(
-            self.tmp, mode="w+", dtype=np.float32, shape=shape
-        )
+        try:
+            self.array: Any = np.lib.format.open_memmap(
+                self.tmp, mode="w+", dtype=np.float32, shape=shape
+            )
+        except BaseException:
+            self.abort()
+            raise
+        # Reserve the blocks now: a sparse mapped file that hits a full disk later would kill
+        # the process with SIGBUS on a page fault instead of raising OSError here.
+        if hasattr(os, "posix_fallocate"):
+            try:
+                with open(self.tmp, "r+b") as f:
+                    os.posix_fallocate(f.fileno(), 0, os.path.getsize(self.tmp))
+            except BaseException:
+                self.abort()
+                raise
 
     def commit(self) -> npt.NDArray[np.float32]:
         self.array.flush()

@@ -28,6 +28,14 @@ fn package_exception(py: Python<'_>, name: &str, msg: String) -> PyErr {
     }
 }
 
+/// `(errno, message)` when the OS gave an errno, so Python sets `OSError.errno` like the stdlib.
+fn os_error<T: pyo3::PyTypeInfo>(code: Option<i32>, msg: String) -> PyErr {
+    match code {
+        Some(c) => PyErr::new::<T, _>((c, msg)),
+        None => PyErr::new::<T, _>(msg),
+    }
+}
+
 pub fn to_pyerr(err: Error) -> PyErr {
     Python::attach(|py| {
         let msg = err.to_string();
@@ -40,12 +48,13 @@ pub fn to_pyerr(err: Error) -> PyErr {
             Error::Cancelled => PyKeyboardInterrupt::new_err(msg),
             Error::Io { source, .. } => {
                 use std::io::ErrorKind as K;
+                let code = source.raw_os_error();
                 match source.kind() {
-                    K::NotFound => PyFileNotFoundError::new_err(msg),
-                    K::PermissionDenied => PyPermissionError::new_err(msg),
-                    K::IsADirectory => PyIsADirectoryError::new_err(msg),
-                    K::AlreadyExists => PyFileExistsError::new_err(msg),
-                    _ => PyOSError::new_err(msg),
+                    K::NotFound => os_error::<PyFileNotFoundError>(code, msg),
+                    K::PermissionDenied => os_error::<PyPermissionError>(code, msg),
+                    K::IsADirectory => os_error::<PyIsADirectoryError>(code, msg),
+                    K::AlreadyExists => os_error::<PyFileExistsError>(code, msg),
+                    _ => os_error::<PyOSError>(code, msg),
                 }
             }
         }
