@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     cold = [r["cold"]["median_us"] / 1e3 if r.get("cold") else None for r in rows]
     mem = [r["memory"]["median_bytes"] / 2**20 if r.get("memory") else None for r in rows]
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
     ax1.loglog(edges, warm, "o-", color="tab:blue", label="ours, warm (median)")
     ce = [(e, c) for e, c in zip(edges, cold) if c is not None]
     if ce:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=8)
 
-    me = [(e, m) for e, m in zip(edges, mem) if m is not None]
+    me = [(e, m) for e, m in zip(edges, mem) if m is not None and m > 0]
     if me:
         ax2.loglog(*zip(*me), "o-", color="tab:green", label="ours: memory one query adds")
     ax2.axhline(1.0, color="tab:gray", ls="--", lw=1, label="paper: < 1 MB")
