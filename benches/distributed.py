@@ -203,6 +203,20 @@ class SparkEngine:
 # --------------------------------------------------------------------------- main
 
 
+def engine_unavailable(engine: str) -> str | None:
+    """Why an engine cannot run here (missing package or Java), or None."""
+    import importlib.util
+    import shutil
+
+    need = {"dask": ["dask", "distributed", "pandas"], "spark": ["pyspark", "pandas", "pyarrow"]}
+    for mod in need.get(engine.split("-")[0], []):
+        if importlib.util.find_spec(mod) is None:
+            return f"{mod} is not installed"
+    if engine.startswith("spark") and not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        return "no Java runtime"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -225,6 +239,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown engines {bad}; choose from {ENGINES}")
     if "plain" not in args.engines:
         args.engines = ["plain", *args.engines]  # the reference
+    skipped = {}
+    for e in list(args.engines):
+        why = engine_unavailable(e)
+        if why:
+            skipped[e] = why
+            args.engines.remove(e)
+            print(f"skipping {e}: {why}", file=sys.stderr)
     if args.smoke:
         args.nodes, args.edges, args.rows = 20_000, 60_000, 5_000
         args.dims, args.partitions, args.eps = [32], 4, 1e-3
@@ -331,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             "threads": f"plain: {args.cores} threads; engines: {args.cores} tasks x 1 thread",
         },
         "startup_s": {k: round(v, 2) for k, v in startup.items()},
+        "skipped": skipped,
         "rows": rows_out,
     }
     C.write_json(args.out, res)

@@ -254,3 +254,52 @@ def test_build_graph_from_spark_edges(spark, tmp_path, monkeypatch):
     assert os.listdir(stage_root) == []  # the staging shards are removed
     with pytest.raises(KeyError, match="'zz'"):
         ies.build_graph(edges, out, src_col="zz", dst_col="b")
+
+
+_CONNECT_SCRIPT = r"""
+import os, sys
+import numpy as np, instant_embedding as ie
+from pyspark.sql import SparkSession
+from instant_embedding import spark as ies
+
+spark = SparkSession.builder.remote("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+assert type(spark).__module__.startswith("pyspark.sql.connect")
+path = sys.argv[1]
+g = ie.Graph.open(path)
+names = list(g.nodes)
+df = spark.createDataFrame([(n,) for n in names], "name string").repartition(3)
+for ship in (False, True):  # ship=True goes through spark.addArtifacts(file=True)
+    rows = ies.embed(df, path, node_col="name", dim=8, ship=ship).collect()
+    got = np.array([r.embedding for r in rows], dtype=np.float32)
+    assert np.array_equal(got, ie.InstantEmbedding(8).embed(g, [r.name for r in rows])), ship
+bad = spark.createDataFrame([("nobody",)], "name string")
+try:
+    with ies.worker_errors():
+        ies.embed(bad, path, node_col="name", dim=4).collect()
+except ie.NodeNotFoundError as e:
+    assert "nobody" in str(e), e
+else:
+    raise AssertionError("no error")
+spark.stop()
+print("CONNECT OK")
+"""
+
+
+@pytest.mark.slow
+def test_spark_connect_local(tmp_path):
+    """Spark Connect (its own local server, in a subprocess): embed, ship, clean errors."""
+    import subprocess
+
+    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio, ...)")
+    path = str(tmp_path / "lesmis.graph")
+    ie.datasets.lesmis().save(path)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    out = subprocess.run(
+        [sys.executable, "-c", _CONNECT_SCRIPT, path],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert out.returncode == 0 and "CONNECT OK" in out.stdout, out.stderr[-3000:]
