@@ -18,7 +18,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::embed::{embed_one, EmbedConfig};
+use instant_embedding::embed::{embed_one, EmbedConfig, Value};
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
@@ -89,6 +89,7 @@ fn bench(c: &mut Criterion) {
         let ecfg = EmbedConfig {
             dim: 512,
             seed: 0,
+            value: Value::PPlusR,
             ppr: cfg,
         };
         let mut out = vec![0f32; 512];

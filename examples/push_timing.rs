@@ -2,7 +2,7 @@
 //! Usage: cargo run --release --example push_timing -- GRAPH [eps] [dim] [queries]
 use std::time::Instant;
 
-use instant_embedding::embed::{embed_one, EmbedConfig};
+use instant_embedding::embed::{embed_one, EmbedConfig, Value};
 use instant_embedding::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
 
@@ -45,6 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ecfg = EmbedConfig {
         dim,
         seed: 0,
+        value: Value::PPlusR,
         ppr: cfg,
     };
     let mut out = vec![0f32; dim];

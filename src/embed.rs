@@ -1,7 +1,8 @@
 //! InstantEmbedding: approximate PPR of a node, projected to `dim` dimensions by signed hashing.
 //!
-//! `w[dim(j)] += sign(j) * max(ln(p_j * n), 0)` for every `j` in the PPR support, accumulated in
-//! f64 in increasing node-index order and rounded to f32 once. Each node's row depends only on
+//! `w[dim(j)] += sign(j) * max(ln(x_j * n), 0)` for every touched node `j`, accumulated in f64
+//! in increasing node-index order and rounded to f32 once, where `x = p + r` (default) or `x = p`
+//! (the paper's Algorithm 2 literally), see docs/SPEC.md. Each node's row depends only on
 //! the graph, the node and the config, so results are bit-identical for any thread count or
 //! batch split.
 
@@ -21,10 +22,33 @@ pub const DEFAULT_SEED: u64 = 0;
 /// Largest accepted embedding dimension (keeps `dim` * rows allocations sane).
 pub const MAX_DIM: usize = 1 << 20;
 
+/// Which per-node mass is projected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// `p + r`: the estimate plus the residual the push left behind (default; see docs/SPEC.md
+    /// and docs/BENCHMARKS.md for why).
+    PPlusR,
+    /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
+    P,
+}
+
+impl Value {
+    pub fn parse(s: &str) -> Result<Value> {
+        match s {
+            "p+r" => Ok(Value::PPlusR),
+            "p" => Ok(Value::P),
+            _ => Err(Error::param(format!(
+                "value must be 'p+r' or 'p', got {s:?}"
+            ))),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct EmbedConfig {
     pub dim: usize,
     pub seed: u64,
+    pub value: Value,
     pub ppr: PprConfig,
 }
 
@@ -33,6 +57,7 @@ impl Default for EmbedConfig {
         EmbedConfig {
             dim: DEFAULT_DIM,
             seed: DEFAULT_SEED,
+            value: Value::PPlusR,
             ppr: PprConfig::default(),
         }
     }
@@ -71,12 +96,16 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
         let mut guard = cell.borrow_mut();
         let sc = &mut *guard;
         push(graph, node, &cfg.ppr, &mut sc.ws)?;
-        sc.ws.support(&mut sc.support);
+        // Only x > 1/n contributes (ln(x n) > 0): drop the rest before sorting and hashing. The
+        // cut-off is halved so rounding never drops a contributor; `project` tests exactly.
+        let n = graph.num_nodes() as f64;
+        sc.ws
+            .values(&mut sc.support, cfg.value == Value::PPlusR, 0.5 / n);
         project(graph, &sc.support, cfg, &mut sc.acc, out)
     })
 }
 
-/// Signed-hash projection of a PPR support sorted by node index.
+/// Signed-hash projection of `(node, x)` pairs sorted by node index.
 pub fn project(
     graph: &Graph,
     support: &[(u32, f64)],
@@ -88,8 +117,8 @@ pub fn project(
     let n = graph.num_nodes() as f64;
     acc.clear();
     acc.resize(cfg.dim, 0.0);
-    for &(j, p) in support {
-        let v = (p * n).ln();
+    for &(j, x) in support {
+        let v = (x * n).ln();
         if v > 0.0 {
             let (d, sign) = hasher.bucket(graph.hash_key(j)?);
             acc[d] += sign * v;

@@ -366,12 +366,19 @@ impl Workspace {
 
     /// Writes `(node, p)` for every node with `p > 0`, sorted by node index, to `out`.
     pub fn support(&self, out: &mut Vec<(u32, f64)>) {
+        self.values(out, false, 0.0);
+    }
+
+    /// Writes `(node, x)` sorted by node index for every touched node whose value `x` exceeds
+    /// `min` (strictly), where `x = p` or, with `with_residual`, `x = p + r`.
+    pub fn values(&self, out: &mut Vec<(u32, f64)>, with_residual: bool, min: f64) {
         out.clear();
+        let pick = |p: f64, r: f64| if with_residual { p + r.max(0.0) } else { p };
         if self.use_dense {
             let d = &self.dense;
             out.extend(d.touched[..d.len].iter().filter_map(|&u| {
-                let p = d.p[u as usize];
-                (p > 0.0).then_some((u, p))
+                let x = pick(d.p[u as usize], d.r[u as usize]);
+                (x > min).then_some((u, x))
             }));
         } else {
             let h = &self.hash;
@@ -379,11 +386,25 @@ impl Workspace {
                 h.used
                     .iter()
                     .map(|&i| &h.slots[i as usize])
-                    .filter(|s| s.p > 0.0)
-                    .map(|s| (s.node, s.p)),
+                    .filter_map(|s| {
+                        let x = pick(s.p, s.r);
+                        (x > min).then_some((s.node, x))
+                    }),
             );
         }
         out.sort_unstable_by_key(|e| e.0);
+    }
+
+    /// `(node, p, r)` for every touched node, sorted by node index.
+    pub fn state(&self) -> Vec<(u32, f64, f64)> {
+        let st = self.store();
+        let mut out: Vec<(u32, f64, f64)> = st
+            .touched()
+            .iter()
+            .filter_map(|&u| st.get(u).map(|(r, p)| (u, p, r.max(0.0))))
+            .collect();
+        out.sort_unstable_by_key(|e| e.0);
+        out
     }
 
     /// The residual of `node` after the last query (0 if untouched).
@@ -563,4 +584,12 @@ pub fn ppr(graph: &Graph, seed: u32, cfg: &PprConfig) -> Result<Vec<(u32, f64)>>
     let mut out = Vec::new();
     ws.support(&mut out);
     Ok(out)
+}
+
+/// The full push state of `seed`: `(node, p, r)` for every touched node, sorted by node.
+pub fn ppr_state(graph: &Graph, seed: u32, cfg: &PprConfig) -> Result<Vec<(u32, f64, f64)>> {
+    cfg.validate()?;
+    let mut ws = Workspace::new();
+    push(graph, seed, cfg, &mut ws)?;
+    Ok(ws.state())
 }

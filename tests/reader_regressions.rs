@@ -121,6 +121,7 @@ fn touch_everything(g: &Graph) -> Vec<Error> {
         dim: 8,
         seed: 0,
         ppr: cfg,
+        ..EmbedConfig::default()
     };
     record(embed_nodes(g, &nodes, &ecfg, None).map(drop));
     let valid = g.validate();

@@ -11,9 +11,13 @@ from instant_embedding import _core
 from test_core_hashing import bucket, fnv1a64
 
 
-def reference_embedding(graph: ie.Graph, node, dim: int, seed: int, **kw) -> np.ndarray:
+def reference_embedding(
+    graph: ie.Graph, node, dim: int, seed: int, value: str = "p+r", **kw
+) -> np.ndarray:
     """The spec's projection, computed in Python from ie.ppr's output."""
-    ids, p = ie.ppr(graph, node, **kw)
+    ids, p, r = ie.ppr(graph, node, return_residual=True, **kw)
+    if value == "p+r":
+        p = p + r
     idx = graph.index(ids)
     order = np.argsort(idx, kind="stable")  # accumulation order: internal index
     acc = np.zeros(dim)
@@ -28,13 +32,21 @@ def reference_embedding(graph: ie.Graph, node, dim: int, seed: int, **kw) -> np.
     return acc.astype(np.float32)
 
 
+@pytest.mark.parametrize("value", ["p+r", "p"])
 @pytest.mark.parametrize("dim,seed", [(512, 0), (16, 3), (1, 9)])
-def test_projection_formula_implicit_ids(karate, dim, seed):
-    model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4)
+def test_projection_formula_implicit_ids(karate, dim, seed, value):
+    model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4, value=value)
     got = model.embed(karate, list(range(34)))
     for v in range(34):
-        ref = reference_embedding(karate, v, dim, seed, eps=1e-4)
+        ref = reference_embedding(karate, v, dim, seed, value=value, eps=1e-4)
         assert np.array_equal(got[v], ref), v
+
+
+def test_value_p_uses_only_the_estimate(karate):
+    a = ie.InstantEmbedding(dim=64, eps=1e-3, value="p").embed(karate, 5)
+    b = ie.InstantEmbedding(dim=64, eps=1e-3).embed(karate, 5)
+    assert not np.array_equal(a, b)  # residual mass changes the vector at this eps
+    assert np.count_nonzero(b) >= np.count_nonzero(a)
 
 
 def test_projection_formula_string_and_int64_ids():
@@ -132,6 +144,7 @@ def test_progress_callback(random_graph):
         ({"eps": -1e-5}, ValueError),
         ({"eps": float("inf")}, ValueError),
         ({"variant": "fast"}, ValueError),
+        ({"value": "r"}, ValueError),
         ({"threads": 0}, ValueError),
         ({"seed": -1}, ValueError),
         ({"max_touched": 0}, ValueError),

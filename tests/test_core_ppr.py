@@ -134,3 +134,19 @@ def test_budget_exceeded():
     g = ie.Graph.from_edges(*random_edges(2000, 20000, 1), num_nodes=2000)
     with pytest.raises(ie.BudgetExceededError, match="max_touched"):
         ie.ppr(g, 0, eps=1e-9, max_touched=10)
+
+
+@pytest.mark.parametrize("variant", ["standard", "lazy"])
+def test_residuals_are_below_thresholds_and_mass_is_conserved(variant):
+    g = GRAPHS["random"]()
+    eps = 1e-4
+    ids, p, r = ie.ppr(g, 3, eps=eps, variant=variant, return_residual=True)
+    degs = np.array([g.degree(int(v)) for v in ids])
+    assert np.all(r <= eps * np.maximum(degs, 1) + 1e-18)
+    assert np.all(r >= 0) and np.all(p >= 0)
+    # Every push moves alpha * r into p and keeps the rest as residual: p + r sums to <= 1 and
+    # the gap is exactly the mass still "in flight" (zero for standard pushes on a simple graph).
+    assert p.sum() + r.sum() <= 1 + 1e-12
+    ids_p, p_only = ie.ppr(g, 3, eps=eps, variant=variant)
+    np.testing.assert_array_equal(ids_p, ids[p > 0])
+    np.testing.assert_array_equal(p_only, p[p > 0])

@@ -21,6 +21,7 @@ DEFAULT_EPS: float = _core.DEFAULT_EPS
 DEFAULT_SEED: int = _core.DEFAULT_SEED
 DEFAULT_MAX_TOUCHED: int = _core.DEFAULT_MAX_TOUCHED
 VARIANTS = ("standard", "lazy")
+VALUES = ("p+r", "p")
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -59,7 +60,8 @@ def ppr(
     eps: float = DEFAULT_EPS,
     variant: str = "standard",
     max_touched: int = DEFAULT_MAX_TOUCHED,
-) -> tuple[npt.NDArray[Any], npt.NDArray[np.float64]] | tuple[list[str], npt.NDArray[np.float64]]:
+    return_residual: bool = False,
+) -> tuple[Any, ...]:
     """Approximate Personalized PageRank vector of one node by local push.
 
     Andersen–Chung–Lang push-flow: starting with residual 1 at ``node``, a node ``w`` is pushed
@@ -82,13 +84,19 @@ def ppr(
         Algorithm 3, which keeps half of the spread residual at the pushed node.
     max_touched : int, default 50_000_000
         Refuse a query that touches more nodes than this (bounds memory on huge graphs).
+    return_residual : bool, default False
+        Also return the residual ``r`` the push left at each node, over every touched node.
 
     Returns
     -------
     node_ids : ndarray of int64, or list of str
-        Ids of the nodes with ``p > 0``, sorted by id.
+        Ids of the nodes with ``p > 0`` (with ``return_residual``: every touched node), sorted
+        by id.
     scores : ndarray of float64
         Their approximate PPR values ``p`` (summing to at most 1).
+    residuals : ndarray of float64
+        Only with ``return_residual``: ``r`` at the same nodes (``p + r`` is what
+        :class:`InstantEmbedding` projects by default).
 
     Raises
     ------
@@ -104,7 +112,7 @@ def ppr(
     if not 1 <= max_touched < 2**63:
         raise ValueError(f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}")
     idx = graph.index([node])[0]
-    nodes, scores = _core.ppr(
+    args = (
         graph._g,
         int(idx),
         _check_float("alpha", alpha),
@@ -112,19 +120,23 @@ def ppr(
         str(variant),
         max_touched,
     )
-    ids = graph.ids(nodes)
+    arrays: tuple[Any, ...] = (
+        _core.ppr_state(*args) if return_residual else _core.ppr(*args)
+    )
+    ids = graph.ids(arrays[0])
     if isinstance(ids, list):
         order = sorted(range(len(ids)), key=ids.__getitem__)
-        return [ids[i] for i in order], scores[order]
-    order = np.argsort(ids, kind="stable")
-    return ids[order], scores[order]
+        return ([ids[i] for i in order], *(a[order] for a in arrays[1:]))
+    order_np = np.argsort(ids, kind="stable")
+    return (ids[order_np], *(a[order_np] for a in arrays[1:]))
 
 
 class InstantEmbedding:
     """Local node embeddings from approximate PPR and signed hashing (InstantEmbedding).
 
-    The embedding of node ``v`` is ``w[dim(j)] += sign(j) * max(ln(p_j * n), 0)`` summed over
-    the support of ``v``'s approximate PPR vector ``p`` (see :func:`ppr`), where ``dim`` and
+    The embedding of node ``v`` is ``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` summed over
+    the nodes ``j`` touched by the push that computes ``v``'s approximate PPR (see :func:`ppr`),
+    where ``x = p + r`` (estimate plus leftover residual; default) or ``x = p``, and ``dim`` and
     ``sign`` are fixed hash functions of node ``j``'s external id and ``seed``. It depends only
     on ``v``'s neighbourhood, so any subset of nodes can be embedded without touching the rest
     of the graph, and results are bit-identical for any thread count, batch split or machine.
@@ -141,6 +153,11 @@ class InstantEmbedding:
         Hash seed, ``0 <= seed < 2**64``; different seeds give independent projections.
     variant : {"standard", "lazy"}, default "standard"
         PPR push variant (see :func:`ppr`).
+    value : {"p+r", "p"}, default "p+r"
+        The per-node mass projected. ``"p"`` is the paper's Algorithm 2 taken literally;
+        ``"p+r"`` adds the residual the push left behind, at no extra cost, which reproduces
+        the paper's published quality at its ``eps = 1e-5`` (``"p"`` needs ``eps = 1e-6``, 85x
+        the work, on BlogCatalog). See ``docs/BENCHMARKS.md``.
     threads : int, optional
         Worker threads; default ``RAYON_NUM_THREADS`` or the number of CPUs.
     max_touched : int, default 50_000_000
@@ -167,6 +184,7 @@ class InstantEmbedding:
         eps: float = DEFAULT_EPS,
         seed: int = DEFAULT_SEED,
         variant: str = "standard",
+        value: str = "p+r",
         threads: int | None = None,
         max_touched: int = DEFAULT_MAX_TOUCHED,
     ) -> None:
@@ -179,13 +197,20 @@ class InstantEmbedding:
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant = variant
+        if value not in VALUES:
+            raise ValueError(f"value must be one of {VALUES}, got {value!r}")
+        self.value = value
         self.threads = _check_threads(threads)
         self.max_touched = _check_int("max_touched", max_touched)
         if not 1 <= self.dim <= _core.MAX_DIM:
             raise ValueError(f"dim must satisfy 1 <= dim <= {_core.MAX_DIM}, got {self.dim}")
         if not 1 <= self.max_touched < 2**63:
-            raise ValueError(f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}")
-        _core.check_config(self.dim, self.alpha, self.eps, self.variant, self.max_touched)
+            raise ValueError(
+                f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}"
+            )
+        _core.check_config(
+            self.dim, self.alpha, self.eps, self.variant, self.max_touched, self.value
+        )
 
     def get_params(self) -> dict[str, Any]:
         """The constructor parameters (scikit-learn style)."""
@@ -195,6 +220,7 @@ class InstantEmbedding:
             "eps": self.eps,
             "seed": self.seed,
             "variant": self.variant,
+            "value": self.value,
             "threads": self.threads,
             "max_touched": self.max_touched,
         }
@@ -219,6 +245,7 @@ class InstantEmbedding:
             self.variant,
             threads,
             self.max_touched,
+            self.value,
         )
 
     def _batches(self, total: int, threads: int | None, batch_size: int | None) -> int:

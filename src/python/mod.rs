@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 
 use crate::build::{self, IdTable, Merge};
 use crate::csr::{Graph, NodeId};
-use crate::embed::{self as kembed, EmbedConfig};
+use crate::embed::{self as kembed, EmbedConfig, Value};
 use crate::error::Error;
 use crate::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
@@ -280,10 +280,42 @@ fn py_ppr<'py>(
     Ok((idx.into_pyarray(py), p.into_pyarray(py)))
 }
 
+/// Full push state of internal node `node`: (touched indices ascending, p, r).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn ppr_state<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    node: u32,
+    alpha: f64,
+    eps: f64,
+    variant: &str,
+    max_touched: usize,
+) -> PyResult<(
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+)> {
+    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let g = graph.inner.clone();
+    let state = py
+        .detach(move || kppr::ppr_state(&g, node, &cfg))
+        .py_err()?;
+    let mut idx = Vec::with_capacity(state.len());
+    let mut p = Vec::with_capacity(state.len());
+    let mut r = Vec::with_capacity(state.len());
+    for (u, pu, ru) in state {
+        idx.push(u);
+        p.push(pu);
+        r.push(ru);
+    }
+    Ok((idx.into_pyarray(py), p.into_pyarray(py), r.into_pyarray(py)))
+}
+
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array.
 #[pyfunction(name = "embed")]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (graph, nodes, dim, alpha, eps, seed, variant, threads, max_touched))]
+#[pyo3(signature = (graph, nodes, dim, alpha, eps, seed, variant, threads, max_touched, value))]
 fn py_embed<'py>(
     py: Python<'py>,
     graph: &PyGraph,
@@ -295,10 +327,12 @@ fn py_embed<'py>(
     variant: &str,
     threads: Option<usize>,
     max_touched: usize,
+    value: &str,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let cfg = EmbedConfig {
         dim,
         seed,
+        value: Value::parse(value).py_err()?,
         ppr: ppr_config(alpha, eps, variant, max_touched)?,
     };
     cfg.validate().py_err()?;
@@ -339,6 +373,12 @@ fn py_fnv1a64(data: &[u8]) -> u64 {
     fnv1a64(data)
 }
 
+/// xxh3-64 of `data`: the graph file's checksum (for tests and other implementations).
+#[pyfunction]
+fn xxh3_64(data: &[u8]) -> u64 {
+    crate::format::checksum(data)
+}
+
 /// Validates an embedding configuration (the checks `embed` would make), raising ValueError.
 #[pyfunction]
 fn check_config(
@@ -347,10 +387,12 @@ fn check_config(
     eps: f64,
     variant: &str,
     max_touched: usize,
+    value: &str,
 ) -> PyResult<()> {
     let cfg = EmbedConfig {
         dim,
         seed: 0,
+        value: Value::parse(value).py_err()?,
         ppr: ppr_config(alpha, eps, variant, max_touched)?,
     };
     cfg.validate().py_err()
@@ -365,10 +407,12 @@ fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
+    m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
+    m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add("DEFAULT_ALPHA", kppr::DEFAULT_ALPHA)?;
