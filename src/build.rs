@@ -382,15 +382,21 @@ impl AtomicFile {
     }
 
     /// Flushes, fsyncs and renames the temporary file over the target.
+    /// On failure (e.g. the final flush hits a full disk) the temporary file is removed.
     pub fn commit(mut self) -> Result<()> {
         let w = self.file.take().expect("AtomicFile committed twice");
-        let f = w
-            .into_inner()
-            .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
-        f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
-        drop(f);
-        fs::rename(&self.tmp, &self.target).map_err(|e| Error::io(&self.target, e))?;
-        Ok(())
+        let r = (|| {
+            let f = w
+                .into_inner()
+                .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
+            f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+            drop(f);
+            fs::rename(&self.tmp, &self.target).map_err(|e| Error::io(&self.target, e))
+        })();
+        if r.is_err() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+        r
     }
 }
 
