@@ -139,10 +139,13 @@ def test_parameters_beyond_u64_raise_value_error(karate, key):
 
 def test_extreme_but_valid_parameters_have_documented_results(karate):
     # A huge eps: no node is ever pushed (every threshold exceeds the seed's unit residual),
-    # so the PPR vector is empty and the embedding is the zero vector.
+    # so the PPR estimate is empty; value="p" embeds the zero vector, the default "p+r" sees
+    # the seed's residual 1: one coordinate +-ln(n).
     ids, p = ie.ppr(karate, 0, eps=1e308)
     assert len(ids) == 0 and len(p) == 0
-    assert not ie.InstantEmbedding(dim=8, eps=1e308).embed(karate, 0).any()
+    assert not ie.InstantEmbedding(dim=8, eps=1e308, value="p").embed(karate, 0).any()
+    e = ie.InstantEmbedding(dim=8, eps=1e308).embed(karate, 0)
+    assert np.count_nonzero(e) == 1 and abs(e[e != 0][0]) == pytest.approx(math.log(34))
     # Subnormal eps and alpha close to 1 are accepted and terminate.
     ids, p = ie.ppr(karate, 0, eps=5e-324, alpha=0.999999)
     assert np.all(p > 0) and p.sum() <= 1 + 1e-12
@@ -351,12 +354,16 @@ def test_single_isolated_and_self_loop_nodes():
     n = 10
     g = ie.Graph.from_edges([0, 1, 2], [1, 2, 2], num_nodes=n)  # 3..9 isolated, 2 self-loop
     loops = ie.Graph.from_edges(list(range(n)), list(range(n)))
+    model_p = ie.InstantEmbedding(dim=32, value="p")
     for graph, v in [(g, 5), (g, 9), (loops, 0), (loops, 7)]:
         ids, p = ie.ppr(graph, v)
         assert list(ids) == [v] and p[0] == pytest.approx(1, abs=1e-4)
-        e = model.embed(graph, v)
+        e = model_p.embed(graph, v)
         assert np.count_nonzero(e) == 1
         assert abs(e[e != 0][0]) == pytest.approx(math.log(p[0] * n), rel=1e-6)
+        e = model.embed(graph, v)  # p + r: the whole unit of mass, ln(1 * n)
+        assert np.count_nonzero(e) == 1
+        assert abs(e[e != 0][0]) == pytest.approx(math.log(n), rel=1e-6)
     loops.validate()
     assert loops.num_edges == n and all(loops.degree(v) == 1 for v in range(n))
 
@@ -371,10 +378,13 @@ g = ie.Graph.from_edges(np.zeros(k, dtype=np.int64), np.arange(1, k + 1, dtype=n
 t_build = time.monotonic() - t0
 out = {"deg": g.degree(0), "build_s": t_build}
 m = ie.InstantEmbedding(dim=64)
+mp = ie.InstantEmbedding(dim=64, value="p")
 t0 = time.monotonic()
-hub = m.embed(g, 0)          # eps * deg(hub) >= 1: the hub is never pushed -> zero vector
-leaf = m.embed(g, [1, k])    # a leaf pushes once into the hub, whose threshold stops it
-out["hub_nonzero"] = int(np.count_nonzero(hub))
+# eps * deg(hub) >= 1: the hub is never pushed. value="p": zero vector; "p+r": only the hub's
+# own residual 1 -> one coordinate. A leaf pushes once into the hub, whose threshold stops it.
+out["hub_nonzero_p"] = int(np.count_nonzero(mp.embed(g, 0)))
+out["hub_nonzero"] = int(np.count_nonzero(m.embed(g, 0)))
+leaf = m.embed(g, [1, k])
 out["leaf_nonzero"] = int(np.count_nonzero(leaf[0]))
 ids, p = ie.ppr(g, 1)
 out["leaf_support"] = len(ids)
@@ -406,9 +416,11 @@ def _star(k: int, timeout: float) -> dict:
 
 def _check_star(out: dict, k: int) -> None:
     assert out["deg"] == k
-    assert out["hub_nonzero"] == 0
-    assert out["leaf_nonzero"] >= 1
-    assert out["leaf_support"] == 2  # the leaf and the hub
+    assert out["hub_nonzero_p"] == 0
+    assert out["hub_nonzero"] == 1
+    assert out["leaf_nonzero"] in (1, 2)  # the leaf (p) and the hub (r), unless they collide
+    # Only the leaf is pushed: p = alpha at the leaf; the hub keeps its residual unpushed.
+    assert out["leaf_support"] == 1
     assert "max_touched=1000" in out["budget"]
 
 
@@ -522,17 +534,29 @@ def test_unreadable_and_unwritable_paths(tmp_path, karate):
         d.chmod(0o755)
 
 
-def test_unreadable_as_root_is_simulated_with_a_dropped_uid(tmp_path, karate):
+def test_unreadable_as_root_is_simulated_with_a_dropped_uid(karate):
     """Root ignores mode bits; run the permission checks as 'nobody' in a child process."""
     if not IS_ROOT:
         pytest.skip("covered by test_unreadable_and_unwritable_paths")
     import pwd
+    import shutil
+    import tempfile
+    from pathlib import Path
 
     try:
         nobody = pwd.getpwnam("nobody")
     except KeyError:
         pytest.skip("no 'nobody' user")
+    # pytest's tmp_path lives under a 0700 directory that 'nobody' cannot traverse
+    tmp_path = Path(tempfile.mkdtemp(prefix="ie-perm-"))
     tmp_path.chmod(0o755)
+    try:
+        _permission_checks_as(nobody, tmp_path, karate)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _permission_checks_as(nobody, tmp_path, karate):
     p = tmp_path / "g.graph"
     karate.save(p)
     p.chmod(0)
@@ -540,12 +564,12 @@ def test_unreadable_as_root_is_simulated_with_a_dropped_uid(tmp_path, karate):
     ro.mkdir(mode=0o555)
     code = f"""
     import os
+    import instant_embedding as ie, instant_embedding.io  # import before dropping privileges
+    g, model = ie.datasets.karate(), ie.InstantEmbedding(dim=4)
     os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})
-    import instant_embedding as ie
     for what, f in [("open", lambda: ie.Graph.open({str(p)!r})),
-                    ("save", lambda: ie.datasets.karate().save({str(ro / "g.graph")!r})),
-                    ("embed_all", lambda: ie.InstantEmbedding(dim=4).embed_all(
-                        ie.datasets.karate(), out={str(ro / "e.npy")!r}))]:
+                    ("save", lambda: g.save({str(ro / "g.graph")!r})),
+                    ("embed_all", lambda: model.embed_all(g, out={str(ro / "e.npy")!r}))]:
         try:
             f()
             print(what, "ok")
