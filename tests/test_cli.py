@@ -115,6 +115,10 @@ def test_embed_to_stdout_is_word2vec(tmp_path):
     want = ie.InstantEmbedding(dim=5).embed(ie.datasets.lesmis(), ["Valjean", "Javert"])
     got = np.array([[float(x) for x in ln.split(" ")[1:]] for ln in lines[1:]], np.float32)
     assert np.array_equal(got, want)
+    p = run("embed", "lesmis", "-d", "5", "--nodes", "Javert", "--value", "p", "-o", "-")
+    got = np.array([float(x) for x in p.stdout.splitlines()[1].split(" ")[1:]], np.float32)
+    want = ie.InstantEmbedding(dim=5, value="p").embed(ie.datasets.lesmis(), "Javert")
+    assert np.array_equal(got, want)
 
 
 def test_quiet_and_no_progress_without_terminal(tmp_path):
@@ -164,7 +168,16 @@ def test_help_lists_commands_and_aliases():
     for cmd in ("convert", "embed", "info", "demo"):
         assert cmd in out
     embed_help = run("embed", "--help").stdout
-    for flag in ("--dimensions", "--workers", "--input", "--output", "--nodes", "--format"):
+    for flag in (
+        "--dimensions",
+        "--workers",
+        "--input",
+        "--output",
+        "--nodes",
+        "--format",
+        "--value",
+        "--variant",
+    ):
         assert flag in embed_help
     convert_help = run("convert", "--help").stdout
     for flag in (

@@ -198,6 +198,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         eps=args.eps,
         seed=args.seed,
         variant=args.variant,
+        value=args.value,
         threads=args.threads,
         max_touched=args.max_touched,
     )
@@ -645,6 +646,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="standard",
         choices=("standard", "lazy"),
         help="PPR push variant (default: standard)",
+    )
+    e.add_argument(
+        "--value",
+        default="p+r",
+        choices=("p+r", "p"),
+        help="projected PPR value: estimate plus leftover residual (default) or the estimate "
+        "alone (the paper's Algorithm 2 literally)",
     )
     e.add_argument(
         "--threads",
