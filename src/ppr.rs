@@ -73,9 +73,12 @@ impl PprConfig {
                 self.alpha
             )));
         }
-        if !(self.eps.is_finite() && self.eps > 0.0) {
+        // Normal, not just positive: with a subnormal eps the residuals are subnormal too, where
+        // (1 - alpha) * r can round back up to r, and the push would never end.
+        if !(self.eps.is_normal() && self.eps > 0.0) {
             return Err(Error::param(format!(
-                "eps must be finite and > 0, got {}",
+                "eps must be finite and >= {:e} (the smallest normal float), got {}",
+                f64::MIN_POSITIVE,
                 self.eps
             )));
         }

@@ -639,3 +639,42 @@ fn residuals_that_underflow_to_zero_are_not_touched_twice() {
         }
     }
 }
+
+#[test]
+fn subnormal_eps_is_refused() {
+    // Found by the `push_params` fuzz target: with a subnormal eps, residuals live among the
+    // subnormals, where (1 - alpha) * r rounds back up to r (2 units * 0.93 -> 2 units): the
+    // mass stops decaying and the push loops forever (a dangling seed of a directed star with
+    // eps = 5e-324 hung `ie.ppr`). Thresholds must be normal numbers.
+    for eps in [5e-324, 1e-320, f64::MIN_POSITIVE / 2.0] {
+        let cfg = PprConfig {
+            eps,
+            ..PprConfig::default()
+        };
+        assert!(
+            matches!(&cfg.validate(), Err(Error::InvalidParameter(m)) if m.contains("eps")),
+            "eps {eps:e} accepted"
+        );
+    }
+    let ok = PprConfig {
+        eps: f64::MIN_POSITIVE,
+        variant: Variant::Lazy,
+        alpha: 0.0686,
+        ..PprConfig::default()
+    };
+    ok.validate().unwrap();
+    // ... and the smallest accepted eps terminates on the graph that hung.
+    let star: Vec<(u32, u32)> = (1..9).map(|v| (0, v)).collect();
+    let g = from_bytes(&image(9, &star, None, true, IdTable::Implicit)).unwrap();
+    for variant in [Variant::Lazy, Variant::Standard] {
+        for seed in 0..9 {
+            push(
+                &g,
+                seed,
+                &PprConfig { variant, ..ok },
+                &mut Workspace::new(),
+            )
+            .unwrap();
+        }
+    }
+}

@@ -73,6 +73,8 @@ _BAD_PARAMS = [
     ("eps", 0.0, ValueError, "eps"),
     ("eps", -0.0, ValueError, "eps"),
     ("eps", -1e-5, ValueError, "eps"),
+    ("eps", 5e-324, ValueError, "eps"),  # subnormal: the push could loop forever (fuzz find)
+    ("eps", 1e-310, ValueError, "eps"),
     ("eps", "1e-5", TypeError, "eps"),
     ("eps", None, TypeError, "eps"),
     ("seed", -1, ValueError, "seed"),
@@ -146,8 +148,8 @@ def test_extreme_but_valid_parameters_have_documented_results(karate):
     assert not ie.InstantEmbedding(dim=8, eps=1e308, value="p").embed(karate, 0).any()
     e = ie.InstantEmbedding(dim=8, eps=1e308).embed(karate, 0)
     assert np.count_nonzero(e) == 1 and abs(e[e != 0][0]) == pytest.approx(math.log(34))
-    # Subnormal eps and alpha close to 1 are accepted and terminate.
-    ids, p = ie.ppr(karate, 0, eps=5e-324, alpha=0.999999)
+    # The smallest accepted eps (the smallest normal float) and alpha close to 1 terminate.
+    ids, p = ie.ppr(karate, 0, eps=2.2250738585072014e-308, alpha=0.999999)
     assert np.all(p > 0) and p.sum() <= 1 + 1e-12
     # dim = 1 and dim = MAX_DIM, seed = 2**64 - 1 and many threads are fine.
     assert ie.InstantEmbedding(dim=1, seed=2**64 - 1).embed(karate, [0, 1]).shape == (2, 1)
