@@ -148,12 +148,30 @@ fn build_alias(w: &[f64], cols: &mut [Col]) {
     }
 }
 
+/// The column an alias draw from the 64 random bits `r` looks at, among `len`.
+#[inline(always)]
+fn col(r: u64, len: u64) -> usize {
+    (((r >> 32) * len) >> 32) as usize
+}
+
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; the address is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// One alias draw among `len` items from 64 random bits: the high 32 bits pick the column,
 /// the low 32 bits the coin.
 #[inline(always)]
 fn alias_draw(r: u64, cols: &[Col]) -> u32 {
-    let len = cols.len() as u64;
-    let i = (((r >> 32) * len) >> 32) as usize;
+    let i = col(r, cols.len() as u64);
     let coin = (r & 0xFFFF_FFFF) as f32 * (1.0 / 4_294_967_296.0);
     let c = cols[i];
     if coin < c.prob {
@@ -215,7 +233,10 @@ pub struct Model {
 
 impl Model {
     pub fn new(p: Params) -> Model {
-        assert!(p.n >= 2 && p.n <= u64::from(u32::MAX), "n must be in 2..2^32-1");
+        assert!(
+            p.n >= 2 && p.n <= u64::from(u32::MAX),
+            "n must be in 2..2^32-1"
+        );
         assert!(p.gamma > 1.0 && p.w_min > 0.0 && p.w_max >= p.w_min);
         assert!((0.0..=1.0).contains(&p.mu));
         assert!(p.c_min >= 2 && p.c_max >= p.c_min);
@@ -262,7 +283,9 @@ impl Model {
                 parts.push((head, &w[win[0] as usize..win[1] as usize]));
                 rest = tail;
             }
-            parts.into_par_iter().for_each(|(cc, ww)| build_alias(ww, cc));
+            parts
+                .into_par_iter()
+                .for_each(|(cc, ww)| build_alias(ww, cc));
         }
         let cw: Vec<f64> = c_start
             .windows(2)
@@ -299,31 +322,78 @@ impl Model {
     }
 
     /// The edges of chunk `j` (self-loops dropped), appended to `out`.
+    ///
+    /// Draw `k` consumes, in order: one word for the inter/intra decision (none when
+    /// `mu >= 1`), then two words for an inter-community edge's endpoints, or three for an
+    /// intra-community edge (community, then both endpoints). Draws are processed in batches
+    /// whose table lookups are prefetched a phase ahead (the tables are far larger than the
+    /// caches at scale); the edges are the same as one draw at a time.
     pub fn chunk(&self, j: u64, out: &mut Vec<(u64, u64)>) {
+        const BATCH: usize = 64;
+        #[derive(Clone, Copy, Default)]
+        struct Draw {
+            inter: bool,
+            rc: u64,
+            r1: u64,
+            r2: u64,
+            start: u64,
+            len: u64,
+        }
         let mut rng = Rng::new(self.p.seed, 3, j);
         let lo = j * CHUNK;
         let hi = (lo + CHUNK).min(self.p.m);
         // mu as a threshold on 64 random bits.
         let mu_thr = (self.p.mu * 18_446_744_073_709_551_616.0) as u64;
         let mu_all = self.p.mu >= 1.0;
-        for _ in lo..hi {
-            let (u, v) = if mu_all || rng.next_u64() < mu_thr {
-                (
-                    alias_draw(rng.next_u64(), &self.g_cols) as u64,
-                    alias_draw(rng.next_u64(), &self.g_cols) as u64,
-                )
-            } else {
-                let c = alias_draw(rng.next_u64(), &self.cc_cols) as usize;
-                let (s, e) = (self.c_start[c] as usize, self.c_start[c + 1] as usize);
-                let cols = &self.c_cols[s..e];
-                (
-                    s as u64 + alias_draw(rng.next_u64(), cols) as u64,
-                    s as u64 + alias_draw(rng.next_u64(), cols) as u64,
-                )
-            };
-            if u != v {
-                out.push((self.node(u), self.node(v)));
+        let n = self.g_cols.len() as u64;
+        let nc = self.cc_cols.len() as u64;
+        let mut batch = [Draw::default(); BATCH];
+        let mut k = lo;
+        while k < hi {
+            let b = ((hi - k) as usize).min(BATCH);
+            // Phase 1: all random words; prefetch the first-level table columns.
+            for d in &mut batch[..b] {
+                d.inter = mu_all || rng.next_u64() < mu_thr;
+                if d.inter {
+                    d.r1 = rng.next_u64();
+                    d.r2 = rng.next_u64();
+                    prefetch(&self.g_cols[col(d.r1, n)]);
+                    prefetch(&self.g_cols[col(d.r2, n)]);
+                } else {
+                    d.rc = rng.next_u64();
+                    d.r1 = rng.next_u64();
+                    d.r2 = rng.next_u64();
+                    prefetch(&self.cc_cols[col(d.rc, nc)]);
+                }
             }
+            // Phase 2: resolve communities; prefetch the members' columns.
+            for d in batch[..b].iter_mut().filter(|d| !d.inter) {
+                let c = alias_draw(d.rc, &self.cc_cols) as usize;
+                d.start = self.c_start[c];
+                d.len = self.c_start[c + 1] - d.start;
+                prefetch(&self.c_cols[(d.start + col(d.r1, d.len) as u64) as usize]);
+                prefetch(&self.c_cols[(d.start + col(d.r2, d.len) as u64) as usize]);
+            }
+            // Phase 3: resolve endpoints.
+            for d in &batch[..b] {
+                let (u, v) = if d.inter {
+                    (
+                        alias_draw(d.r1, &self.g_cols) as u64,
+                        alias_draw(d.r2, &self.g_cols) as u64,
+                    )
+                } else {
+                    let (s, e) = (d.start as usize, (d.start + d.len) as usize);
+                    let cols = &self.c_cols[s..e];
+                    (
+                        d.start + alias_draw(d.r1, cols) as u64,
+                        d.start + alias_draw(d.r2, cols) as u64,
+                    )
+                };
+                if u != v {
+                    out.push((self.node(u), self.node(v)));
+                }
+            }
+            k += b as u64;
         }
     }
 
