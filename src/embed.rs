@@ -215,3 +215,13 @@ pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
     map.insert((pid, threads), p.clone());
     Ok(p)
 }
+
+#[cfg(test)]
+mod tests {
+    /// Python-visible signature defaults are literals (so `inspect.signature` shows numbers);
+    /// they must equal the kernel's constants.
+    #[test]
+    fn binding_literal_defaults_match_kernel_constants() {
+        assert_eq!(crate::ppr::DEFAULT_MAX_TOUCHED, 50_000_000);
+    }
+}

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from . import datasets
 from ._core import __version__
+
+# Converters and writers import their optional dependencies lazily, inside the functions.
+from .convert import convert, from_arrow, from_networkx, from_numpy, from_pandas, from_scipy
 from .embedding import (
     DEFAULT_ALPHA,
     DEFAULT_DIM,
@@ -30,6 +33,7 @@ from .errors import (
     InstantEmbeddingError,
     NodeNotFoundError,
 )
+from .export import write_embeddings
 from .graph import Graph
 
 __all__ = [
@@ -46,5 +50,12 @@ __all__ = [
     "NodeNotFoundError",
     "__version__",
     "datasets",
+    "convert",
+    "from_arrow",
+    "from_networkx",
+    "from_numpy",
+    "from_pandas",
+    "from_scipy",
     "ppr",
+    "write_embeddings",
 ]

@@ -1,4 +1,4 @@
-"""Type stubs of the native module (hand-written; checked by mypy.stubtest in CI)."""
+# Type stubs of the native module (hand-written; checked by mypy.stubtest in CI).
 
 from typing import final
 
@@ -77,6 +77,14 @@ def embed(
 def ppr_state(
     graph: Graph, node: int, alpha: float, eps: float, variant: str, max_touched: int
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def ppr_stats(
+    graph: Graph,
+    node: int,
+    alpha: float,
+    eps: float,
+    variant: str,
+    max_touched: int = 50000000,
+) -> dict[str, int]: ...
 def check_config(
     dim: int, alpha: float, eps: float, variant: str, max_touched: int, value: str
 ) -> None: ...

@@ -312,6 +312,35 @@ fn ppr_state<'py>(
     Ok((idx.into_pyarray(py), p.into_pyarray(py), r.into_pyarray(py)))
 }
 
+/// Cost of one query: `{"touched", "pushes", "support", "heap_bytes"}` (for `info`).
+#[pyfunction]
+#[pyo3(signature = (graph, node, alpha, eps, variant, max_touched = 50_000_000))]
+fn ppr_stats(
+    py: Python<'_>,
+    graph: &PyGraph,
+    node: u32,
+    alpha: f64,
+    eps: f64,
+    variant: &str,
+    max_touched: usize,
+) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let g = graph.inner.clone();
+    py.detach(move || {
+        let mut ws = kppr::Workspace::new();
+        kppr::push(&g, node, &cfg, &mut ws)?;
+        let mut sup = Vec::new();
+        ws.support(&mut sup);
+        Ok::<_, Error>(std::collections::HashMap::from([
+            ("touched", ws.touched() as u64),
+            ("pushes", ws.pushes),
+            ("support", sup.len() as u64),
+            ("heap_bytes", ws.heap_bytes() as u64),
+        ]))
+    })
+    .py_err()
+}
+
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array.
 #[pyfunction(name = "embed")]
 #[allow(clippy::too_many_arguments)]
@@ -408,6 +437,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
+    m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
