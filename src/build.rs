@@ -545,7 +545,16 @@ mod tests {
         let g = build_in_memory(&p).unwrap();
         let mut ws = Workspace::new();
         for seed in 0..5 {
-            push(&g, seed, &PprConfig { eps: 1e-9, ..PprConfig::default() }, &mut ws).unwrap();
+            push(
+                &g,
+                seed,
+                &PprConfig {
+                    eps: 1e-9,
+                    ..PprConfig::default()
+                },
+                &mut ws,
+            )
+            .unwrap();
             assert_eq!(ws.touched(), 5);
         }
     }
