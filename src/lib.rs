@@ -8,6 +8,7 @@ pub mod build;
 pub mod csr;
 pub mod embed;
 pub mod error;
+pub mod external;
 pub mod format;
 pub mod hashing;
 pub mod ppr;
