@@ -94,6 +94,19 @@ impl Graph {
     /// Memory-maps a graph file. Cost O(1) in the graph size: only the header is read and checked.
     pub fn open(path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
+        // Opening a FIFO blocks until a writer appears: refuse anything but a regular file or a
+        // directory (reported below) before opening it.
+        if let Ok(meta) = std::fs::metadata(path) {
+            if !meta.is_file() && !meta.is_dir() {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file (a FIFO, socket or device)",
+                    ),
+                ));
+            }
+        }
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {
@@ -140,6 +153,12 @@ impl Graph {
 
     /// Wraps an in-memory file image (as produced by the builder).
     pub fn from_image(words: Vec<u64>, len: usize) -> Result<Graph> {
+        if words.len().checked_mul(8).is_none_or(|cap| len > cap) {
+            return Err(Error::input(format!(
+                "image length {len} exceeds its buffer of {} words",
+                words.len()
+            )));
+        }
         let backing = Backing::Owned(words, len);
         let header = Header::decode(backing.bytes(), len as u64)?;
         let g = Graph::assemble(backing, header, None);
@@ -340,6 +359,7 @@ impl Graph {
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     #[inline]
     pub fn hash_key(&self, v: u32) -> Result<u64> {
+        self.check_node(v)?;
         match self.header.id_kind {
             IdKind::Implicit => Ok(u64::from(v)),
             IdKind::Int64 => Ok(self.ids_words()[v as usize]),

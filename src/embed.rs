@@ -142,12 +142,19 @@ pub fn resolve_threads(threads: Option<usize>) -> Result<usize> {
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok())
             .filter(|&t| t > 0)
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            })),
+            .unwrap_or_else(cpu_count)),
     }
+}
+
+/// The CPU count, read once: `available_parallelism` reads cgroup files (tens of µs), too slow
+/// for a per-call lookup on the single-node latency path.
+fn cpu_count() -> usize {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    *CPUS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
 }
 
 type PoolCache = Mutex<HashMap<(u32, usize), Arc<rayon::ThreadPool>>>;

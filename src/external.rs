@@ -81,7 +81,9 @@ pub enum IdMode {
     Auto,
     /// Ids are the internal indices `0..n-1` (`n` = `num_nodes`, or the largest id + 1).
     Implicit,
-    /// Arbitrary int64 ids, always stored in the file (internal order: ascending id).
+    /// Arbitrary int64 ids (internal order: ascending id); stored as implicit ids when they are
+    /// exactly `0..n-1`, as `Graph.from_edges` does. Unlike `Auto` in the text reader, a
+    /// non-integer id is an error.
     Int,
     /// UTF-8 string ids (internal order: bytewise ascending).
     Str,
@@ -746,7 +748,7 @@ impl ExternalBuilder {
             },
             IdMode::Int => Ids::Int {
                 ids: IntIds::new(opts.memory_limit),
-                collapse: false,
+                collapse: true,
             },
             IdMode::Str => Ids::Str(StrIds::new()),
         };
@@ -1850,8 +1852,8 @@ mod tests {
         all.dedup();
         let implicit = match opts.ids {
             IdMode::Implicit => true,
-            IdMode::Auto => all.iter().enumerate().all(|(i, &x)| x == i as i64),
-            _ => false,
+            IdMode::Auto | IdMode::Int => all.iter().enumerate().all(|(i, &x)| x == i as i64),
+            IdMode::Str => false,
         };
         let n = if implicit {
             opts.num_nodes

@@ -209,6 +209,13 @@ impl Header {
                 "num_nodes {n} exceeds the u32 index limit"
             )));
         }
+        if m > self.file_len / 4 {
+            // Also keeps every size computed from m below free of overflow.
+            return Err(Error::format(format!(
+                "num_arcs {m} cannot fit in a file of {} bytes",
+                self.file_len
+            )));
+        }
         if !self.directed && self.num_edges > m {
             return Err(Error::format("num_edges exceeds the number of stored arcs"));
         }

@@ -143,6 +143,7 @@ impl Store for Dense {
     #[inline(always)]
     unsafe fn note_touch(&mut self, node: u32, first: bool) {
         // SAFETY: every node is recorded at most once, so len <= n < touched.len() here.
+        debug_assert!(self.len < self.touched.len());
         unsafe { *self.touched.get_unchecked_mut(self.len) = node };
         self.len += usize::from(first);
     }
@@ -414,6 +415,17 @@ fn threshold(graph: &Graph, u: u32, eps: f64) -> Result<f64> {
     Ok(eps * graph.strength(u)?.max(1.0))
 }
 
+/// A touched node's residual must never read as untouched (+0.0): when a deposit or a lazy
+/// spread underflows to zero (tiny `eps`), -0.0 + +0.0 == +0.0 would record the node twice.
+#[inline(always)]
+fn keep_touched(r: f64) -> f64 {
+    if r.to_bits() == UNTOUCHED {
+        PUSHED
+    } else {
+        r
+    }
+}
+
 /// Adds `add` to `u`'s residual; queues `u` when this makes it cross its threshold. Between two
 /// pushes a node's residual only grows, so the crossing happens once and nothing is queued twice.
 ///
@@ -433,7 +445,7 @@ unsafe fn deposit<S: Store>(
     let r = unsafe { store.r(u) };
     let old = *r;
     let new = old + add;
-    *r = new;
+    *r = keep_touched(new);
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
     if new > thr && old <= thr {
@@ -466,7 +478,7 @@ fn push_with<S: Store>(
         let mut spread = (1.0 - alpha) * rw;
         if lazy {
             spread *= 0.5;
-            unsafe { *store.r(w) = spread };
+            unsafe { *store.r(w) = keep_touched(spread) };
             if spread > threshold(graph, w, eps)? {
                 queue.push_back(w); // still above its threshold: stays queued
             }
@@ -489,6 +501,7 @@ fn push_with<S: Store>(
                 )));
             }
             let unit = spread / st;
+            let mut sum = 0f64;
             for (&u, &x) in nbrs.iter().zip(wts) {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
@@ -498,7 +511,15 @@ fn push_with<S: Store>(
                         "corrupted weight {x} on an arc of node {w}"
                     )));
                 }
+                sum += f64::from(x);
                 unsafe { deposit(graph, store, queue, u, unit * f64::from(x), eps)? };
+            }
+            // A stored strength below the weights' sum would create residual mass on every
+            // push, so the push would never end (corrupted file; validate() reports it).
+            if sum > st * (1.0 + 1e-9) {
+                return Err(Error::format(format!(
+                    "corrupted strength at node {w}: {st} is less than the sum of its weights {sum}"
+                )));
             }
         } else {
             let unit = spread / nbrs.len() as f64;

@@ -172,6 +172,27 @@ fn parse_int(t: &[u8]) -> IntTok {
     }
 }
 
+/// Python-style single-quoted text for messages.
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => q.push_str("\\'"),
+            '\\' => q.push_str("\\\\"),
+            '\t' => q.push_str("\\t"),
+            c if c.is_control() => q.push_str(&c.escape_default().to_string()),
+            c => q.push(c),
+        }
+    }
+    q.push('\'');
+    q
+}
+
+fn quote_bytes(t: &[u8]) -> String {
+    quote(&String::from_utf8_lossy(t))
+}
+
 #[inline]
 fn is_blank(c: u8) -> bool {
     c == b' ' || c == b'\t'
@@ -221,8 +242,10 @@ impl FileParser<'_> {
         let shown: String = text.chars().take(MAX_SHOWN).collect();
         let more = if shown.len() < text.len() { "..." } else { "" };
         Error::format(format!(
-            "{}:{}: {msg}: {shown:?}{more}",
-            self.name, self.line_no
+            "{}:{}: {msg}: {}{more}",
+            self.name,
+            self.line_no,
+            quote(&shown)
         ))
     }
 
@@ -312,10 +335,7 @@ impl FileParser<'_> {
                 self.ncols = Some((k, self.line_no));
             }
             Some((c, at)) if c != k => {
-                return Err(self.err(
-                    raw,
-                    format!("expected {c} columns (as on line {at}), found {k}"),
-                ));
+                return Err(self.err(raw, format!("found {k} columns, but line {at} has {c}")));
             }
             _ => {}
         }
@@ -324,13 +344,25 @@ impl FileParser<'_> {
             let x = std::str::from_utf8(t)
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
-                .ok_or_else(|| {
-                    self.err(
-                        raw,
-                        format!("non-numeric weight {:?}", String::from_utf8_lossy(t)),
-                    )
-                })?;
-            check_weight(x).map_err(|e| self.err(raw, e))?
+                .ok_or_else(|| self.err(raw, format!("non-numeric weight {}", quote_bytes(t))))?;
+            let why = if x.is_nan() {
+                Some("is NaN")
+            } else if x.is_infinite() {
+                Some("is infinite")
+            } else if x <= 0.0 {
+                Some("is <= 0")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(self.err(raw, format!("weight {} {why}", quote_bytes(t))));
+            }
+            check_weight(x).map_err(|_| {
+                self.err(
+                    raw,
+                    format!("weight {} is outside the float32 range", quote_bytes(t)),
+                )
+            })?
         } else {
             1.0
         };
@@ -352,7 +384,7 @@ impl FileParser<'_> {
                             return Err(self.err(
                                 raw,
                                 format!(
-                                    "node id {} overflows int64 (use id_kind='str' to keep such ids as strings)",
+                                    "id {} overflows int64 (use id_kind='str' to keep such ids as strings)",
                                     String::from_utf8_lossy(t)
                                 ),
                             ))
@@ -362,8 +394,8 @@ impl FileParser<'_> {
                             return Err(self.err(
                                 raw,
                                 format!(
-                                    "node id {:?} is not an integer (id_kind={})",
-                                    String::from_utf8_lossy(t),
+                                    "id {} is not an integer (id_kind={})",
+                                    quote_bytes(t),
                                     if mode == IdMode::Int { "'int'" } else { "'implicit'" }
                                 ),
                             ))
@@ -427,6 +459,19 @@ fn read_all(
                 match r.read(&mut buf[end..]) {
                     Ok(k) => break k,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::InvalidData
+                                | std::io::ErrorKind::InvalidInput
+                                | std::io::ErrorKind::UnexpectedEof
+                        ) || e.kind() == std::io::ErrorKind::Other =>
+                    {
+                        return Err(Error::format(format!(
+                            "{name}: corrupt or truncated compressed data after line {}: {e}",
+                            p.line_no
+                        )))
+                    }
                     Err(e) => return Err(Error::io(path, e)),
                 }
             };
@@ -466,7 +511,8 @@ fn read_all(
 /// `build.ids` is `Auto` for "int ids if every id is an integer (implicit when they are exactly
 /// `0..n-1`), else string ids"; an id that is not an integer after integer ones makes the reader
 /// start again in string mode (the rest of the file is read twice). `progress(done, total)`:
-/// reading is the first half of `total`, sorting and writing the second.
+/// bytes of input read (compressed bytes for compressed files) out of the inputs' total size;
+/// while the graph is sorted and written it is called with `(total, total)`.
 pub fn convert_text(
     inputs: &[PathBuf],
     output: &Path,
@@ -517,7 +563,7 @@ pub fn convert_text(
                 ..build.clone()
             },
         )?;
-        let report = |done: u64| progress.is_none_or(|h| h(done.min(total), 2 * total));
+        let report = |done: u64| progress.is_none_or(|h| h(done.min(total), total));
         match read_all(inputs, &mut b, text, ids, weight_col, &mut stats, &report)? {
             Flow::NeedStr => {
                 // Re-read as strings (only a second pass if integer edges were already read).
@@ -537,12 +583,9 @@ pub fn convert_text(
                 names.join(", ")
             )));
         }
-        let finish_hook = |d: u64, t: u64| {
-            progress.is_none_or(|h| {
-                let frac = if t == 0 { 1.0 } else { d as f64 / t as f64 };
-                h(total + (frac * total as f64) as u64, 2 * total)
-            })
-        };
+        // Sorting and writing report (total, total): the input is read; the calls keep
+        // Ctrl-C (and callback exceptions) working.
+        let finish_hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
         let st = b.finish(Some(&finish_hook))?;
         return Ok((st, stats));
     }
@@ -685,7 +728,7 @@ mod tests {
                 b"1 2\n3\n",
                 d.clone(),
                 t.clone(),
-                ":2: expected 2 columns (as on line 1), found 1: \"3\"",
+                ":2: found 1 columns, but line 1 has 2: '3'",
             ),
             (
                 b"1\n",
@@ -697,27 +740,22 @@ mod tests {
                 b"# c\n1 2 x\n",
                 w.clone(),
                 t.clone(),
-                ":2: non-numeric weight \"x\"",
+                ":2: non-numeric weight 'x'",
             ),
             (
                 b"1 2 nan\n",
                 w.clone(),
                 t.clone(),
-                ":1: weight NaN is invalid",
+                ":1: weight 'nan' is NaN",
             ),
             (
                 b"1 2 inf\n",
                 w.clone(),
                 t.clone(),
-                ":1: weight inf is invalid",
+                ":1: weight 'inf' is infinite",
             ),
-            (
-                b"1 2 -1\n",
-                w.clone(),
-                t.clone(),
-                ":1: weight -1 is invalid",
-            ),
-            (b"1 2 0\n", w.clone(), t.clone(), ":1: weight 0 is invalid"),
+            (b"1 2 -1\n", w.clone(), t.clone(), ":1: weight '-1' is <= 0"),
+            (b"1 2 0\n", w.clone(), t.clone(), ":1: weight '0' is <= 0"),
             (
                 b"1 2 1e39\n",
                 w.clone(),
@@ -728,7 +766,7 @@ mod tests {
                 b"1 99999999999999999999\n",
                 d.clone(),
                 t.clone(),
-                ":1: node id 99999999999999999999 overflows int64",
+                ":1: id 99999999999999999999 overflows int64",
             ),
             (b"", d.clone(), t.clone(), "no edges found"),
             (b"# only\n\n", d.clone(), t.clone(), "no edges found"),
@@ -739,7 +777,7 @@ mod tests {
                     ..d.clone()
                 },
                 t.clone(),
-                ":2: node id \"x\" is not an integer",
+                ":2: id 'x' is not an integer",
             ),
             (
                 b"1 2\n1 -3\n",
@@ -772,7 +810,7 @@ mod tests {
                 b"1,2\n1;2\n",
                 d.clone(),
                 t.clone(),
-                ":2: expected 2 columns",
+                ":2: found 1 columns, but line 1 has 2",
             ),
         ];
         for (content, build, text, want) in cases {

@@ -246,17 +246,17 @@ def test_text_several_files_and_ids(tmp_path):
 @pytest.mark.parametrize(
     "content,kw,match",
     [
-        ("1 2\n3\n", {}, r'in\.txt:2: expected 2 columns \(as on line 1\), found 1: "3"'),
-        ("# h\n1 2 3\n4 5\n", {}, r"in\.txt:3: expected 3 columns"),
+        ("1 2\n3\n", {}, r"in\.txt:2: found 1 columns, but line 1 has 2: '3'"),
+        ("# h\n1 2 3\n4 5\n", {}, r"in\.txt:3: found 2 columns, but line 2 has 3"),
         ("1\n", {}, r"in\.txt:1: found 1 column\(s\)"),
         ("1 2 abc\n", {"weighted": True}, r"in\.txt:1: non-numeric weight"),
-        ("1 2 1\n1 3 nan\n", {"weighted": True}, r"in\.txt:2: weight NaN is invalid"),
-        ("1 2 inf\n", {"weighted": True}, r"in\.txt:1: weight inf is invalid"),
-        ("1 2 -2.5\n", {"weighted": True}, r"in\.txt:1: weight -2\.5 is invalid"),
-        ("1 2 0\n", {"weighted": True}, r"in\.txt:1: weight 0 is invalid"),
-        ("1 2\n3 123456789012345678901\n", {}, r"in\.txt:2: node id 123456789012345678901 over"),
+        ("1 2 1\n1 3 nan\n", {"weighted": True}, r"in\.txt:2: weight 'nan' is NaN"),
+        ("1 2 inf\n", {"weighted": True}, r"in\.txt:1: weight 'inf' is infinite"),
+        ("1 2 -2.5\n", {"weighted": True}, r"in\.txt:1: weight '-2\.5' is <= 0"),
+        ("1 2 0\n", {"weighted": True}, r"in\.txt:1: weight '0' is <= 0"),
+        ("1 2\n3 123456789012345678901\n", {}, r"in\.txt:2: id 123456789012345678901 overflows"),
         ("1 2\n1 -1\n", {"id_kind": "implicit"}, r"in\.txt:2: node id -1 is negative"),
-        ("1 2\n1 a\n", {"id_kind": "int"}, r"in\.txt:2: node id \"a\" is not an integer"),
+        ("1 2\n1 a\n", {"id_kind": "int"}, r"in\.txt:2: id 'a' is not an integer"),
         ("", {}, r"no edges found"),
         ("# nothing\n\n", {}, r"no edges found"),
     ],
@@ -302,7 +302,8 @@ def test_text_progress_and_interrupt(tmp_path):
     _core.convert_text(
         [os.fspath(f)], os.fspath(tmp_path / "o.graph"), progress=lambda d, t: seen.append((d, t))
     )
-    assert seen and seen[-1][0] == seen[-1][1] and all(d <= t for d, t in seen)
+    size = f.stat().st_size
+    assert seen and seen[-1] == (size, size) and all(d <= t == size for d, t in seen)
 
     def stop(done, total):
         raise KeyboardInterrupt

@@ -316,6 +316,11 @@ class Graph:
         TypeError
             Ids of the wrong kind (e.g. strings for an integer-id graph).
         """
+        if self._g.id_kind == "implicit" and type(nodes) in (list, tuple) and len(nodes) <= 8:
+            # Fast path for the single-node latency case: a few plain ints.
+            n = self._g.num_nodes
+            if all(type(x) is int and 0 <= x < n for x in nodes):
+                return np.array(nodes, dtype=np.uint32)
         kind, arr = _as_id_array(nodes, "nodes")
         if kind == "str":
             if self.id_kind != "utf8":

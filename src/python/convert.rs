@@ -54,9 +54,10 @@ fn build_options(
     num_nodes: Option<u64>,
     self_loops: &str,
     merge: &str,
-    memory_limit: u64,
+    memory_limit: Option<u64>,
     tmp_dir: Option<PathBuf>,
 ) -> PyResult<BuildOptions> {
+    let memory_limit = memory_limit.unwrap_or(DEFAULT_MEMORY_LIMIT);
     Ok(BuildOptions {
         directed,
         weighted,
@@ -199,7 +200,7 @@ fn with_progress<T: Send>(
 impl PyGraphBuilder {
     #[new]
     #[pyo3(signature = (output, *, directed=false, weighted=false, id_kind="auto", num_nodes=None,
-                        self_loops="keep", merge="sum", memory_limit=DEFAULT_MEMORY_LIMIT, tmp_dir=None))]
+                        self_loops="keep", merge="sum", memory_limit=None, tmp_dir=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -210,7 +211,7 @@ impl PyGraphBuilder {
         num_nodes: Option<u64>,
         self_loops: &str,
         merge: &str,
-        memory_limit: u64,
+        memory_limit: Option<u64>,
         tmp_dir: Option<PathBuf>,
     ) -> PyResult<Self> {
         let opts = build_options(
@@ -347,7 +348,7 @@ impl PyGraphBuilder {
 #[pyo3(signature = (inputs, output, *, directed=false, weighted=false, delimiter=None, comment="#%",
                     skip_lines=0, src_col=0, dst_col=1, weight_col=None, id_kind="auto",
                     num_nodes=None, self_loops="keep", merge="sum",
-                    memory_limit=DEFAULT_MEMORY_LIMIT, tmp_dir=None, progress=None))]
+                    memory_limit=None, tmp_dir=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn convert_text<'py>(
     py: Python<'py>,
@@ -365,7 +366,7 @@ pub fn convert_text<'py>(
     num_nodes: Option<u64>,
     self_loops: &str,
     merge: &str,
-    memory_limit: u64,
+    memory_limit: Option<u64>,
     tmp_dir: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -385,7 +386,12 @@ pub fn convert_text<'py>(
         ));
     }
     let text = TextOptions {
-        delimiter: delimiter.map(Delimiter::parse).transpose().py_err()?,
+        // None or "": detect per file.
+        delimiter: delimiter
+            .filter(|d| !d.is_empty())
+            .map(Delimiter::parse)
+            .transpose()
+            .py_err()?,
         comment: comment.as_bytes().to_vec(),
         skip_lines,
         src_col,

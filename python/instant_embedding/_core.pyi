@@ -1,0 +1,128 @@
+"""Type stubs of the native module (hand-written; checked by mypy.stubtest in CI)."""
+
+from collections.abc import Callable
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+DEFAULT_ALPHA: float
+DEFAULT_EPS: float
+DEFAULT_MAX_TOUCHED: int
+DEFAULT_DIM: int
+DEFAULT_SEED: int
+MAX_DIM: int
+FORMAT_VERSION: int
+
+@final
+class Graph:
+    @staticmethod
+    def open(path: str) -> Graph: ...
+    @staticmethod
+    def build(
+        src: npt.NDArray[np.uint32],
+        dst: npt.NDArray[np.uint32],
+        num_nodes: int,
+        directed: bool,
+        weights: npt.NDArray[np.float32] | None,
+        int_ids: npt.NDArray[np.int64] | None,
+        str_ids: list[str] | None,
+        merge: str,
+    ) -> Graph: ...
+    def save(self, path: str) -> None: ...
+    def validate(self) -> None: ...
+    @property
+    def num_nodes(self) -> int: ...
+    @property
+    def num_arcs(self) -> int: ...
+    @property
+    def num_edges(self) -> int: ...
+    @property
+    def directed(self) -> bool: ...
+    @property
+    def weighted(self) -> bool: ...
+    @property
+    def id_kind(self) -> str: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def file_size(self) -> int: ...
+    def degree(self, v: int) -> int: ...
+    def strength(self, v: int) -> float: ...
+    def degrees(self) -> npt.NDArray[np.uint64]: ...
+    def neighbors(
+        self, v: int
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float32] | None]: ...
+    def lookup_int(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]: ...
+    def lookup_str(self, ids: list[str]) -> npt.NDArray[np.uint32]: ...
+    def int_ids(self) -> npt.NDArray[np.int64] | None: ...
+    def str_ids(self, indices: npt.NDArray[np.uint32] | None = None) -> list[str]: ...
+    def hash_key(self, v: int) -> int: ...
+
+def ppr(
+    graph: Graph, node: int, alpha: float, eps: float, variant: str, max_touched: int
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64]]: ...
+def embed(
+    graph: Graph,
+    nodes: npt.NDArray[np.uint32],
+    dim: int,
+    alpha: float,
+    eps: float,
+    seed: int,
+    variant: str,
+    threads: int | None,
+    max_touched: int,
+) -> npt.NDArray[np.float32]: ...
+def check_config(dim: int, alpha: float, eps: float, variant: str, max_touched: int) -> None: ...
+def resolve_threads(threads: int | None) -> int: ...
+def hash_bucket(key: int, seed: int, dim: int) -> tuple[int, int]: ...
+def splitmix64(x: int) -> int: ...
+def fnv1a64(data: bytes) -> int: ...
+
+# Out-of-core builder and text converter (src/python/convert.rs).
+@final
+class GraphBuilder:
+    def __new__(
+        cls,
+        output: str,
+        *,
+        directed: bool = False,
+        weighted: bool = False,
+        id_kind: str = "auto",
+        num_nodes: int | None = None,
+        self_loops: str = "keep",
+        merge: str = "sum",
+        memory_limit: int | None = None,
+        tmp_dir: str | None = None,
+    ) -> GraphBuilder: ...
+    def add_edges(self, src: Any, dst: Any, weights: Any = None) -> None: ...
+    def finish(self, progress: Callable[[int, int], object] | None = None) -> dict[str, Any]: ...
+    def abort(self) -> None: ...
+    @property
+    def input_edges(self) -> int: ...
+    @property
+    def stats(self) -> dict[str, Any] | None: ...
+    def __enter__(self) -> GraphBuilder: ...
+    def __exit__(self, exc_type: object, _exc: object, _tb: object) -> bool: ...
+
+def convert_text(
+    inputs: list[str],
+    output: str,
+    *,
+    directed: bool = False,
+    weighted: bool = False,
+    delimiter: str | None = None,
+    comment: str = "#%",
+    skip_lines: int = 0,
+    src_col: int = 0,
+    dst_col: int = 1,
+    weight_col: int | None = None,
+    id_kind: str = "auto",
+    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | None = None,
+    tmp_dir: str | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...

@@ -1,0 +1,787 @@
+"""The ``instant-embedding`` command line: ``convert``, ``embed``, ``info`` and ``demo``.
+
+Flag names follow node2vec and PecanPy (``--input``, ``--output``, ``--dimensions``,
+``--workers``, ``--weighted``, ``--directed``, ``--delimiter``). Errors print one line
+(``error: ...``) and exit with status 1 (2 for usage errors, 130 when interrupted); pass
+``--verbose`` for the traceback. See ``docs/CLI.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["build_parser", "main"]
+
+BUILTIN_GRAPHS = ("karate", "lesmis")
+_GRAPH_MAGIC = b"IEGRAPH\x00"
+
+
+# ====================================================================== helpers
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _note(args: argparse.Namespace, msg: str) -> None:
+    if not args.quiet:
+        print(msg, file=sys.stderr)
+
+
+def _column(value: str | None) -> int | str | None:
+    """A column given on the command line: an index if it is a number, else a name."""
+    if value is None:
+        return None
+    return int(value) if value.isdigit() else value
+
+
+def _open_graph(spec: str) -> Any:
+    """A graph file, or the name of a shipped example graph."""
+    from . import datasets
+    from .graph import Graph
+
+    if os.path.exists(spec):
+        if os.path.isfile(spec):
+            with open(spec, "rb") as f:
+                head = f.read(8)
+            if head != _GRAPH_MAGIC:
+                raise ValueError(
+                    f"{spec} is not an instant-embedding graph file; convert it first: "
+                    f"instant-embedding convert {spec} {os.path.splitext(spec)[0]}.graph"
+                )
+        return Graph.open(spec)
+    if spec in BUILTIN_GRAPHS:
+        return getattr(datasets, spec)()
+    raise FileNotFoundError(
+        f"{spec}: no such graph file (shipped examples: {', '.join(BUILTIN_GRAPHS)})"
+    )
+
+
+def _graph_label(spec: str) -> str:
+    return spec if os.path.exists(spec) else f"{spec} (shipped example)"
+
+
+def _parse_nodes(spec: str | None, graph: Any) -> Any:
+    """``--nodes``: None/"all", a file with one id per line, or comma-separated ids."""
+    if spec is None or spec == "all":
+        return None
+    if spec.startswith("@"):
+        spec = spec[1:]
+        if not os.path.isfile(spec):
+            raise FileNotFoundError(f"{spec}: node list file not found")
+    if os.path.isfile(spec):
+        with open(spec, encoding="utf-8") as f:
+            tokens = [ln.strip() for ln in f]
+        tokens = [t for t in tokens if t and not t.startswith("#")]
+        where = spec
+    else:
+        tokens = [t.strip() for t in spec.split(",") if t.strip()]
+        where = "--nodes"
+    if not tokens:
+        raise ValueError(f"{where}: no node ids given")
+    if graph.id_kind == "utf8":
+        return tokens
+    ids = []
+    for t in tokens:
+        try:
+            ids.append(int(t))
+        except ValueError:
+            raise ValueError(
+                f"{where}: node {t!r} is not an integer, but this graph has integer node ids"
+            ) from None
+    return np.asarray(ids, dtype=np.int64)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    if s < 120:
+        return f"{s:.1f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+# ====================================================================== convert
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .convert import convert_with_stats, detect_format
+
+    paths = list(args.paths or [])
+    inputs = list(args.input or [])
+    if args.output is not None:
+        output = args.output
+        inputs += paths
+    else:
+        if len(paths) < 1 or (len(paths) < 2 and not inputs):
+            raise ValueError("convert needs INPUT... OUTPUT.graph (or --input/--output)")
+        inputs += paths[:-1]
+        output = paths[-1]
+    if not inputs:
+        raise ValueError("convert needs at least one input file")
+    fmt = args.format
+    if fmt == "auto":
+        for p in inputs:
+            if not os.path.exists(p):
+                raise FileNotFoundError(f"{p}: no such file or directory")
+        fmt = detect_format(inputs[0])
+    directed = args.directed
+    if directed is None and fmt not in ("mat", "bcsr"):
+        directed = False
+    g, stats = convert_with_stats(
+        inputs,
+        output,
+        format=fmt,
+        directed=directed,
+        weighted=args.weighted,
+        delimiter=args.delimiter,
+        comment=args.comment,
+        header=args.header,
+        src_col=_column(args.src_col),
+        dst_col=_column(args.dst_col),
+        weight_col=_column(args.weight_col),
+        id_kind=args.id_kind,
+        self_loops=args.self_loops,
+        merge=args.merge,
+        var=args.var,
+        memory_limit=args.memory_limit,
+        tmp_dir=args.tmp_dir,
+        progress=_show_progress(args),
+    )
+    secs = stats.get("seconds", 0.0)
+    read = stats.get("edges_read")
+    kind = "directed" if g.directed else "undirected"
+    extra = ", weighted" if g.weighted else ""
+    rate = f", {read / secs:,.0f} edges/s" if read and secs > 0 else ""
+    _note(
+        args,
+        f"wrote {output}: {g.num_nodes:,} nodes, {g.num_edges:,} edges ({kind}{extra}, "
+        f"ids {g.id_kind}) from {fmt} input in {secs:.2f} s{rate}",
+    )
+    dropped = stats.get("self_loops_dropped")
+    if dropped:
+        _note(args, f"dropped {dropped:,} self-loops")
+    return 0
+
+
+# ====================================================================== embed
+def cmd_embed(args: argparse.Namespace) -> int:
+    from .embedding import InstantEmbedding
+    from .export import format_from_path, write_embeddings
+
+    graph_spec = args.graph if args.graph is not None else args.input
+    if graph_spec is None:
+        raise ValueError("embed needs a GRAPH (a .graph file, or karate / lesmis)")
+    if args.graph is not None and args.input is not None and args.graph != args.input:
+        raise ValueError("give the graph either as GRAPH or as --input, not both")
+    fmt = args.format or format_from_path(args.output)
+    if args.output == "-" and fmt != "w2v":
+        raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
+    model = InstantEmbedding(
+        args.dim,
+        alpha=args.alpha,
+        eps=args.eps,
+        seed=args.seed,
+        variant=args.variant,
+        threads=args.threads,
+        max_touched=args.max_touched,
+    )
+    g = _open_graph(graph_spec)
+    nodes = _parse_nodes(args.nodes, g)
+    t0 = time.perf_counter()
+    target: Any = sys.stdout if args.output == "-" else args.output
+    n = write_embeddings(
+        model,
+        g,
+        nodes,
+        target,
+        format=fmt,
+        batch_size=args.batch_size,
+        progress=_show_progress(args),
+    )
+    secs = time.perf_counter() - t0
+    if args.output != "-":
+        rate = f", {n / secs:,.0f} nodes/s" if secs > 0 else ""
+        _note(args, f"wrote {args.output}: {n:,} x {args.dim} ({fmt}) in {secs:.2f} s{rate}")
+    return 0
+
+
+# ====================================================================== info
+def _percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else 0.0
+
+
+# The kernel keeps dense per-thread arrays for graphs of at most this many nodes and a hash
+# table sized by the touched nodes above it (src/ppr.rs, DENSE_MAX_NODES). Only used for the
+# approximate workspace figure when the extension does not report it (no _core.ppr_stats).
+_DENSE_MAX_NODES = 1 << 20
+
+
+def _workspace_estimate(n: int, touched: int) -> float:
+    """Approximate bytes of one thread's push workspace (touched >= the support size)."""
+    if n <= _DENSE_MAX_NODES:
+        return 20.0 * n + 4.0 * touched  # r, p (f64) and the touched list (u32); queue
+    slots = max(1024, 1 << int(np.ceil(np.log2(max(2 * touched, 1)))))
+    return 24.0 * slots + 12.0 * touched  # (u32, f64, f64) slots at load <= 1/2; 3 u32 lists
+
+
+def graph_info(
+    g: Any,
+    *,
+    eps: float,
+    alpha: float,
+    dim: int,
+    variant: str = "standard",
+    sample: int = 50,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Facts about a graph and a measured estimate of the cost of one node's embedding.
+
+    The estimate runs the push (and the embedding) for a deterministic sample of nodes at the
+    given ``eps`` and reports median and 95th percentile of the work per node.
+    """
+    from . import _core
+    from .embedding import InstantEmbedding, ppr
+
+    n = g.num_nodes
+    deg = g.degrees().astype(np.float64) if n else np.zeros(0)
+    info: dict[str, Any] = {
+        "path": g.path,
+        "nodes": n,
+        "edges": g.num_edges,
+        "arcs": g.num_arcs,
+        "directed": g.directed,
+        "weighted": g.weighted,
+        "id_kind": g.id_kind,
+        "file_bytes": os.path.getsize(g.path) if g.path else None,
+    }
+    zero = int(np.count_nonzero(deg == 0))
+    info["degree"] = {
+        "kind": "out-degree" if g.directed else "degree",
+        "min": int(deg.min()) if n else 0,
+        "mean": float(deg.mean()) if n else 0.0,
+        "median": float(np.median(deg)) if n else 0.0,
+        "max": int(deg.max()) if n else 0,
+        ("zero_out_degree" if g.directed else "isolated"): zero,
+    }
+    k = min(sample, n)
+    est: dict[str, Any] = {"eps": eps, "alpha": alpha, "dim": dim, "variant": variant, "sample": k}
+    if k:
+        rng = np.random.default_rng(seed)
+        idx = np.sort(rng.choice(n, size=k, replace=False))
+        ids = g.ids(idx)
+        model = InstantEmbedding(dim, alpha=alpha, eps=eps, variant=variant, threads=1)
+        stats_fn = getattr(_core, "ppr_stats", None)
+        support, lower_updates, secs = [], [], []
+        touched: list[float] = []
+        pushes: list[float] = []
+        heap: list[float] = []
+        for node in ids if isinstance(ids, list) else ids.tolist():
+            t0 = time.perf_counter()
+            model.embed(g, [node])
+            secs.append(time.perf_counter() - t0)
+            sup_ids, _ = ppr(g, node, alpha=alpha, eps=eps, variant=variant)
+            support.append(len(sup_ids))
+            lower_updates.append(float(deg[g.index(sup_ids)].sum()) if len(sup_ids) else 0.0)
+            if stats_fn is not None:
+                st = stats_fn(g._g, int(g.index([node])[0]), alpha, eps, variant)
+                touched.append(st["touched"])
+                pushes.append(st["pushes"])
+                heap.append(st["heap_bytes"])
+
+        def q(v: list[float]) -> dict[str, float]:
+            return {"median": _percentile(v, 50), "p95": _percentile(v, 95), "max": float(max(v))}
+
+        est["support_nodes"] = q(support)
+        est["seconds_per_node"] = q(secs)
+        if stats_fn is not None:
+            est["touched_nodes"] = q(touched)
+            est["edge_updates"] = q(pushes)
+            est["workspace_bytes"] = q(heap)
+        else:
+            # Every node with p > 0 was pushed at least once, moving residual along all of
+            # its edges: the sum of their degrees is a lower bound on the edge updates.
+            est["edge_updates_lower_bound"] = q(lower_updates)
+            est["workspace_bytes_estimate"] = q([_workspace_estimate(n, s) for s in support])
+        threads = _core.resolve_threads(None)
+        est["threads"] = threads
+        est["output_bytes_per_node"] = 4 * dim
+        est["all_nodes_seconds"] = float(np.mean(secs)) * n / threads
+        est["all_nodes_output_bytes"] = 4 * dim * n
+    info["estimate"] = est
+    return info
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    g = _open_graph(args.graph)
+    info = graph_info(
+        g, eps=args.eps, alpha=args.alpha, dim=args.dim, variant=args.variant, sample=args.sample
+    )
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    d = info["degree"]
+    lines = [
+        f"graph        {_graph_label(args.graph)}",
+        f"nodes        {info['nodes']:,}",
+        f"edges        {info['edges']:,} ({'directed' if info['directed'] else 'undirected'}"
+        f"{', weighted' if info['weighted'] else ''}; {info['arcs']:,} stored arcs)",
+        f"node ids     {info['id_kind']}",
+    ]
+    if info["file_bytes"] is not None:
+        lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
+    zero_key = "zero_out_degree" if "zero_out_degree" in d else "isolated"
+    lines.append(
+        f"{d['kind']:<12} min {d['min']:,}  mean {d['mean']:,.2f}  median {d['median']:,.1f}  "
+        f"max {d['max']:,}  {zero_key.replace('_', ' ')} {d[zero_key]:,}"
+    )
+    e = info["estimate"]
+    if e["sample"]:
+        lines.append("")
+        lines.append(
+            f"per-node cost at eps={e['eps']:g}, alpha={e['alpha']:g}, dim={e['dim']} "
+            f"(measured on {e['sample']} sampled nodes, 1 thread; median / p95 / max):"
+        )
+
+        def row(label: str, q: dict[str, float], fmt: Any) -> str:
+            return f"  {label:<24} {fmt(q['median'])} / {fmt(q['p95'])} / {fmt(q['max'])}"
+
+        def num(x: float) -> str:
+            return f"{x:,.0f}"
+
+        lines.append(row("time", e["seconds_per_node"], _fmt_seconds))
+        lines.append(row("nodes with p > 0", e["support_nodes"], num))
+        if "touched_nodes" in e:
+            lines.append(row("touched nodes", e["touched_nodes"], num))
+            lines.append(row("edge updates", e["edge_updates"], num))
+            lines.append(row("workspace", e["workspace_bytes"], _fmt_bytes))
+        else:
+            lines.append(row("edge updates (>=)", e["edge_updates_lower_bound"], num))
+            lines.append(row("workspace (approx.)", e["workspace_bytes_estimate"], _fmt_bytes))
+        lines.append(f"  {'output per node':<24} {_fmt_bytes(e['output_bytes_per_node'])}")
+        lines.append(
+            f"all {info['nodes']:,} nodes: about {_fmt_seconds(e['all_nodes_seconds'])} on "
+            f"{e['threads']} thread(s), {_fmt_bytes(e['all_nodes_output_bytes'])} of output"
+        )
+    print("\n".join(lines))
+    return 0
+
+
+# ====================================================================== demo
+def demo_result(dim: int = 128, seed: int = 0) -> dict[str, Any]:
+    """Embeds the karate club graph and measures how well the embedding separates the clubs."""
+    from .datasets import karate, karate_labels
+    from .embedding import InstantEmbedding
+
+    g = karate()
+    labels = karate_labels()
+    model = InstantEmbedding(dim, seed=seed)
+    t0 = time.perf_counter()
+    emb = model.embed(g, g.nodes)
+    secs = time.perf_counter() - t0
+    unit = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    sim = unit @ unit.T
+    neighbours = {}
+    for v in (0, 33):
+        order = [int(u) for u in np.argsort(-sim[v], kind="stable") if u != v][:3]
+        neighbours[v] = [(u, float(sim[v, u])) for u in order]
+    # 2-means on the unit vectors (cosine), started at the two leaders' embeddings.
+    centroids = unit[[0, 33]].copy()
+    assign = np.zeros(len(unit), dtype=np.int64)
+    for _ in range(20):
+        new = np.argmax(unit @ centroids.T, axis=1)
+        if np.array_equal(new, assign) and _ > 0:
+            break
+        assign = new
+        for c in (0, 1):
+            if np.any(assign == c):
+                m = unit[assign == c].mean(axis=0)
+                centroids[c] = m / max(float(np.linalg.norm(m)), 1e-12)
+    correct = int(np.count_nonzero(assign == labels))
+    return {
+        "shape": emb.shape,
+        "seconds": secs,
+        "neighbours": neighbours,
+        "correct": correct,
+        "total": len(labels),
+        "nodes": g.num_nodes,
+        "edges": g.num_edges,
+    }
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    r = demo_result(dim=args.dim)
+    print(
+        f"Zachary's karate club: {r['nodes']} members, {r['edges']} friendships "
+        "(shipped with the package)"
+    )
+    print(
+        f"InstantEmbedding(dim={args.dim}): embedded all {r['shape'][0]} nodes -> array of "
+        f"shape {r['shape']} in {r['seconds'] * 1e3:.1f} ms"
+    )
+    names = {0: "node 0 (Mr. Hi, instructor)", 33: "node 33 (John A., president)"}
+    for v, nb in r["neighbours"].items():
+        listed = ", ".join(f"{u} ({s:.2f})" for u, s in nb)
+        print(f"most cosine-similar to {names[v]}: {listed}")
+    print(
+        f"2-means on the embeddings, seeded at nodes 0 and 33, puts {r['correct']} of "
+        f"{r['total']} members in the club they joined after the split"
+    )
+    print(
+        "next: instant-embedding convert edges.txt g.graph && "
+        "instant-embedding embed g.graph -o emb.npy"
+    )
+    return 0
+
+
+# ====================================================================== parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
+    from . import __version__
+    from .convert import FORMATS as IN_FORMATS
+    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS, DEFAULT_MAX_TOUCHED
+    from .export import FORMATS as OUT_FORMATS
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="show the full traceback on errors"
+    )
+    common.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar or summary lines"
+    )
+
+    p = argparse.ArgumentParser(
+        prog="instant-embedding",
+        description="Local node embeddings of very large graphs (InstantEmbedding): "
+        "convert a graph once, then embed any nodes you need.",
+        epilog="Try: instant-embedding demo. Docs: docs/CLI.md.",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    # ---- convert
+    c = sub.add_parser(
+        "convert",
+        parents=[common],
+        help="convert an edge list / CSV / Parquet / .mat / .bcsr into a graph file",
+        description="Convert input files into an instant-embedding graph file (written "
+        "atomically; bounded memory for text and Parquet input).",
+        epilog="Examples:\n"
+        "  instant-embedding convert soc-Slashdot0902.txt.gz slashdot.graph --directed\n"
+        "  instant-embedding convert edges.csv g.graph --src-col from --dst-col to "
+        "--weight-col w\n"
+        "  instant-embedding convert blogcatalog.mat blog.graph --var network\n"
+        "  instant-embedding convert shards/ g.graph   # directory of Parquet files",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument(
+        "paths",
+        nargs="*",
+        metavar="INPUT... OUTPUT",
+        help="input file(s) or Parquet directory, then the output .graph file",
+    )
+    c.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        metavar="PATH",
+        help="input file (repeatable; alternative to positional INPUT)",
+    )
+    c.add_argument("-o", "--output", metavar="GRAPH", help="output graph file")
+    c.add_argument(
+        "--format",
+        default="auto",
+        choices=IN_FORMATS,
+        help="input format (default: from extension / magic bytes)",
+    )
+    d = c.add_mutually_exclusive_group()
+    d.add_argument(
+        "--directed",
+        dest="directed",
+        action="store_const",
+        const=True,
+        default=None,
+        help="edges are directed (default: undirected; for .mat/"
+        ".bcsr: undirected iff the matrix is symmetric)",
+    )
+    d.add_argument(
+        "--undirected",
+        dest="directed",
+        action="store_const",
+        const=False,
+        help="edges are undirected",
+    )
+    w = c.add_mutually_exclusive_group()
+    w.add_argument(
+        "--weighted",
+        dest="weighted",
+        action="store_const",
+        const=True,
+        default=None,
+        help="read edge weights (text: column 2 unless --weight-col)",
+    )
+    w.add_argument(
+        "--unweighted",
+        dest="weighted",
+        action="store_const",
+        const=False,
+        help="ignore any weights",
+    )
+    c.add_argument(
+        "--delimiter",
+        "--sep",
+        metavar="CHAR",
+        help="text field separator: ',', 'tab', 'space' (default: detected)",
+    )
+    c.add_argument(
+        "--comment",
+        default="#%",
+        metavar="CHARS",
+        help="text comment-line characters (default: '#%%')",
+    )
+    c.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="first data line is a header (default: detected)",
+    )
+    c.add_argument("--src-col", metavar="COL", help="source column (index or name)")
+    c.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
+    c.add_argument("--weight-col", metavar="COL", help="weight column (index or name)")
+    c.add_argument(
+        "--id-kind",
+        default="auto",
+        choices=("auto", "int", "str"),
+        help="node id type (default: int if every id is an integer)",
+    )
+    c.add_argument(
+        "--var",
+        metavar="NAME",
+        help=".mat variable (default: the only sparse matrix, e.g. 'network')",
+    )
+    c.add_argument(
+        "--self-loops",
+        default="keep",
+        choices=("keep", "drop"),
+        help="keep or drop edges u-u (default: keep)",
+    )
+    c.add_argument(
+        "--merge",
+        default="sum",
+        choices=("sum", "max"),
+        help="weights of duplicate edges: sum or max (default: sum)",
+    )
+    c.add_argument(
+        "--memory-limit",
+        default="2G",
+        metavar="SIZE",
+        help="memory budget of the builder, e.g. 512M, 8G (default: 2G)",
+    )
+    c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
+    c.set_defaults(func=cmd_convert)
+
+    # ---- embed
+    e = sub.add_parser(
+        "embed",
+        parents=[common],
+        help="embed nodes of a graph and write npy / npz / parquet / word2vec text",
+        description="Embed all nodes, or only the ones you list, and write them with their "
+        "ids. Results are bit-identical for any thread count.",
+        epilog="Examples:\n"
+        "  instant-embedding embed g.graph -o emb.npy\n"
+        "  instant-embedding embed g.graph --nodes alice,bob -o emb.parquet\n"
+        "  instant-embedding embed karate --dimensions 64 -o -   # word2vec text to stdout",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    e.add_argument(
+        "graph", nargs="?", metavar="GRAPH", help="graph file, or a shipped example: karate, lesmis"
+    )
+    e.add_argument("-i", "--input", metavar="GRAPH", help="alias of GRAPH")
+    e.add_argument(
+        "--nodes",
+        metavar="FILE|IDS|all",
+        default="all",
+        help="nodes to embed: 'all' (default), a file with one id per line, or comma-separated ids",
+    )
+    e.add_argument(
+        "-d",
+        "--dim",
+        "--dimensions",
+        dest="dim",
+        type=int,
+        default=DEFAULT_DIM,
+        help=f"embedding dimension (default: {DEFAULT_DIM})",
+    )
+    e.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_ALPHA,
+        help=f"PPR teleport probability (default: {DEFAULT_ALPHA})",
+    )
+    e.add_argument(
+        "--eps",
+        type=float,
+        default=DEFAULT_EPS,
+        help=f"PPR precision; smaller is slower and more accurate (default: {DEFAULT_EPS:g})",
+    )
+    e.add_argument("--seed", type=int, default=0, help="hash seed (default: 0)")
+    e.add_argument(
+        "--variant",
+        default="standard",
+        choices=("standard", "lazy"),
+        help="PPR push variant (default: standard)",
+    )
+    e.add_argument(
+        "--threads",
+        "--workers",
+        dest="threads",
+        type=int,
+        default=None,
+        help="worker threads (default: all CPUs)",
+    )
+    e.add_argument(
+        "--max-touched",
+        type=int,
+        default=DEFAULT_MAX_TOUCHED,
+        help="per-node cap on touched nodes (default: %(default)s)",
+    )
+    e.add_argument("--batch-size", type=int, default=None, help="nodes per written batch")
+    e.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="output file (.npy, .npz, .parquet, .w2v/.emb/.txt[.gz]) or - for "
+        "word2vec text on stdout",
+    )
+    e.add_argument(
+        "--format",
+        choices=OUT_FORMATS,
+        default=None,
+        help="output format (default: from the extension)",
+    )
+    e.set_defaults(func=cmd_embed)
+
+    # ---- info
+    i = sub.add_parser(
+        "info",
+        parents=[common],
+        help="show graph facts and the measured cost of one node's embedding",
+        description="Nodes, edges, flags, degree statistics, file size, and the work and "
+        "memory one node's embedding needs at the given eps (measured on a deterministic "
+        "sample of nodes).",
+    )
+    i.add_argument("graph", metavar="GRAPH", help="graph file, or karate / lesmis")
+    i.add_argument(
+        "--eps",
+        type=float,
+        default=DEFAULT_EPS,
+        help=f"PPR precision to estimate for (default: {DEFAULT_EPS:g})",
+    )
+    i.add_argument(
+        "--alpha",
+        type=float,
+        default=DEFAULT_ALPHA,
+        help=f"teleport probability (default: {DEFAULT_ALPHA})",
+    )
+    i.add_argument(
+        "-d",
+        "--dim",
+        "--dimensions",
+        dest="dim",
+        type=int,
+        default=DEFAULT_DIM,
+        help=f"embedding dimension for the output size (default: {DEFAULT_DIM})",
+    )
+    i.add_argument("--variant", default="standard", choices=("standard", "lazy"))
+    i.add_argument(
+        "--sample",
+        type=int,
+        default=50,
+        help="number of sampled nodes for the estimate (default: 50; 0 skips it)",
+    )
+    i.add_argument("--json", action="store_true", help="print JSON")
+    i.set_defaults(func=cmd_info)
+
+    # ---- demo
+    m = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="embed the shipped karate club graph and show what the embedding captures",
+    )
+    m.add_argument(
+        "-d",
+        "--dim",
+        "--dimensions",
+        dest="dim",
+        type=int,
+        default=128,
+        help="embedding dimension (default: 128)",
+    )
+    m.set_defaults(func=cmd_demo)
+    return p
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    """Route the package's log records to stderr (progress lines when tqdm is missing)."""
+    import logging
+
+    logger = logging.getLogger("instant_embedding")
+    if args.quiet or logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    logger.propagate = False
+
+
+def _one_line(e: BaseException) -> str:
+    msg = str(e).strip() or type(e).__name__
+    if isinstance(e, KeyError) and not hasattr(e, "__module__"):  # pragma: no cover
+        msg = str(e.args[0]) if e.args else msg
+    return " ".join(msg.split("\n"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``instant-embedding`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    _setup_logging(args)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # e.g. `embed ... -o - | head`: the reader went away; exit quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except Exception as e:  # noqa: BLE001 - the CLI reports every error in one line
+        if args.verbose:
+            raise
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

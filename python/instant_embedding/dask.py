@@ -1,0 +1,421 @@
+"""Dask adapter: embed a dask DataFrame column or a dask Bag of node ids, partition by partition.
+
+Install with ``pip install instant-embedding[dask]``. This module imports nothing from dask at
+import time; ``import instant_embedding`` never imports it.
+
+Each partition is embedded independently with the read-only graph file (opened once per worker
+process and reused), so results are bit-identical to :meth:`InstantEmbedding.embed` whatever
+the partitioning or scheduler. See ``docs/DISTRIBUTED.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from . import batch as _batch
+from .embedding import (
+    DEFAULT_ALPHA,
+    DEFAULT_DIM,
+    DEFAULT_EPS,
+    DEFAULT_MAX_TOUCHED,
+    DEFAULT_SEED,
+    InstantEmbedding,
+)
+
+__all__ = ["build_graph", "embed", "embed_bag"]
+
+PathLike = str | os.PathLike[str]
+LAYOUTS = ("list", "columns")
+
+# ------------------------------------------------------------------------------ graph shipping
+
+_SHIP_SUBDIR = "instant-embedding-graphs"
+
+
+def _graph_plugin_class() -> type:
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class GraphFilePlugin(WorkerPlugin):  # type: ignore[misc]
+        """Writes a graph file into each worker's local directory (new workers included)."""
+
+        def __init__(self, data: bytes, digest: str) -> None:
+            self.data = data
+            self.digest = digest
+
+        def setup(self, worker: Any) -> None:
+            d = os.path.join(worker.local_directory, _SHIP_SUBDIR)
+            os.makedirs(d, exist_ok=True)
+            target = os.path.join(d, f"{self.digest}.graph")
+            if os.path.exists(target) and os.path.getsize(target) == len(self.data):
+                return
+            tmp = f"{target}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+            with open(tmp, "wb") as f:
+                f.write(self.data)
+            os.replace(tmp, target)
+
+    return GraphFilePlugin
+
+
+def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
+    """Uploads the graph to every worker of ``client``; returns the graph reference."""
+    if _batch.is_remote(graph_path):
+        raise ValueError(
+            "ship=True needs a local graph file; workers copy a URI themselves (ship=False)"
+        )
+    if not os.path.isfile(graph_path):
+        raise FileNotFoundError(f"graph file not found: {graph_path}")
+    with open(graph_path, "rb") as f:
+        data = f.read()
+    _batch._check_header(data[:256], graph_path)
+    digest = hashlib.sha256(data[:256]).hexdigest()[:32]
+    plugin = _graph_plugin_class()(data, digest)
+    name = f"instant-embedding-graph-{digest}"
+    if hasattr(client, "register_plugin"):
+        client.register_plugin(plugin, name=name)
+    else:  # pragma: no cover - distributed < 2023.9
+        client.register_worker_plugin(plugin, name=name)
+    return ("shipped", digest, os.path.abspath(graph_path))
+
+
+def _graph_ref(graph_path: PathLike, ship: Any) -> tuple[str, str, str]:
+    path = os.fspath(graph_path)
+    if ship is False or ship is None:
+        if not _batch.is_remote(path):
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"graph file not found: {path}")
+            path = os.path.abspath(path)
+        return ("path", path, path)
+    if ship is True:
+        try:
+            from distributed import get_client
+
+            client = get_client()
+        except (ImportError, ValueError):
+            # No distributed client: the threads/processes schedulers run on this machine.
+            return _graph_ref(graph_path, False)
+    else:
+        client = ship
+    return _ship(client, path)
+
+
+def _worker_graph_path(graph: tuple[str, str, str]) -> str:
+    how, value, original = graph
+    if how != "shipped":
+        return value
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return original  # computed outside a distributed worker: read the driver's file
+    p = os.path.join(worker.local_directory, _SHIP_SUBDIR, f"{value}.graph")
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"graph {original} was not shipped to this worker ({p})")
+    return p
+
+
+# ------------------------------------------------------------------------------ partitions
+
+
+def _params(
+    dim: Any, alpha: Any, eps: Any, seed: Any, variant: Any, max_touched: Any
+) -> tuple[int, float, float, int, str, int]:
+    m = InstantEmbedding(
+        dim, alpha=alpha, eps=eps, seed=seed, variant=variant, max_touched=max_touched
+    )
+    return (m.dim, m.alpha, m.eps, m.seed, m.variant, m.max_touched)
+
+
+def _check_threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
+    return int(threads)
+
+
+def _embed_ids(
+    ids: Any,
+    graph: tuple[str, str, str],
+    params: tuple[int, float, float, int, str, int],
+    threads: int | None,
+    cache_dir: str | None,
+) -> np.ndarray:
+    g = _batch.open_graph(_worker_graph_path(graph), cache_dir=cache_dir)
+    model = _batch._embedder(*params)
+    return _batch._embed_ids(g, _batch.as_node_ids(ids), model, threads, graph[2])
+
+
+def _column_names(dim: int) -> list[str]:
+    return [f"e{i}" for i in range(dim)]
+
+
+def _frame(nodes: Any, emb: np.ndarray, node_col: str, output_col: str, layout: str) -> Any:
+    import pandas as pd
+
+    index = nodes.index
+    node_frame = nodes.to_frame(name=node_col)
+    if layout == "columns":
+        cols = pd.DataFrame(emb, index=index, columns=_column_names(emb.shape[1]), copy=False)
+        return pd.concat([node_frame, cols], axis=1)
+    # One float32 row view per cell (views of the partition's matrix, no copies). Not
+    # pd.ArrowDtype(list<float32>): pandas (3.1) cannot read its own parquet metadata back.
+    col = np.empty(len(emb), dtype=object)
+    for i in range(len(emb)):
+        col[i] = emb[i]
+    node_frame[output_col] = pd.Series(col, index=index, dtype=object)
+    return node_frame
+
+
+def _partition(
+    pdf: Any,
+    *,
+    node_col: str,
+    output_col: str,
+    layout: str,
+    graph: tuple[str, str, str],
+    params: tuple[int, float, float, int, str, int],
+    threads: int | None,
+    cache_dir: str | None,
+) -> Any:
+    nodes = pdf[node_col]
+    emb = _embed_ids(nodes, graph, params, threads, cache_dir)
+    return _frame(nodes, emb, node_col, output_col, layout)
+
+
+def _meta(ddf_meta: Any, node_col: str, output_col: str, layout: str, dim: int) -> Any:
+    nodes = ddf_meta[node_col].iloc[:0]
+    return _frame(nodes, np.zeros((0, dim), dtype=np.float32), node_col, output_col, layout)
+
+
+def embed(
+    ddf: Any,
+    graph_path: PathLike,
+    *,
+    node_col: str = "node",
+    dim: int = DEFAULT_DIM,
+    alpha: float = DEFAULT_ALPHA,
+    eps: float = DEFAULT_EPS,
+    seed: int = DEFAULT_SEED,
+    variant: str = "standard",
+    output_col: str = "embedding",
+    layout: str = "list",
+    threads: int | None = 1,
+    ship: Any = False,
+    max_touched: int = DEFAULT_MAX_TOUCHED,
+    cache_dir: PathLike | None = None,
+) -> Any:
+    """Embed the node ids of a dask DataFrame column with ``map_partitions``.
+
+    Lazy: nothing runs until ``.compute()``, ``.to_parquet()``, ... Errors raised on the
+    workers (:class:`NodeNotFoundError` naming the node and graph, ``FileNotFoundError``
+    naming the path) are re-raised by dask on the client with their own type.
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame
+        Holds the node ids in ``node_col`` (integer or string dtype, no nulls); other columns
+        are dropped (the result keeps ``ddf``'s index and divisions, so join or assign back).
+    graph_path : str or os.PathLike
+        The graph file as the workers see it: a path on shared storage, a URI (``s3://``,
+        ``gs://``, ``http(s)://``, ``file://``: copied once per worker machine into a local
+        cache keyed by content; needs fsspec), or with ``ship`` a file on the client.
+    node_col : str, default "node"
+    dim, alpha, eps, seed, variant, max_touched
+        As in :class:`InstantEmbedding`; embeddings equal ``InstantEmbedding(...).embed``
+        bit for bit.
+    output_col : str, default "embedding"
+        Name of the embedding column for ``layout="list"``.
+    layout : {"list", "columns"}, default "list"
+        ``"list"`` (the default): one object column ``output_col`` whose cells are float32
+        numpy arrays of length ``dim``, as Spark's ``toPandas()`` gives ``array<float>``
+        (``np.stack(df[output_col].to_numpy())`` is the matrix). Dask cannot infer a Parquet
+        type for an object column, so give ``to_parquet`` the full schema, e.g.
+        ``schema=pa.schema([(node_col, pa.int64()), (output_col, pa.list_(pa.float32()))]),
+        write_index=False``.
+        ``"columns"``: ``dim`` float32 columns ``e0 .. e{dim-1}`` (one contiguous block per
+        partition; convenient for dask-ml/scikit-learn, heavy for large ``dim``).
+    threads : int or None, default 1
+        Threads per partition task. Dask already runs one task per worker thread, so 1 avoids
+        oversubscription; None uses every CPU.
+    ship : bool or distributed.Client, default False
+        Upload the client's graph file to every worker (a worker plugin; workers that join
+        later get it too) instead of reading a shared path. True uses the current client
+        (and is ignored without one: the local schedulers read the file directly). The whole
+        file passes through the scheduler's memory: for graphs over a few hundred MB prefer
+        shared storage or a URI.
+    cache_dir : str or os.PathLike, optional
+        Worker-local cache for URIs.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        ``node_col`` (same dtype) plus the embedding, one row per input row, same index.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    params = _params(dim, alpha, eps, seed, variant, max_touched)
+    threads = _check_threads(threads)
+    if node_col not in ddf.columns:
+        raise KeyError(
+            f"node_col {node_col!r} is not a column of the DataFrame {list(ddf.columns)}"
+        )
+    if layout == "list" and output_col == node_col:
+        raise ValueError("output_col must differ from node_col")
+    if layout == "columns" and node_col in _column_names(params[0]):
+        raise ValueError(f"node_col {node_col!r} clashes with an embedding column name")
+    graph = _graph_ref(graph_path, ship)
+    meta = _meta(ddf._meta, node_col, output_col, layout, params[0])
+    return ddf[[node_col]].map_partitions(
+        _partition,
+        node_col=node_col,
+        output_col=output_col,
+        layout=layout,
+        graph=graph,
+        params=params,
+        threads=threads,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        meta=meta,
+        align_dataframes=False,
+        enforce_metadata=False,
+    )
+
+
+def _bag_partition(
+    part: Iterable[Any],
+    *,
+    graph: tuple[str, str, str],
+    params: tuple[int, float, float, int, str, int],
+    threads: int | None,
+    cache_dir: str | None,
+) -> list[tuple[Any, np.ndarray]]:
+    nodes = list(part)
+    if not nodes:
+        return []
+    emb = _embed_ids(nodes, graph, params, threads, cache_dir)
+    return [(n, emb[i]) for i, n in enumerate(nodes)]
+
+
+def embed_bag(
+    bag: Any,
+    graph_path: PathLike,
+    *,
+    dim: int = DEFAULT_DIM,
+    alpha: float = DEFAULT_ALPHA,
+    eps: float = DEFAULT_EPS,
+    seed: int = DEFAULT_SEED,
+    variant: str = "standard",
+    threads: int | None = 1,
+    ship: Any = False,
+    max_touched: int = DEFAULT_MAX_TOUCHED,
+    cache_dir: PathLike | None = None,
+) -> Any:
+    """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, embedding)`` tuples.
+
+    Each embedding is a float32 numpy array of length ``dim``; order and partitioning follow
+    the input bag. Parameters are those of :func:`embed`.
+    """
+    params = _params(dim, alpha, eps, seed, variant, max_touched)
+    threads = _check_threads(threads)
+    graph = _graph_ref(graph_path, ship)
+    return bag.map_partitions(
+        _bag_partition,
+        graph=graph,
+        params=params,
+        threads=threads,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+    )
+
+
+# ------------------------------------------------------------------------------ graph building
+
+
+def build_graph(
+    edges_ddf: Any,
+    output_path: PathLike,
+    *,
+    src_col: str = "src",
+    dst_col: str = "dst",
+    weight_col: str | None = None,
+    directed: bool = False,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | str | None = None,
+    tmp_dir: PathLike | None = None,
+    max_in_flight: int = 2,
+) -> Any:
+    """Build a graph file from a dask DataFrame of edges, one partition at a time.
+
+    Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
+    streamed as Arrow record batches through :func:`instant_embedding.convert.from_arrow` into
+    the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
+    held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
+    ``memory_limit``.
+
+    Parameters
+    ----------
+    edges_ddf : dask.dataframe.DataFrame
+    output_path : str or os.PathLike
+    src_col, dst_col : str, default "src", "dst"
+        Endpoint columns, integer or string node ids.
+    weight_col : str, optional
+        Positive edge weights (the graph is then weighted).
+    directed : bool, default False
+    self_loops : {"keep", "drop"}, default "keep"
+    merge : {"sum", "max"}, default "sum"
+    memory_limit : int or str, optional
+        The builder's memory budget (e.g. ``"4G"``).
+    tmp_dir : str or os.PathLike, optional
+        The builder's scratch directory.
+    max_in_flight : int, default 2
+        Partitions computed concurrently ahead of the builder.
+
+    Returns
+    -------
+    Graph
+        The new graph file, opened.
+
+    Raises
+    ------
+    ImportError
+        The extension lacks the out-of-core builder.
+    KeyError
+        A column is missing.
+    """
+    import dask
+    import pyarrow as pa
+
+    from . import convert
+
+    _batch.require_graph_builder("instant_embedding.dask.build_graph")
+    cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
+    for c in cols:
+        if c not in edges_ddf.columns:
+            raise KeyError(f"column {c!r} is not in the edge DataFrame {list(edges_ddf.columns)}")
+    if max_in_flight < 1:
+        raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
+    parts = edges_ddf[cols].to_delayed()
+
+    def batches() -> Iterator[Any]:
+        for start in range(0, len(parts), max_in_flight):
+            for pdf in dask.compute(*parts[start : start + max_in_flight]):
+                yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
+
+    return convert.from_arrow(
+        batches(),
+        src_col,
+        dst_col,
+        weight_col,
+        directed=directed,
+        weighted=weight_col is not None,
+        self_loops=self_loops,
+        merge=merge,
+        output=output_path,
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
+    )

@@ -1,0 +1,192 @@
+"""The installed ``instant-embedding`` console script, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding import cli
+from instant_embedding.export import read_embeddings
+
+
+def command() -> list[str]:
+    exe = shutil.which("instant-embedding")
+    if exe is None:  # not on PATH (e.g. a venv that is not activated): same entry point
+        venv_exe = os.path.join(os.path.dirname(sys.executable), "instant-embedding")
+        exe = venv_exe if os.path.exists(venv_exe) else None
+    return [exe] if exe else [sys.executable, "-m", "instant_embedding"]
+
+
+def run(*args: str, cwd=None, ok: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RAYON_NUM_THREADS="2")
+    p = subprocess.run(
+        command() + list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+EDGES = "# tiny graph\n0 1\n1 2\n2 0\n2 3\n3 4\n4 5\n5 3\n"
+
+
+def test_console_script_is_installed():
+    assert shutil.which("instant-embedding") or os.path.exists(
+        os.path.join(os.path.dirname(sys.executable), "instant-embedding")
+    ), "pip install . should put the instant-embedding script next to python"
+
+
+def test_demo_works_offline():
+    p = run("demo")
+    out = p.stdout
+    assert "shape (34, 128)" in out
+    assert "most cosine-similar to node 0" in out and "most cosine-similar to node 33" in out
+    assert "of 34 members" in out
+    # the embedding captures the club split (Zachary 1977): nearly every member recovered
+    r = cli.demo_result()
+    assert r["correct"] >= 30 and r["total"] == 34
+
+
+def test_convert_info_embed_pipeline(tmp_path):
+    (tmp_path / "e.txt").write_text(EDGES)
+    p = run("convert", "e.txt", "g.graph", cwd=tmp_path)
+    assert "wrote g.graph: 6 nodes, 7 edges (undirected" in p.stderr
+    assert p.stdout == ""
+    g = ie.Graph.open(tmp_path / "g.graph")
+    assert (g.num_nodes, g.num_edges) == (6, 7)
+
+    p = run("info", "g.graph", "--json", "--sample", "6", cwd=tmp_path)
+    info = json.loads(p.stdout)
+    assert info["nodes"] == 6 and info["edges"] == 7 and info["directed"] is False
+    assert info["degree"]["max"] == 3 and info["degree"]["isolated"] == 0
+    assert info["file_bytes"] == os.path.getsize(tmp_path / "g.graph")
+    est = info["estimate"]
+    assert est["sample"] == 6 and est["support_nodes"]["median"] == 6  # the push reaches all
+    assert est["seconds_per_node"]["median"] > 0
+    text = run("info", "g.graph", cwd=tmp_path).stdout
+    assert "nodes        6" in text and "per-node cost at eps=1e-05" in text
+
+    p = run("embed", "g.graph", "--dim", "16", "-o", "e.npy", cwd=tmp_path)
+    ids, emb = read_embeddings(tmp_path / "e.npy")
+    model = ie.InstantEmbedding(dim=16)
+    assert np.asarray(ids).tolist() == list(range(6))
+    assert np.array_equal(emb, model.embed(g, list(range(6))))
+    assert p.stdout == ""
+
+
+def test_node2vec_style_aliases_and_node_lists(tmp_path):
+    (tmp_path / "e.csv").write_text("from,to\nann,bob\nbob,cy\ncy,ann\ncy,dee\n")
+    run("convert", "--input", "e.csv", "--output", "p.graph", "--quiet", cwd=tmp_path)
+    (tmp_path / "nodes.txt").write_text("# wanted\ndee\nann\n")
+    run(
+        "embed",
+        "--input",
+        "p.graph",
+        "--nodes",
+        "nodes.txt",
+        "--dimensions",
+        "8",
+        "--workers",
+        "1",
+        "--output",
+        "e.parquet",
+        cwd=tmp_path,
+    )
+    ids, emb = read_embeddings(tmp_path / "e.parquet")
+    g = ie.Graph.open(tmp_path / "p.graph")
+    assert ids == ["dee", "ann"]
+    assert np.array_equal(emb, ie.InstantEmbedding(dim=8).embed(g, ["dee", "ann"]))
+    run("embed", "p.graph", "--nodes", "bob,cy", "-d", "8", "-o", "b.npz", cwd=tmp_path)
+    ids, _ = read_embeddings(tmp_path / "b.npz")
+    assert ids == ["bob", "cy"]
+
+
+def test_embed_to_stdout_is_word2vec(tmp_path):
+    p = run("embed", "lesmis", "-d", "5", "--nodes", "Valjean,Javert", "-o", "-")
+    lines = p.stdout.splitlines()
+    assert lines[0] == "2 5"
+    assert [ln.split(" ")[0] for ln in lines[1:]] == ["Valjean", "Javert"]
+    want = ie.InstantEmbedding(dim=5).embed(ie.datasets.lesmis(), ["Valjean", "Javert"])
+    got = np.array([[float(x) for x in ln.split(" ")[1:]] for ln in lines[1:]], np.float32)
+    assert np.array_equal(got, want)
+
+
+def test_quiet_and_no_progress_without_terminal(tmp_path):
+    (tmp_path / "e.txt").write_text(EDGES)
+    p = run("convert", "e.txt", "g.graph", "-q", cwd=tmp_path)
+    assert p.stderr == "" and p.stdout == ""
+    p = run("embed", "g.graph", "-o", "e.npy", cwd=tmp_path)
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("wrote e.npy")  # no bar
+
+
+ERRORS = [
+    (["convert", "missing.txt", "g.graph"], "missing.txt: no such file"),
+    (["convert", "bad.txt", "g.graph"], "bad.txt:3: found 4 columns, but line 1 has 3"),
+    (["convert", "bad.txt", "g.graph", "--weighted"], "bad.txt:2: weight '-1' is <= 0"),
+    (["embed", "nope.graph", "-o", "e.npy"], "nope.graph: no such graph file"),
+    (["embed", "bad.txt", "-o", "e.npy"], "not an instant-embedding graph file; convert it"),
+    (["embed", "karate", "--nodes", "0,77", "-o", "e.npy"], "77"),
+    (["embed", "karate", "--nodes", "0,x", "-o", "e.npy"], "'x' is not an integer"),
+    (["embed", "karate", "-o", "e.xyz"], "cannot tell the output format"),
+    (["embed", "karate", "--eps", "-1", "-o", "e.npy"], "eps"),
+    (["info", "missing.graph"], "no such graph file"),
+]
+
+
+@pytest.mark.parametrize("args,message", ERRORS)
+def test_errors_are_one_line(tmp_path, args, message):
+    (tmp_path / "bad.txt").write_text("0 1 1\n1 2 -1\n2 3 4 5\n")
+    p = run(*args, cwd=tmp_path, ok=False)
+    assert p.returncode == 1
+    assert p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert message in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "g.graph").exists() and not (tmp_path / "e.npy").exists()
+
+
+def test_verbose_shows_traceback_and_usage_errors_exit_2(tmp_path):
+    p = run("info", "missing.graph", "--verbose", ok=False)
+    assert p.returncode == 1 and "Traceback" in p.stderr
+    p = run("embed", "karate", ok=False)  # --output is required
+    assert p.returncode == 2 and "--output" in p.stderr
+    p = run(ok=False)
+    assert p.returncode == 2 and "convert" in p.stderr
+
+
+def test_help_lists_commands_and_aliases():
+    out = run("--help").stdout
+    for cmd in ("convert", "embed", "info", "demo"):
+        assert cmd in out
+    embed_help = run("embed", "--help").stdout
+    for flag in ("--dimensions", "--workers", "--input", "--output", "--nodes", "--format"):
+        assert flag in embed_help
+    convert_help = run("convert", "--help").stdout
+    for flag in (
+        "--directed",
+        "--weighted",
+        "--delimiter",
+        "--src-col",
+        "--var",
+        "--self-loops",
+        "--merge",
+        "--memory-limit",
+    ):
+        assert flag in convert_help
+
+
+def test_convert_mat_and_bcsr_from_the_command_line(tmp_path):
+    sp = pytest.importorskip("scipy.sparse")
+    sio = pytest.importorskip("scipy.io")
+    a = sp.csc_matrix(np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]], dtype=float))
+    sio.savemat(tmp_path / "m.mat", {"network": a, "extra": a})
+    p = run("convert", "m.mat", "m.graph", "--var", "network", cwd=tmp_path)
+    assert "3 nodes, 2 edges (undirected" in p.stderr
+    # a directed reading of a symmetric matrix keeps both arcs
+    run("convert", "m.mat", "d.graph", "--var", "extra", "--directed", cwd=tmp_path)
+    assert ie.Graph.open(tmp_path / "d.graph").num_edges == 4

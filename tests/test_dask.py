@@ -1,0 +1,222 @@
+"""Dask adapter: bit-identical to the local API on the threads scheduler and a LocalCluster."""
+
+from __future__ import annotations
+
+import os
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding import _core
+from instant_embedding import dask as ied
+
+dd = pytest.importorskip("dask.dataframe")
+db = pytest.importorskip("dask.bag")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+PARAMS = {"dim": 24, "alpha": 0.2, "eps": 1e-4, "seed": 7}
+
+
+def _graph_files(root) -> dict[str, str]:
+    rng = np.random.default_rng(21)
+    src = rng.integers(0, 150, size=700)
+    dst = rng.integers(0, 150, size=700)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    big = np.unique(rng.integers(-(2**60), 2**60, size=300))[:150]
+    names = [f"acct/{i:03d}-é" for i in range(150)]
+    out = {}
+    g = ie.Graph.from_edges(big[src], big[dst])
+    assert g.id_kind == "int64"
+    out["int64"] = os.path.join(root, "int64.graph")
+    g.save(out["int64"])
+    g = ie.Graph.from_edges([names[i] for i in src], [names[i] for i in dst])
+    assert g.id_kind == "utf8"
+    out["utf8"] = os.path.join(root, "utf8.graph")
+    g.save(out["utf8"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory):
+    return _graph_files(str(tmp_path_factory.mktemp("dask-graphs")))
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _sample(path: str, k: int = 200, seed: int = 0) -> list:
+    nodes = ie.Graph.open(path).nodes
+    pick = np.random.default_rng(seed).integers(0, len(nodes), size=k)
+    return [nodes[i] for i in pick]
+
+
+def _local(path: str, nodes) -> np.ndarray:
+    return ie.InstantEmbedding(**PARAMS).embed(ie.Graph.open(path), nodes)
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+@pytest.mark.parametrize("layout", ["list", "columns"])
+def test_threads_scheduler_bit_identical_any_partitioning(graphs, kind, layout):
+    path = graphs[kind]
+    nodes = _sample(path)
+    ref = _local(path, nodes)
+    pdf = pd.DataFrame({"node": nodes, "other": np.arange(len(nodes))})
+    pdf.index = pdf.index * 10  # a non-default index must be kept
+    for nparts in (1, 3, 7):
+        ddf = dd.from_pandas(pdf, npartitions=nparts)
+        out = ied.embed(ddf, path, layout=layout, **PARAMS)
+        assert out.npartitions == nparts
+        res = out.compute(scheduler="threads")
+        assert list(res.index) == list(pdf.index)
+        assert res["node"].tolist() == nodes
+        if layout == "list":
+            assert list(res.columns) == ["node", "embedding"]
+            assert all(v.dtype == np.float32 for v in res["embedding"])
+            mat = np.stack(res["embedding"].to_numpy())
+        else:
+            assert list(res.columns) == ["node"] + [f"e{i}" for i in range(PARAMS["dim"])]
+            assert (res.dtypes.iloc[1:] == np.float32).all()
+            mat = res.iloc[:, 1:].to_numpy()
+        assert mat.dtype == np.float32
+        assert np.array_equal(mat, ref), (kind, layout, nparts)
+        # meta matches the computed frame (dask checks it lazily otherwise)
+        assert list(out._meta.columns) == list(res.columns)
+        assert out._meta["node"].dtype == res["node"].dtype
+
+
+def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
+    ipath, spath = graphs["int64"], graphs["utf8"]
+    inodes, snodes = _sample(ipath, seed=1), _sample(spath, seed=2)
+    iref, sref = _local(ipath, inodes), _local(spath, snodes)
+    ddf = dd.from_pandas(pd.DataFrame({"node": inodes}), npartitions=3)
+    res = ied.embed(ddf, ipath, **PARAMS).compute()
+    assert np.array_equal(np.stack(res["embedding"].to_numpy()), iref)
+    # Shipped: the workers get their own copy from a worker plugin, keyed by content.
+    sddf = dd.from_pandas(pd.DataFrame({"name": snodes}), npartitions=7)
+    out = ied.embed(sddf, spath, node_col="name", ship=True, **PARAMS)
+    res = out.compute()
+    assert res["name"].tolist() == snodes
+    assert np.array_equal(np.stack(res["embedding"].to_numpy()), sref)
+    where = client.run(lambda dask_worker: os.listdir(dask_worker.local_directory))
+    assert all("instant-embedding-graphs" in v for v in where.values())
+    bag = db.from_sequence(snodes, npartitions=4)
+    pairs = ied.embed_bag(bag, spath, ship=client, **PARAMS).compute()
+    assert [p[0] for p in pairs] == snodes
+    assert np.array_equal(np.stack([p[1] for p in pairs]), sref)
+    # Parquet round trip of the list layout (the documented schema) gives list<float> back.
+    pa = pytest.importorskip("pyarrow")
+    pq = str(tmp_path / "emb.parquet")
+    schema = pa.schema([("name", pa.string()), ("embedding", pa.list_(pa.float32()))])
+    out.to_parquet(pq, schema=schema, write_index=False)
+    back = pd.read_parquet(pq)
+    assert np.array_equal(np.stack(back["embedding"].to_numpy()).astype(np.float32), sref)
+
+
+def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path):
+    ipath = graphs["int64"]
+    known = _sample(ipath, k=3)
+    bad = dd.from_pandas(pd.DataFrame({"node": [*known, 12345]}), npartitions=2)
+    with pytest.raises(ie.NodeNotFoundError, match=r"12345.*int64\.graph"):
+        ied.embed(bad, ipath, **PARAMS).compute()
+    with pytest.raises(ie.NodeNotFoundError, match="12345"):
+        ied.embed(bad, ipath, **PARAMS).compute(scheduler="threads")
+    gone = str(tmp_path / "gone.graph")
+    ie.datasets.karate().save(gone)
+    lazy = ied.embed(dd.from_pandas(pd.DataFrame({"node": [1]}), npartitions=1), gone, dim=4)
+    os.remove(gone)
+    with pytest.raises(FileNotFoundError, match="gone.graph"):
+        lazy.compute()
+    with pytest.raises(FileNotFoundError, match="nowhere.graph"):
+        ied.embed(bad, str(tmp_path / "nowhere.graph"))  # caught on the client already
+    with pytest.raises(KeyError, match="'nodes'"):
+        ied.embed(bad, ipath, node_col="nodes")
+    with pytest.raises(ValueError, match="layout"):
+        ied.embed(bad, ipath, layout="wide")
+    with pytest.raises(ValueError, match="dim"):
+        ied.embed(bad, ipath, dim=0)
+
+
+class _RecordingBuilder:
+    """Stands in for ``_core.GraphBuilder`` while the extension lacks it: records the stream
+    of ``add_edges`` batches and builds in memory on ``finish`` (the plumbing under test is
+    the partition streaming, not the builder)."""
+
+    calls: list[int] = []
+
+    def __init__(self, output, *, directed, weighted, id_kind, num_nodes, self_loops, merge,
+                 memory_limit, tmp_dir):  # fmt: skip
+        self.output, self.directed, self.merge = output, directed, merge
+        self.self_loops = self_loops
+        self.chunks: list = []
+
+    def add_edges(self, src, dst, weights=None):
+        _RecordingBuilder.calls.append(len(src))
+        self.chunks.append((list(src), list(dst), None if weights is None else list(weights)))
+
+    def finish(self):
+        s = [x for c in self.chunks for x in c[0]]
+        d = [x for c in self.chunks for x in c[1]]
+        w = None if self.chunks[0][2] is None else [x for c in self.chunks for x in c[2]]
+        g = ie.Graph.from_edges(s, d, directed=self.directed, weights=w, merge=self.merge)
+        g.save(self.output)
+        return {"edges_read": len(s)}
+
+    def abort(self):
+        self.chunks = []
+
+
+@pytest.fixture
+def graph_builder(monkeypatch):
+    """The real out-of-core builder if the extension has it, else the recording stand-in."""
+    _RecordingBuilder.calls = []
+    if hasattr(_core, "GraphBuilder"):
+        return "real"
+    monkeypatch.setattr(_core, "GraphBuilder", _RecordingBuilder, raising=False)
+    return "fake"
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_build_graph_from_partitions_equals_in_memory_build(tmp_path, kind, graph_builder):
+    rng = np.random.default_rng(8)
+    src = rng.integers(0, 120, size=900)
+    dst = rng.integers(0, 120, size=900)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    if kind == "utf8":
+        s = [f"n{i}" for i in src]
+        d = [f"n{i}" for i in dst]
+    else:
+        s, d = src * 1_000_003 - 7, dst * 1_000_003 - 7
+    w = rng.uniform(0.5, 2.0, size=len(src)).astype(np.float32)
+    edges = dd.from_pandas(pd.DataFrame({"a": s, "b": d, "w": w}), npartitions=5)
+    out = str(tmp_path / "built.graph")
+    built = ied.build_graph(edges, out, src_col="a", dst_col="b", weight_col="w")
+    assert built.path == out
+    built.validate()
+    ref = ie.Graph.from_edges(s, d, weights=w)
+    assert built.num_nodes == ref.num_nodes and built.num_edges == ref.num_edges
+    assert built.weighted and not built.directed
+    nodes = list(ref.nodes)[:50]
+    m = ie.InstantEmbedding(16)
+    assert np.array_equal(m.embed(built, nodes), m.embed(ref, nodes))
+    if graph_builder == "fake":  # one builder call per partition, never the whole table
+        assert len(_RecordingBuilder.calls) == 5 and sum(_RecordingBuilder.calls) == len(src)
+    with pytest.raises(KeyError, match="'zz'"):
+        ied.build_graph(edges, out, src_col="zz", dst_col="b")
+
+
+def test_build_graph_needs_the_out_of_core_builder(monkeypatch, tmp_path):
+    monkeypatch.delattr(_core, "GraphBuilder", raising=False)
+    edges = dd.from_pandas(pd.DataFrame({"src": [1, 2], "dst": [2, 3]}), npartitions=1)
+    with pytest.raises(ImportError, match="GraphBuilder"):
+        ied.build_graph(edges, str(tmp_path / "g.graph"))

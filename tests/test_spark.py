@@ -1,0 +1,256 @@
+"""PySpark adapter in local[2] mode: bit-identical to the local API (and to Dask), clean errors.
+
+One session for the whole module (it takes ~7 s to start) and a handful of small jobs.
+Skipped when pyspark or a Java runtime is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding import _core
+from instant_embedding import spark as ies
+
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("no Java runtime for Spark", allow_module_level=True)
+
+PARAMS = {"dim": 20, "alpha": 0.15, "eps": 1e-4, "seed": 11}
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("instant-embedding-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spark-graphs")
+    rng = np.random.default_rng(31)
+    src = rng.integers(0, 160, size=800)
+    dst = rng.integers(0, 160, size=800)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    big = np.unique(rng.integers(-(2**61), 2**61, size=400))[:160]
+    names = [f"page:{i:03d}/ü" for i in range(160)]
+    out = {}
+    for kind, g in (
+        ("int64", ie.Graph.from_edges(big[src], big[dst])),
+        ("utf8", ie.Graph.from_edges([names[i] for i in src], [names[i] for i in dst])),
+    ):
+        assert g.id_kind == kind
+        out[kind] = str(root / f"{kind}.graph")
+        g.save(out[kind])
+    return out
+
+
+def _sample(path: str, k: int, seed: int) -> list:
+    nodes = ie.Graph.open(path).nodes
+    pick = np.random.default_rng(seed).integers(0, len(nodes), size=k)
+    return [nodes[i].item() if hasattr(nodes[i], "item") else nodes[i] for i in pick]
+
+
+def _local(path: str, nodes) -> np.ndarray:
+    return ie.InstantEmbedding(**PARAMS).embed(ie.Graph.open(path), nodes)
+
+
+def _rows_to_matrix(rows, col: str = "embedding") -> np.ndarray:
+    return np.array([r[col] for r in rows], dtype=np.float32)
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_bit_identical_to_local_and_dask_for_any_partitioning(spark, graphs, kind):
+    from pyspark.sql import functions as F
+
+    path = graphs[kind]
+    nodes = _sample(path, 150, seed=3)
+    ref = _local(path, nodes)
+    sql_type = "string" if kind == "utf8" else "bigint"
+    base = spark.createDataFrame([(i, n) for i, n in enumerate(nodes)], f"pos int, node {sql_type}")
+    # Each input row carries its position; embed() keeps only the node column, so join the
+    # position back through a (node -> embedding) map built from the output.
+    for nparts in (1, 3, 7):
+        df = base.repartition(nparts) if nparts > 1 else base.coalesce(1)
+        out = ies.embed(df, path, ship=(kind == "utf8"), **PARAMS)
+        assert out.schema["node"].dataType == base.schema["node"].dataType
+        assert out.schema["embedding"].dataType.simpleString() == "array<float>"
+        rows = out.withColumn("pid", F.spark_partition_id()).collect()
+        assert len(rows) == len(nodes)
+        assert len({r.pid for r in rows}) == nparts
+        got = _rows_to_matrix(rows)
+        want = _local(path, [r.node for r in rows])  # rows come back in partition order
+        assert np.array_equal(got, want), (kind, nparts)
+        by_node = {r.node: np.asarray(r.embedding, dtype=np.float32) for r in rows}
+        assert np.array_equal(np.stack([by_node[n] for n in nodes]), ref)
+    try:
+        import dask.dataframe as dd
+        import instant_embedding.dask as ied
+        import pandas as pd
+    except ImportError:
+        return
+    pdf = pd.DataFrame({"node": nodes})
+    res = ied.embed(dd.from_pandas(pdf, npartitions=3), path, **PARAMS).compute(scheduler="threads")
+    assert np.array_equal(np.stack(res["embedding"].to_numpy()), ref)
+
+
+def test_vector_output_threads_and_other_columns(spark, graphs):
+    path = graphs["int64"]
+    nodes = _sample(path, 40, seed=5)
+    df = spark.createDataFrame([(n, "x") for n in nodes], "id bigint, other string")
+    out = ies.embed(df, path, node_col="id", output_col="vec", vector=True, threads=2, **PARAMS)
+    assert out.columns == ["id", "vec"]
+    assert type(out.schema["vec"].dataType).__name__ == "VectorUDT"
+    rows = out.collect()
+    got = np.array([r.vec.toArray() for r in rows])
+    assert got.dtype == np.float64
+    assert np.array_equal(got, _local(path, [r.id for r in rows]).astype(np.float64))
+    assert ies._task_cpus(spark) == 1  # spark.task.cpus default: one thread per task
+
+
+def test_worker_errors_surface_cleanly(spark, graphs, tmp_path):
+    path = graphs["utf8"]
+    good = _sample(path, 3, seed=1)
+    bad = spark.createDataFrame([(n,) for n in [*good, "nobody/ü"]], "node string")
+    with pytest.raises(ie.NodeNotFoundError) as info:
+        with ies.worker_errors():
+            ies.embed(bad, path, **PARAMS).collect()
+    msg = str(info.value)
+    assert "nobody/ü" in msg and "utf8.graph" in msg and "Spark task" in msg
+    assert "Traceback" not in msg and "at org.apache" not in msg
+    assert "nobody" in info.value.worker_traceback
+    # The graph disappears between planning and running: the executor names the path.
+    gone = str(tmp_path / "gone.graph")
+    ie.datasets.karate().save(gone)
+    ints = spark.createDataFrame([(1,), (2,)], "node bigint")
+    lazy = ies.embed(ints, gone, dim=4)
+    os.remove(gone)
+    with pytest.raises(FileNotFoundError, match=r"gone\.graph.*executor") as info:
+        with ies.worker_errors():
+            lazy.count()
+    assert "at org.apache" not in str(info.value)
+    # Unrelated exceptions pass through worker_errors() untouched.
+    with pytest.raises(ZeroDivisionError):
+        with ies.worker_errors():
+            1 / 0  # noqa: B018
+
+
+def test_driver_side_checks(spark, graphs, tmp_path):
+    ints = spark.createDataFrame([(1,)], "node bigint")
+    strs = spark.createDataFrame([("a",)], "node string")
+    floats = spark.createDataFrame([(1.0,)], "node double")
+    missing = str(tmp_path / "missing.graph")
+    with pytest.raises(FileNotFoundError, match="missing.graph"):
+        ies.embed(ints, missing)
+    with pytest.raises(FileNotFoundError, match="missing.graph"):
+        ies.embed(ints, missing, ship=True)
+    with pytest.raises(TypeError, match="integer or string"):
+        ies.embed(floats, graphs["int64"])
+    with pytest.raises(TypeError, match="string node ids"):
+        ies.embed(ints, graphs["utf8"])
+    with pytest.raises(TypeError, match="integer node ids"):
+        ies.embed(strs, graphs["int64"])
+    with pytest.raises(KeyError, match="'nodes'"):
+        ies.embed(ints, graphs["int64"], node_col="nodes")
+    with pytest.raises(ValueError, match="dim"):
+        ies.embed(ints, graphs["int64"], dim=-1)
+    with pytest.raises(ValueError, match="threads"):
+        ies.embed(ints, graphs["int64"], threads=0)
+    with pytest.raises(TypeError, match="DataFrame"):
+        ies.embed([1, 2], graphs["int64"])
+
+
+def test_ship_serves_a_rebuilt_graph_not_a_stale_copy(spark, tmp_path):
+    path = str(tmp_path / "evolving.graph")
+    df = spark.createDataFrame([(0,), (1,), (2,)], "node bigint")
+    ie.datasets.karate().save(path)
+    first = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    src = np.array([0, 1, 2, 0])
+    dst = np.array([1, 2, 3, 3])
+    ie.Graph.from_edges(src, dst, num_nodes=34).save(path)  # same path, new content
+    second = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    assert np.array_equal(second, ie.InstantEmbedding(8).embed(ie.Graph.open(path), [0, 1, 2]))
+    assert not np.array_equal(first, second)
+
+
+class _RecordingBuilder:
+    """Stands in for ``_core.GraphBuilder`` while the extension lacks it (see test_dask.py)."""
+
+    calls: list[int] = []
+
+    def __init__(self, output, *, directed, weighted, id_kind, num_nodes, self_loops, merge,
+                 memory_limit, tmp_dir):  # fmt: skip
+        self.output, self.directed = output, directed
+        self.chunks: list = []
+
+    def add_edges(self, src, dst, weights=None):
+        _RecordingBuilder.calls.append(len(src))
+        self.chunks.append((list(src), list(dst)))
+
+    def finish(self):
+        s = [x for c in self.chunks for x in c[0]]
+        d = [x for c in self.chunks for x in c[1]]
+        ie.Graph.from_edges(s, d, directed=self.directed).save(self.output)
+        return {"edges_read": len(s)}
+
+    def abort(self):
+        self.chunks = []
+
+
+def test_build_graph_from_spark_edges(spark, tmp_path, monkeypatch):
+    fake = not hasattr(_core, "GraphBuilder")
+    if fake:
+        _RecordingBuilder.calls = []
+        monkeypatch.setattr(_core, "GraphBuilder", _RecordingBuilder, raising=False)
+    import tempfile
+
+    stage_root = tmp_path / "tmp"
+    stage_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(stage_root))
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 90, size=500)
+    dst = rng.integers(0, 90, size=500)
+    keep = src != dst
+    s = [f"v{i}" for i in src[keep]]
+    d = [f"v{i}" for i in dst[keep]]
+    edges = spark.createDataFrame(list(zip(s, d)), "a string, b string").repartition(4)
+    out = str(tmp_path / "from-spark.graph")
+    built = ies.build_graph(edges, out, src_col="a", dst_col="b")
+    built.validate()
+    ref = ie.Graph.from_edges(s, d)
+    assert (built.num_nodes, built.num_edges) == (ref.num_nodes, ref.num_edges)
+    nodes = list(ref.nodes)[:40]
+    m = ie.InstantEmbedding(16)
+    assert np.array_equal(m.embed(built, nodes), m.embed(ref, nodes))
+    if fake:  # the driver streamed the shards batch by batch (one per Spark partition here)
+        assert len(_RecordingBuilder.calls) == 4 and sum(_RecordingBuilder.calls) == len(s)
+    assert os.listdir(stage_root) == []  # the staging shards are removed
+    with pytest.raises(KeyError, match="'zz'"):
+        ies.build_graph(edges, out, src_col="zz", dst_col="b")
