@@ -198,9 +198,51 @@ pub fn csr_from_edges(
     })
 }
 
-fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: T is a plain numeric type (u32/u64/f32/f64/i64) without padding.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// Weighted degree of a row: its weights summed in storage order, starting from +0.0 (so an
+/// isolated node has strength +0.0, which `Graph::validate` recomputes bit for bit; `Iterator::sum`
+/// of an empty f64 iterator is -0.0).
+pub(crate) fn strength_of(w: &[f32]) -> f64 {
+    w.iter().fold(0.0f64, |acc, &x| acc + f64::from(x))
+}
+
+/// Number of edges a CSR with `m` arcs (`self_loops` of them self-loops) represents: arcs for a
+/// directed graph; for an undirected one every edge is stored in both directions and a
+/// self-loop once.
+pub(crate) fn count_edges(directed: bool, m: u64, self_loops: u64) -> u64 {
+    if directed {
+        m
+    } else {
+        (m + self_loops) / 2
+    }
+}
+
+/// Places the present sections (`Some(len)`) in table order, each 64-byte aligned after the
+/// header, and returns the section table and the file length. Absent sections get offset and
+/// length 0. Every checksum is that of zero bytes; writers fill in the real ones for non-empty
+/// sections. `encode` and the out-of-core builder (`external.rs`) share this layout, so both
+/// produce byte-identical files for the same graph.
+pub(crate) fn section_layout(lens: &[Option<u64>; NUM_SECTIONS]) -> ([Section; NUM_SECTIONS], u64) {
+    let empty = checksum(&[]);
+    let mut table = [Section {
+        offset: 0,
+        len: 0,
+        checksum: empty,
+    }; NUM_SECTIONS];
+    let mut pos = HEADER_LEN as u64;
+    for (slot, len) in table.iter_mut().zip(lens) {
+        if let Some(len) = *len {
+            pos = align_up(pos);
+            slot.offset = pos;
+            slot.len = len;
+            pos += len;
+        }
+    }
+    (table, pos)
 }
 
 /// The encoded sections of a graph, in section-table order.
@@ -218,23 +260,14 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
             u64::from(row.binary_search(&(v as u32)).is_ok())
         })
         .sum::<u64>();
-    let num_edges = if parts.directed {
-        m
-    } else {
-        (m + self_loops) / 2
-    };
+    let num_edges = count_edges(parts.directed, m, self_loops);
     let mut secs: Vec<(Sec, Vec<u8>)> = vec![
         (Sec::Indptr, as_bytes(&parts.indptr).to_vec()),
         (Sec::Indices, as_bytes(&parts.indices).to_vec()),
     ];
     if let Some(w) = &parts.weights {
         let strength: Vec<f64> = (0..n)
-            .map(|v| {
-                w[parts.indptr[v] as usize..parts.indptr[v + 1] as usize]
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .sum()
-            })
+            .map(|v| strength_of(&w[parts.indptr[v] as usize..parts.indptr[v + 1] as usize]))
             .collect();
         secs.push((Sec::Weights, as_bytes(w).to_vec()));
         secs.push((Sec::Strength, as_bytes(&strength).to_vec()));
@@ -284,20 +317,13 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
             IdKind::Utf8
         }
     };
-    let mut table = [Section::default(); NUM_SECTIONS];
-    let mut pos = HEADER_LEN as u64;
+    let mut lens = [None; NUM_SECTIONS];
     for (sec, data) in &secs {
-        pos = align_up(pos);
-        table[*sec as usize] = Section {
-            offset: pos,
-            len: data.len() as u64,
-            checksum: checksum(data),
-        };
-        pos += data.len() as u64;
+        lens[*sec as usize] = Some(data.len() as u64);
     }
-    // Empty sections still carry the checksum of zero bytes, so validate() can treat all alike.
-    for s in table.iter_mut().filter(|s| s.len == 0) {
-        s.checksum = checksum(&[]);
+    let (mut table, file_len) = section_layout(&lens);
+    for (sec, data) in &secs {
+        table[*sec as usize].checksum = checksum(data);
     }
     Ok(Encoded {
         header: Header {
@@ -308,7 +334,7 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
             num_nodes: n as u64,
             num_arcs: m,
             num_edges,
-            file_len: pos,
+            file_len,
             sections: table,
         },
         sections: secs,

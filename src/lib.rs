@@ -8,9 +8,11 @@ pub mod build;
 pub mod csr;
 pub mod embed;
 pub mod error;
+pub mod external;
 pub mod format;
 pub mod hashing;
 pub mod ppr;
+pub mod text;
 
 #[cfg(feature = "python")]
 mod python;

@@ -1,6 +1,7 @@
 # Type stubs of the native module (hand-written; checked by mypy.stubtest in CI).
 
-from typing import final
+from collections.abc import Callable
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
@@ -93,3 +94,50 @@ def hash_bucket(key: int, seed: int, dim: int) -> tuple[int, int]: ...
 def splitmix64(x: int) -> int: ...
 def fnv1a64(data: bytes) -> int: ...
 def xxh3_64(data: bytes) -> int: ...
+
+# Out-of-core builder and text converter (src/python/convert.rs).
+@final
+class GraphBuilder:
+    def __new__(
+        cls,
+        output: str,
+        *,
+        directed: bool = False,
+        weighted: bool = False,
+        id_kind: str = "auto",
+        num_nodes: int | None = None,
+        self_loops: str = "keep",
+        merge: str = "sum",
+        memory_limit: int | None = None,
+        tmp_dir: str | None = None,
+    ) -> GraphBuilder: ...
+    def add_edges(self, src: Any, dst: Any, weights: Any = None) -> None: ...
+    def finish(self, progress: Callable[[int, int], object] | None = None) -> dict[str, Any]: ...
+    def abort(self) -> None: ...
+    @property
+    def input_edges(self) -> int: ...
+    @property
+    def stats(self) -> dict[str, Any] | None: ...
+    def __enter__(self) -> GraphBuilder: ...
+    def __exit__(self, exc_type: object, _exc: object, _tb: object) -> bool: ...
+
+def convert_text(
+    inputs: list[str],
+    output: str,
+    *,
+    directed: bool = False,
+    weighted: bool = False,
+    delimiter: str | None = None,
+    comment: str = "#%",
+    skip_lines: int = 0,
+    src_col: int = 0,
+    dst_col: int = 1,
+    weight_col: int | None = None,
+    id_kind: str = "auto",
+    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | None = None,
+    tmp_dir: str | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...

@@ -1,6 +1,7 @@
 //! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
 //! Ids, defaults and user-facing conveniences live in the Python facade.
 
+mod convert;
 mod errors;
 
 use std::path::PathBuf;
@@ -435,6 +436,8 @@ fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
+    m.add_class::<convert::PyGraphBuilder>()?;
+    m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;

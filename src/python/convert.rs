@@ -1,0 +1,405 @@
+//! Bindings of the out-of-core builder (`GraphBuilder`) and the text converter (`convert_text`).
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use numpy::{PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::errors::IntoPy;
+use crate::build::Merge;
+use crate::error::Error;
+use crate::external::{
+    check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
+    DEFAULT_MEMORY_LIMIT,
+};
+use crate::text::{self, Delimiter, TextOptions, TextStats};
+
+enum State {
+    Open(Box<ExternalBuilder>),
+    Finished(BuildStats),
+    Closed,
+}
+
+/// Builds a graph file from edges given in chunks, with bounded memory (see `external.rs`).
+#[pyclass(frozen, module = "instant_embedding._core", name = "GraphBuilder")]
+pub struct PyGraphBuilder {
+    state: Mutex<State>,
+}
+
+impl PyGraphBuilder {
+    /// Runs `f` on the state with the mutex taken *without* the GIL, so a thread waiting for the
+    /// lock never holds the GIL that the lock holder needs to return.
+    fn with_state<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut State) -> R + Send) -> R {
+        py.detach(|| {
+            let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut g)
+        })
+    }
+}
+
+fn closed() -> PyErr {
+    PyRuntimeError::new_err("this GraphBuilder is finished or aborted")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_options(
+    directed: bool,
+    weighted: bool,
+    id_kind: &str,
+    num_nodes: Option<u64>,
+    self_loops: &str,
+    merge: &str,
+    memory_limit: Option<u64>,
+    tmp_dir: Option<PathBuf>,
+) -> PyResult<BuildOptions> {
+    let memory_limit = memory_limit.unwrap_or(DEFAULT_MEMORY_LIMIT);
+    Ok(BuildOptions {
+        directed,
+        weighted,
+        ids: IdMode::parse(id_kind).py_err()?,
+        num_nodes,
+        self_loops: SelfLoops::parse(self_loops).py_err()?,
+        merge: Merge::parse(merge).py_err()?,
+        memory_limit,
+        tmp_dir,
+    })
+}
+
+/// Ids of one endpoint array: int64 values or strings.
+enum Ids {
+    Int(Vec<i64>),
+    Str(Vec<String>),
+}
+
+fn extract_ids(x: &Bound<'_, PyAny>, want_str: bool, name: &str) -> PyResult<Ids> {
+    if want_str {
+        if x.is_instance_of::<pyo3::types::PyString>() {
+            return Err(PyTypeError::new_err(format!(
+                "{name} must be a sequence of str, not a str"
+            )));
+        }
+        return x.extract::<Vec<String>>().map(Ids::Str).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{name} must be a sequence of str for id_kind='str'"
+            ))
+        });
+    }
+    if let Ok(a) = x.cast::<numpy::PyArray1<i64>>() {
+        let r = a.readonly();
+        return Ok(Ids::Int(match r.as_slice() {
+            Ok(s) => s.to_vec(),
+            Err(_) => r.as_array().iter().copied().collect(),
+        }));
+    }
+    if let Ok(a) = x.cast::<numpy::PyUntypedArray>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be a one-dimensional int64 array, got dtype {} with {} dimension(s)",
+            a.dtype(),
+            a.ndim()
+        )));
+    }
+    x.extract::<Vec<i64>>().map(Ids::Int).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{name} must be an int64 numpy array or a sequence of int (str ids need id_kind='str')"
+        ))
+    })
+}
+
+fn extract_weights(w: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
+    let as64: Vec<f64> = if let Ok(a) = w.extract::<PyReadonlyArray1<'_, f32>>() {
+        a.as_array().iter().map(|&x| f64::from(x)).collect()
+    } else if let Ok(a) = w.extract::<PyReadonlyArray1<'_, f64>>() {
+        a.as_array().to_vec()
+    } else {
+        w.extract::<Vec<f64>>().map_err(|_| {
+            PyTypeError::new_err("weights must be a float32/float64 array or a sequence of float")
+        })?
+    };
+    as64.iter()
+        .enumerate()
+        .map(|(i, &x)| check_weight(x).map_err(|e| Error::input(format!("edge {i}: {e}"))))
+        .collect::<Result<Vec<f32>, Error>>()
+        .py_err()
+}
+
+fn stats_dict<'py>(
+    py: Python<'py>,
+    s: &BuildStats,
+    t: Option<&TextStats>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("num_nodes", s.num_nodes)?;
+    d.set_item("num_edges", s.num_edges)?;
+    d.set_item("num_arcs", s.num_arcs)?;
+    d.set_item("input_edges", s.input_edges)?;
+    d.set_item("self_loops_dropped", s.self_loops_dropped)?;
+    d.set_item("duplicates_merged", s.duplicates_merged)?;
+    d.set_item("id_kind", s.id_kind)?;
+    d.set_item("segments", s.segments)?;
+    d.set_item("buckets", s.buckets)?;
+    d.set_item("external_buckets", s.external_buckets)?;
+    d.set_item("peak_tmp_bytes", s.peak_tmp_bytes)?;
+    d.set_item("file_size", s.file_size)?;
+    d.set_item("seconds", s.seconds())?;
+    if let Some(t) = t {
+        d.set_item("input_bytes", t.input_bytes)?;
+        d.set_item("lines", t.lines)?;
+        d.set_item("edge_lines", t.edge_lines)?;
+        d.set_item("passes", t.passes)?;
+    }
+    Ok(d)
+}
+
+/// Runs `f` without the GIL with a progress hook that calls `progress(done, total)` at most
+/// ~10 times a second and checks for signals (Ctrl-C) at the same rate. A Python exception from
+/// either cancels the work and is re-raised.
+fn with_progress<T: Send>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    f: impl FnOnce(&ProgressFn<'_>) -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let (r, pending) = py.detach(move || {
+        let last = Cell::new(Instant::now());
+        let pending: RefCell<Option<PyErr>> = RefCell::new(None);
+        let hook = |done: u64, total: u64| -> bool {
+            let final_call = done >= total;
+            if !final_call && last.get().elapsed() < Duration::from_millis(100) {
+                return true;
+            }
+            last.set(Instant::now());
+            Python::attach(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb.call1(py, (done, total)).map(drop),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        *pending.borrow_mut() = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        let r = f(&hook);
+        (r, pending.into_inner())
+    });
+    match (r, pending) {
+        (Ok(v), _) => Ok(v),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e).py_err(),
+    }
+}
+
+#[pymethods]
+impl PyGraphBuilder {
+    #[new]
+    #[pyo3(signature = (output, *, directed=false, weighted=false, id_kind="auto", num_nodes=None,
+                        self_loops="keep", merge="sum", memory_limit=None, tmp_dir=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        output: PathBuf,
+        directed: bool,
+        weighted: bool,
+        id_kind: &str,
+        num_nodes: Option<u64>,
+        self_loops: &str,
+        merge: &str,
+        memory_limit: Option<u64>,
+        tmp_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let opts = build_options(
+            directed,
+            weighted,
+            id_kind,
+            num_nodes,
+            self_loops,
+            merge,
+            memory_limit,
+            tmp_dir,
+        )?;
+        let b = py
+            .detach(move || ExternalBuilder::new(&output, opts))
+            .py_err()?;
+        Ok(PyGraphBuilder {
+            state: Mutex::new(State::Open(Box::new(b))),
+        })
+    }
+
+    /// Adds edges: `src`/`dst` int64 arrays (or sequences of int), or sequences of str for
+    /// `id_kind="str"`; `weights` (float32/float64) exactly when the graph is weighted.
+    #[pyo3(signature = (src, dst, weights=None))]
+    fn add_edges(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+        weights: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let want_str = self
+            .with_state(py, |st| match st {
+                State::Open(b) => Some(b.takes_str()),
+                _ => None,
+            })
+            .ok_or_else(closed)?;
+        let s = extract_ids(src, want_str, "src")?;
+        let d = extract_ids(dst, want_str, "dst")?;
+        let w = weights.map(extract_weights).transpose()?;
+        self.with_state(py, |st| {
+            let State::Open(b) = st else {
+                return Err(Error::param("this GraphBuilder is finished or aborted"));
+            };
+            match (&s, &d) {
+                (Ids::Int(s), Ids::Int(d)) => b.add_int(s, d, w.as_deref()),
+                (Ids::Str(s), Ids::Str(d)) => b.add_str(s, d, w.as_deref()),
+                _ => Err(Error::input("src and dst hold different id kinds")),
+            }
+        })
+        .py_err()
+    }
+
+    /// Sorts, merges and writes the graph file; returns statistics. `progress(done, total)` is
+    /// called at most ~10 times a second; Ctrl-C cancels (no output file is left).
+    #[pyo3(signature = (progress=None))]
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let taken = self.with_state(py, |st| match std::mem::replace(st, State::Closed) {
+            State::Open(b) => Ok(b),
+            State::Finished(s) => {
+                *st = State::Finished(s.clone());
+                Err(Some(s))
+            }
+            State::Closed => Err(None),
+        });
+        let b = match taken {
+            Ok(b) => b,
+            Err(Some(s)) => return stats_dict(py, &s, None),
+            Err(None) => return Err(closed()),
+        };
+        let stats = with_progress(py, progress, move |hook| b.finish(Some(hook)))?;
+        let d = stats_dict(py, &stats, None)?;
+        self.with_state(py, |st| *st = State::Finished(stats));
+        Ok(d)
+    }
+
+    /// Abandons the build: temporary files are removed and the target is left untouched.
+    fn abort(&self, py: Python<'_>) {
+        let old = self.with_state(py, |st| match st {
+            State::Open(_) => Some(std::mem::replace(st, State::Closed)),
+            _ => None,
+        });
+        // Removing the temporary files can take a moment: do it without the GIL.
+        py.detach(move || drop(old));
+    }
+
+    /// Edges added so far.
+    #[getter]
+    fn input_edges(&self, py: Python<'_>) -> u64 {
+        self.with_state(py, |st| match st {
+            State::Open(b) => b.input_edges(),
+            State::Finished(s) => s.input_edges,
+            State::Closed => 0,
+        })
+    }
+
+    /// Statistics of the finished build (None before `finish`).
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let s = self.with_state(py, |st| match st {
+            State::Finished(s) => Some(s.clone()),
+            _ => None,
+        });
+        s.map(|s| stats_dict(py, &s, None)).transpose()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Finishes on a normal exit (if not finished yet), aborts on an exception.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let open = self.with_state(py, |st| matches!(st, State::Open(_)));
+        if exc_type.is_some() {
+            self.abort(py);
+        } else if open {
+            self.finish(py, None)?;
+        }
+        Ok(false)
+    }
+}
+
+/// Converts text edge lists to a graph file (see `text.rs`); returns statistics.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, *, directed=false, weighted=false, delimiter=None, comment="#%",
+                    skip_lines=0, src_col=0, dst_col=1, weight_col=None, id_kind="auto",
+                    num_nodes=None, self_loops="keep", merge="sum",
+                    memory_limit=None, tmp_dir=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn convert_text<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    directed: bool,
+    weighted: bool,
+    delimiter: Option<&str>,
+    comment: &str,
+    skip_lines: u64,
+    src_col: usize,
+    dst_col: usize,
+    weight_col: Option<usize>,
+    id_kind: &str,
+    num_nodes: Option<u64>,
+    self_loops: &str,
+    merge: &str,
+    memory_limit: Option<u64>,
+    tmp_dir: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let build = build_options(
+        directed,
+        weighted,
+        id_kind,
+        num_nodes,
+        self_loops,
+        merge,
+        memory_limit,
+        tmp_dir,
+    )?;
+    if !comment.is_ascii() {
+        return Err(PyValueError::new_err(
+            "comment must consist of ASCII characters",
+        ));
+    }
+    let text = TextOptions {
+        // None or "": detect per file.
+        delimiter: delimiter
+            .filter(|d| !d.is_empty())
+            .map(Delimiter::parse)
+            .transpose()
+            .py_err()?,
+        comment: comment.as_bytes().to_vec(),
+        skip_lines,
+        src_col,
+        dst_col,
+        weight_col,
+    };
+    let (b, t) = with_progress(py, progress, move |hook| {
+        text::convert_text(&inputs, &output, &text, &build, Some(hook))
+    })?;
+    stats_dict(py, &b, Some(&t))
+}
