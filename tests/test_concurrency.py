@@ -250,3 +250,60 @@ def test_ctrl_c_latency_with_expensive_queries(tmp_path):
     for eps, lat, batch in rows:
         print(f"eps={eps:g}: SIGINT -> exit {lat:.3f} s; longest batch {batch:.3f} s")
         assert lat < 2 * batch + 5
+
+
+CONVERT_CHILD = """
+import sys, time
+import numpy as np
+from instant_embedding.convert import convert
+
+src, out = sys.argv[1], sys.argv[2]
+stamps = [time.monotonic()]
+
+def progress(done, total):
+    stamps.append(time.monotonic())
+    if len(stamps) == 2:
+        print("started", flush=True)
+
+try:
+    convert(src, out, progress=progress)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_interrupts_conversion_and_leaves_no_file(tmp_path):
+    """SIGINT while converting a text edge list: KeyboardInterrupt, no output file, no temp
+    file (native conversion, when the extension has it, or the Python fallback)."""
+    rng = np.random.default_rng(2)
+    block = "".join(f"{a} {b}\n" for a, b in rng.integers(0, 200_000, (100_000, 2)).tolist())
+    text = tmp_path / "edges.txt"
+    text.write_text(block * 20)  # 2M edges (repeats are merged), cheap to generate
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "g.graph"
+    p = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(CONVERT_CHILD), str(text), str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = p.stdout.readline()
+        if line.strip() == "finished":
+            pytest.skip("conversion finished before the first progress report")
+        assert line.strip() == "started", (line, p.stderr.read() if p.poll() is not None else "")
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        rest, err = p.communicate(timeout=HANG)
+        latency = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if rest.strip() == "finished":
+        pytest.skip("conversion finished before SIGINT arrived")
+    assert p.returncode == 130, (p.returncode, rest, err[-2000:])
+    assert list(out_dir.iterdir()) == [], list(out_dir.iterdir())
+    print(f"convert: SIGINT -> exit {latency:.3f} s")
+    assert latency < 30, latency  # hang detector
