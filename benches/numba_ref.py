@@ -4,7 +4,9 @@ The same algorithm as ``src/ppr.rs`` + ``src/embed.rs`` (docs/SPEC.md), written 
 way: a reusable dense workspace (residual ``r``, estimate ``p``, a seen flag per node) reset
 through a touched list, a FIFO ring queue, node ``w`` pushed while
 ``r[w] > eps * max(deg(w), 1)``, then the signed-hash projection
-``w[dim(j)] += sign(j) * max(ln(p_j * n), 0)`` accumulated in f64 in increasing node order.
+``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` accumulated in f64 in increasing node order,
+where ``x_j = p_j + r_j`` (``value="p+r"``, the package default) or ``x_j = p_j``
+(``value="p"``, the paper's Algorithm 2 literally).
 Float operations happen in the same order as in the Rust kernel, so the embeddings agree bit
 for bit (``speed.py`` checks this).
 
@@ -13,7 +15,7 @@ Supports unweighted graphs with implicit or int64 ids (the benchmark graphs).
 Use::
 
     ref = NumbaRef(read_csr(path))        # path: a graph file
-    ref.embed_one(v, dim=512, alpha=0.15, eps=1e-5, seed=0)   # (dim,) float32
+    ref.embed(nodes, dim=512, alpha=0.15, eps=1e-5, seed=0)   # (len(nodes), dim) float32
     ref.embed_all(dim, alpha, eps, seed, threads=2)           # (n, dim) float32
 """
 
@@ -117,15 +119,15 @@ if numba is not None:
         return nt, pushes
 
     @njit(cache=True)
-    def _project(touched, nt, p, keys, has_keys, n, dim, seed, out):  # noqa: ANN001, ANN201
-        """Projection of the support (touched nodes with p > 0) in increasing node order."""
+    def _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, out):  # noqa: ANN001, ANN201
+        """Projection of the touched nodes' mass in increasing node order."""
         acc = np.zeros(dim, dtype=np.float64)
         sup = np.sort(touched[:nt])
         seed_mix = splitmix64(np.uint64(seed))
         d = np.uint64(dim)
         for i in range(nt):
             j = sup[i]
-            pj = p[j]
+            pj = p[j] + max(r[j], 0.0) if with_r else p[j]
             if pj > 0.0:
                 v = np.log(pj * float(n))
                 if v > 0.0:
@@ -148,20 +150,21 @@ if numba is not None:
             seen[u] = False
 
     @njit(cache=True)
-    def _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, seed, dim,  # noqa: ANN001, ANN201
-                     r, p, seen, touched, queue, out):
+    def _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,  # noqa: ANN001, ANN201
+                     dim, r, p, seen, touched, queue, out):
         n = indptr.shape[0] - 1
         total = 0
         for i in range(nodes.shape[0]):
             nt, pushes = _push(indptr, indices, nodes[i], alpha, eps, lazy, r, p, seen,
                                touched, queue)
             total += pushes
-            _project(touched, nt, p, keys, has_keys, n, dim, seed, out[i])
+            _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, out[i])
             _reset(touched, nt, r, p, seen)
         return total
 
     @njit(cache=True, parallel=True)
-    def _embed_all(indptr, indices, keys, has_keys, alpha, eps, lazy, seed, dim, chunks, out):  # noqa: ANN001, ANN201
+    def _embed_all(indptr, indices, keys, has_keys, alpha, eps, lazy, with_r, seed, dim, chunks,  # noqa: ANN001, ANN201
+                   out):
         n = indptr.shape[0] - 1
         nchunks = chunks.shape[0] - 1
         for c in prange(nchunks):
@@ -171,8 +174,14 @@ if numba is not None:
             touched = np.empty(n, dtype=np.uint32)
             queue = np.empty(n + 1, dtype=np.uint32)
             nodes = np.arange(chunks[c], chunks[c + 1]).astype(np.uint32)
-            _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, seed, dim,
-                         r, p, seen, touched, queue, out[chunks[c] : chunks[c + 1]])
+            _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,
+                         dim, r, p, seen, touched, queue, out[chunks[c] : chunks[c + 1]])
+
+
+def _with_r(value: str) -> bool:
+    if value not in ("p+r", "p"):
+        raise ValueError(f"value must be 'p+r' or 'p', got {value!r}")
+    return value == "p+r"
 
 
 class NumbaRef:
@@ -206,7 +215,7 @@ class NumbaRef:
         """Compile (or load from numba's cache) both entry points without real work."""
         self.embed(np.zeros(1, dtype=np.uint32), dim)
         _embed_all(
-            self.indptr, self.indices, self.keys, self.has_keys, 0.15, 1e-4, False,
+            self.indptr, self.indices, self.keys, self.has_keys, 0.15, 1e-4, False, True,
             np.uint64(0), int(dim), np.zeros(2, dtype=np.int64),
             np.empty((self.n, dim), dtype=np.float32),
         )
@@ -222,13 +231,15 @@ class NumbaRef:
         eps: float = 1e-5,
         seed: int = 0,
         lazy: bool = False,
+        value: str = "p+r",
     ) -> np.ndarray:
         """Embeddings of internal node indices ``nodes`` (serial), shape (len, dim)."""
         nodes = np.ascontiguousarray(nodes, dtype=np.uint32)
         out = np.empty((len(nodes), dim), dtype=np.float32)
         self.last_pushes = _embed_nodes(
             self.indptr, self.indices, self.keys, self.has_keys, nodes, float(alpha),
-            float(eps), bool(lazy), np.uint64(seed), int(dim), self._r, self._p, self._seen,
+            float(eps), bool(lazy), _with_r(value), np.uint64(seed), int(dim), self._r, self._p,
+            self._seen,
             self._touched, self._queue, out,
         )
         return out
@@ -241,6 +252,7 @@ class NumbaRef:
         seed: int = 0,
         lazy: bool = False,
         threads: int = 1,
+        value: str = "p+r",
     ) -> np.ndarray:
         """All nodes, ``threads`` workers (numba prange over contiguous node chunks)."""
         numba.set_num_threads(int(threads))
@@ -249,6 +261,6 @@ class NumbaRef:
         out = np.empty((self.n, dim), dtype=np.float32)
         _embed_all(
             self.indptr, self.indices, self.keys, self.has_keys, float(alpha), float(eps),
-            bool(lazy), np.uint64(seed), int(dim), chunks, out,
+            bool(lazy), _with_r(value), np.uint64(seed), int(dim), chunks, out,
         )
         return out

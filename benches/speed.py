@@ -159,16 +159,22 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
             break
     out = _stats_us(times, cpu)
     # The native call alone (no facade: id lookup, argument checks), same nodes.
-    from instant_embedding import _core
-
     idx = g.index(ids[: len(times)])
     core = []
     for i in idx:
         a = np.array([i], dtype=np.uint32)
-        core.append(_timed(lambda a=a: _core.embed(
-            g._g, a, model.dim, model.alpha, model.eps, model.seed, model.variant, 1,
-            model.max_touched))[1])
+        core.append(_timed(lambda a=a: model._embed_indices(g, a, 1))[1])
     out["core_cpu_median_us"] = float(np.median(core)) / 1e3
+    # What a query does (kernel counters), on the first nodes.
+    try:
+        from instant_embedding import _core
+
+        st = [_core.ppr_stats(g._g, int(i), model.alpha, model.eps, model.variant)
+              for i in idx[:100]]
+        for k in ("pushes", "touched", "support", "heap_bytes"):
+            out[f"{k}_median"] = float(np.median([x[k] for x in st]))
+    except (ImportError, AttributeError, TypeError):
+        pass
     return out
 
 
@@ -227,9 +233,15 @@ def _fresh_thread_delta(fn: Any) -> int:
         fn()
         box.append(_anon_bytes() - a)
 
+    tasks = len(os.listdir("/proc/self/task"))
     t = threading.Thread(target=run)
     t.start()
     t.join()
+    # join() returns before the OS thread has run its TLS destructors (which free the native
+    # workspace); wait until it is gone so the next measurement starts from a clean state.
+    deadline = time.perf_counter() + 2.0
+    while len(os.listdir("/proc/self/task")) > tasks and time.perf_counter() < deadline:
+        time.sleep(0.001)
     return box[0]
 
 
@@ -297,13 +309,14 @@ def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget:
     import instant_embedding as ie
 
     ref = numba_ref.NumbaRef(C.read_csr(path))
-    ref.embed(ids_idx[:20], dim, eps=eps)  # compile / warm
+    value = getattr(ours, "value", "p")
+    ref.embed(ids_idx[:20], dim, eps=eps, value=value)  # compile / warm
     times = []
     cpu = []
     deadline = time.perf_counter() + budget
     for i in ids_idx:
         a = np.array([i], dtype=np.uint32)
-        w, c = _timed(lambda a=a: ref.embed(a, dim, eps=eps))
+        w, c = _timed(lambda a=a: ref.embed(a, dim, eps=eps, value=value))
         times.append(w)
         cpu.append(c)
         if time.perf_counter() > deadline:
@@ -313,7 +326,8 @@ def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget:
     check = ids_idx[:50]
     mine = ours.embed(g, g.ids(check))
     out["bit_identical"] = bool(np.array_equal(mine.view(np.uint32),
-                                               ref.embed(check, dim, eps=eps).view(np.uint32)))
+                                               ref.embed(check, dim, eps=eps,
+                                                         value=value).view(np.uint32)))
     return out
 
 
@@ -401,6 +415,21 @@ def latency_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # --------------------------------------------------------------------------- throughput
 
+def ie_default_value() -> str:
+    """The package's default projected value ("p+r" or "p"; "p" before the option existed)."""
+    import instant_embedding as ie
+
+    return getattr(ie.InstantEmbedding(8), "value", "p")
+
+
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process, all threads."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict[str, Any]:
     """One all-node run of ``which`` (runs in a fresh subprocess, see :func:`_run_peer`)."""
     csr = C.read_csr(path)
@@ -413,17 +442,18 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
         C.warm(path)
         m = ie.InstantEmbedding(dim, eps=eps)
         m.embed(g, g.ids(np.arange(min(n, 4096))), threads=threads)  # start the pool
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         x = m.embed_all(g, threads=threads)
-        res["fit_s"] = time.perf_counter() - t
+        res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     elif which == "numba":
         import numba_ref
 
         ref = numba_ref.NumbaRef(csr)
         ref.warmup(dim)  # compile (cached on disk after the first run)
-        t = time.perf_counter()
-        x = ref.embed_all(dim, eps=eps, threads=threads)
-        res["fit_s"] = time.perf_counter() - t
+        value = ie_default_value()
+        t, c = time.perf_counter(), _cpu_s()
+        x = ref.embed_all(dim, eps=eps, threads=threads, value=value)
+        res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     elif which == "fastrp":
         import scipy.sparse as sp
         from fastrp import FastRP
@@ -437,9 +467,9 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
         res["prep_s"] = time.perf_counter() - t
         # The file already stores both directions: undirected=False skips re-symmetrising.
         model = FastRP(dim, weights=[0.0, 0.0, 1.0, 6.0], seed=0, undirected=False)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         x = model.fit_transform(a)
-        res["fit_s"] = time.perf_counter() - t
+        res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     elif which == "pycleora":
         import pycleora
 
@@ -453,11 +483,11 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
         )
         del lines
         res["prep_s"] = time.perf_counter() - t
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         x = pycleora.embed(
             graph, feature_dim=dim, num_iterations=4, whiten=False, num_workers=threads
         )
-        res["fit_s"] = time.perf_counter() - t
+        res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     else:
         raise ValueError(f"unknown peer {which!r}")
     res["shape"] = list(np.shape(x))
@@ -498,6 +528,7 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
                           f"{r.get('fit_s', r.get('error'))} (load {os.getloadavg()[0]:.2f})",
                           flush=True)
                 ours = res.get("ours", {}).get("fit_s")
+                ours_cpu = res.get("ours", {}).get("fit_cpu_s")
                 for r in res.values():
                     rows.append({
                         "graph": name,
@@ -506,6 +537,8 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
                         "eps": args.tp_eps,
                         **r,
                         "ratio_vs_ours": (r["fit_s"] / ours) if ours and "fit_s" in r else None,
+                        "cpu_ratio_vs_ours": (r["fit_cpu_s"] / ours_cpu)
+                        if ours_cpu and "fit_cpu_s" in r else None,
                     })
     return {"rows": rows}
 
@@ -517,8 +550,10 @@ def throughput_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "threads": r["threads"],
         "peer": r["peer"],
         "fit s": r.get("fit_s"),
+        "fit cpu s": r.get("fit_cpu_s"),
         "prep s": r.get("prep_s"),
         "peer/ours": r.get("ratio_vs_ours"),
+        "peer/ours cpu": r.get("cpu_ratio_vs_ours"),
         "peak RSS MiB": r.get("peak_rss_mib"),
         "note": r.get("error", ""),
     } for r in rows]
