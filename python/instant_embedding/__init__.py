@@ -17,7 +17,8 @@ from . import datasets
 from ._core import __version__
 
 # Converters and writers import their optional dependencies lazily, inside the functions.
-from .convert import convert, from_arrow, from_networkx, from_numpy, from_pandas, from_scipy
+# (`instant_embedding.convert` stays the module: use `instant_embedding.convert.convert`.)
+from .convert import from_arrow, from_networkx, from_numpy, from_pandas, from_scipy
 from .embedding import (
     DEFAULT_ALPHA,
     DEFAULT_DIM,
@@ -50,7 +51,6 @@ __all__ = [
     "NodeNotFoundError",
     "__version__",
     "datasets",
-    "convert",
     "from_arrow",
     "from_networkx",
     "from_numpy",
