@@ -7,8 +7,11 @@
 //! ```
 //!
 //! `--avg-degree D` sets the number of edge draws to `n * D / 2` (use `--draws` to give it
-//! directly). Sinks: `memory` builds the CSR in RAM (`build::csr_from_edges`, needs about
-//! 30 bytes per draw) and saves it atomically; `count` only generates (timing the generator).
+//! directly). Sinks: `external` (default) streams the edges into the out-of-core builder
+//! (`external::ExternalBuilder`, memory bounded by `--memory-limit` bytes of edge buffers plus
+//! ~12 bytes per node, temporary files in `--tmp-dir` or beside the output); `memory` builds
+//! the CSR in RAM (`build::csr_from_edges`, about 30 bytes per draw) and saves it atomically;
+//! `count` only generates (timing the generator).
 //! Prints one JSON line with the parameters, counts, timings and degree statistics.
 
 mod model;
@@ -17,6 +20,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::external::{BuildOptions, ExternalBuilder, SelfLoops};
 use instant_embedding::Graph;
 use model::{Model, Params};
 
@@ -27,12 +31,14 @@ struct Args {
     sink: String,
     threads: Option<usize>,
     window: usize,
+    memory_limit: u64,
+    tmp_dir: Option<PathBuf>,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: generate_graph --nodes N (--avg-degree D | --draws M) [--out PATH] \
-         [--sink memory|count] [--seed S] [--gamma G] [--wmin X] [--wmax X] [--mu F] \
+         [--sink external|memory|count] [--memory-limit BYTES] [--tmp-dir DIR] [--seed S] [--gamma G] [--wmin X] [--wmax X] [--mu F] \
          [--tau T] [--cmin K] [--cmax K] [--no-shuffle] [--threads T]"
     );
     std::process::exit(2)
@@ -43,9 +49,11 @@ fn parse() -> Args {
         p: Params::default(),
         avg_degree: None,
         out: None,
-        sink: "memory".into(),
+        sink: "external".into(),
         threads: None,
         window: 0,
+        memory_limit: 4 << 30,
+        tmp_dir: None,
     };
     let mut draws = None;
     let mut it = std::env::args().skip(1);
@@ -81,6 +89,8 @@ fn parse() -> Args {
             "--sink" => a.sink = v.clone(),
             "--threads" => a.threads = Some(u() as usize),
             "--window" => a.window = u() as usize,
+            "--memory-limit" => a.memory_limit = u(),
+            "--tmp-dir" => a.tmp_dir = Some(PathBuf::from(&v)),
             _ => usage(),
         }
     }
@@ -148,6 +158,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut extra = String::new();
     let emitted = match a.sink.as_str() {
         "count" => model.generate::<std::convert::Infallible>(window, |_| Ok(()))?,
+        "external" => {
+            let out = a.out.clone().unwrap_or_else(|| usage());
+            let opts = BuildOptions {
+                num_nodes: Some(p.n),
+                self_loops: SelfLoops::Drop,
+                merge: Merge::Sum,
+                memory_limit: a.memory_limit,
+                tmp_dir: a.tmp_dir.clone(),
+                ..BuildOptions::default()
+            };
+            let mut b = ExternalBuilder::new(&out, opts)?;
+            let emitted = model.generate(window, |es| {
+                for &(u, v) in es {
+                    b.push_int(u as i64, v as i64, 1.0)?;
+                }
+                Ok::<(), instant_embedding::Error>(())
+            })?;
+            let t_gen = t1.elapsed().as_secs_f64();
+            let st = b.finish(None)?;
+            let g = Graph::open(&out)?;
+            extra = format!(
+                ",\"generate_s\":{t_gen:.2},\"finish_s\":{:.2},\"path\":\"{}\",\"file_bytes\":{},\"edges\":{},\"duplicates_merged\":{},\"segments\":{},\"buckets\":{},\"external_buckets\":{},\"peak_tmp_bytes\":{},\"memory_limit\":{},\"degrees\":{}",
+                t1.elapsed().as_secs_f64() - t_gen,
+                out.display(),
+                st.file_size,
+                g.num_edges(),
+                st.duplicates_merged,
+                st.segments,
+                st.buckets,
+                st.external_buckets,
+                st.peak_tmp_bytes,
+                a.memory_limit,
+                degree_stats(&g)
+            );
+            emitted
+        }
         "memory" => {
             let out = a.out.clone().unwrap_or_else(|| usage());
             let cap = (p.m as f64 * 1.01) as usize;
