@@ -339,6 +339,7 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(obj, f, indent=1, default=_json_default)
             f.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
