@@ -145,6 +145,7 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     import instant_embedding as ie
 
     C.warm(path)
+    resident = C.residency(path)
     g = ie.Graph.open(path)
     for v in ids[:20]:  # warm the thread's workspace and the code paths
         model.embed(g, [v])
@@ -158,6 +159,7 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
         if time.perf_counter() > deadline:
             break
     out = _stats_us(times, cpu)
+    out["resident_after_warm"] = resident
     # The native call alone (no facade: id lookup, argument checks), same nodes.
     idx = g.index(ids[: len(times)])
     core = []
