@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,11 +118,15 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
         seen[f"v{match[0]}"] += 1
         for leftover in tmp_path.iterdir():
             name = leftover.name
-            assert name == target.name or name.startswith(f".{target.name}.tmp-") or \
-                name.startswith("edges"), name
-    # clean up temporaries a killed writer could not remove
-    for leftover in tmp_path.glob(f".{target.name}.tmp-*"):
-        leftover.unlink()
+            # the temp file of the atomic write, the out-of-core builder's scratch directory
+            assert name in (target.name, "edges0.txt", "edges1.txt") or name.startswith(
+                (f".{target.name}.tmp-", f".{target.name}.build-")), name
+    # clean up what a killed writer could not remove
+    for leftover in tmp_path.glob(f".{target.name}.*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
     return seen
 
 
