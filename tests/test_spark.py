@@ -212,12 +212,13 @@ class _RecordingBuilder:
 
     def add_edges(self, src, dst, weights=None):
         _RecordingBuilder.calls.append(len(src))
-        self.chunks.append((list(src), list(dst)))
+        self.chunks.append((list(src), list(dst), None if weights is None else list(weights)))
 
     def finish(self):
         s = [x for c in self.chunks for x in c[0]]
         d = [x for c in self.chunks for x in c[1]]
-        ie.Graph.from_edges(s, d, directed=self.directed).save(self.output)
+        w = None if self.chunks[0][2] is None else [x for c in self.chunks for x in c[2]]
+        ie.Graph.from_edges(s, d, directed=self.directed, weights=w).save(self.output)
         return {"edges_read": len(s)}
 
     def abort(self):
@@ -249,8 +250,20 @@ def test_build_graph_from_spark_edges(spark, tmp_path, monkeypatch):
     nodes = list(ref.nodes)[:40]
     m = ie.InstantEmbedding(16)
     assert np.array_equal(m.embed(built, nodes), m.embed(ref, nodes))
+    # Integer ids (arbitrary int64) with weights, directed.
+    si, di = src[keep] * 7919 - 3, dst[keep] * 7919 - 3
+    w = rng.uniform(0.5, 3.0, size=len(si))
+    wedges = spark.createDataFrame(
+        [(int(a), int(b), float(x)) for a, b, x in zip(si, di, w)], "u bigint, v bigint, w double"
+    ).repartition(3)
+    wout = str(tmp_path / "weighted.graph")
+    wbuilt = ies.build_graph(wedges, wout, src_col="u", dst_col="v", weight_col="w", directed=True)
+    wref = ie.Graph.from_edges(si, di, weights=w, directed=True)
+    assert wbuilt.weighted and wbuilt.directed and wbuilt.num_edges == wref.num_edges
+    wn = np.asarray(wref.nodes)[:40]
+    assert np.array_equal(m.embed(wbuilt, wn), m.embed(wref, wn))
     if fake:  # the driver streamed the shards batch by batch (one per Spark partition here)
-        assert len(_RecordingBuilder.calls) == 4 and sum(_RecordingBuilder.calls) == len(s)
+        assert len(_RecordingBuilder.calls) == 4 + 3
     assert os.listdir(stage_root) == []  # the staging shards are removed
     with pytest.raises(KeyError, match="'zz'"):
         ies.build_graph(edges, out, src_col="zz", dst_col="b")
