@@ -329,7 +329,7 @@ def extrapolate(ours: dict[str, Any], edges: int, target: int) -> dict[str, Any]
         "notes": (
             "time assumes constant edges/s; the external sort's merge passes grow like "
             "log(size/memory_limit), so the real time at 1B is likely higher; temp disk and "
-            "output are per-edge costs scaled; RAM is bounded by --memory-limit (measured "
+            "output are per-edge costs scaled; RAM is not extrapolated (measured "
             f"peak RSS {human(ours['peak_rss_bytes'])} with "
             f"passes={st.get('passes')}, external_buckets={st.get('external_buckets')})"
         ),
@@ -508,7 +508,8 @@ def main() -> int:
             f"EXTRAPOLATION to 1e9 edges (from {src['method']}, NOT measured): "
             f"~{extra['hours']:.2f} h at the measured rate, temp disk ~"
             f"{human(extra['peak_tmp_bytes'])}, output ~{human(extra['out_bytes'])}, "
-            f"RAM ~{human(extra['peak_rss_bytes'])} (bounded by the memory limit)"
+            f"RAM: measured peak RSS {human(extra['peak_rss_bytes'])} at {edges:,} edges "
+            "(private memory also grows with the node count: see docs/CONVERT_SPEED.md)"
         )
     print(f"load before: {load_before}\nload after:  {load_after}")
 
