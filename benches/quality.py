@@ -582,9 +582,9 @@ def main(argv: list[str] | None = None) -> None:
             task_lp(data, args, out)
         if "eps" in args.tasks and data.y is not None:
             task_eps(data, args, out)
-        if "umap" in args.tasks and data.y is not None:
+        if "umap" in args.tasks and data.y is not None and not args.smoke:
             task_umap(data, args, out, args.docs / f"umap_{name}.png")
-    if "eps" in args.tasks:
+    if "eps" in args.tasks and not args.smoke:  # smoke runs never touch docs/
         plot_eps(out, args.docs / "fig3_eps.png")
     out.save()
     print(f"results: {args.out}")
