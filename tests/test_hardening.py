@@ -413,7 +413,9 @@ def _star(k: int, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         pytest.fail(f"star with {k} leaves did not finish in {timeout} s")
     assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    out = json.loads(p.stdout)
+    print(f"star with {k} leaves:", out)
+    return out
 
 
 def _check_star(out: dict, k: int) -> None:
