@@ -674,6 +674,9 @@ def test_full_disk_tmpfs(tmp_path):
 
 
 def test_full_disk_embed_all_raises_oserror(tmp_path):
+    """embed_all(out=) on a full disk: OSError up front (the temporary file is preallocated),
+    not death by SIGBUS on a page fault of a sparse memory map (what happened before this test
+    found it)."""
     mnt = tmp_path / "full"
     if not _tiny_tmpfs(mnt):
         pytest.skip("cannot mount a tmpfs here (needs root on Linux)")
