@@ -77,8 +77,8 @@ def ppr(
     alpha : float, default 0.15
         Teleport (restart) probability, ``1e-6 <= alpha < 1``.
     eps : float, default 1e-5
-        Push threshold per unit of degree: a normal float (``>= 2.2e-308``). For undirected graphs the result satisfies
-        ``|pi_j - p_j| <= eps * deg(j)`` for every node ``j``.
+        Push threshold per unit of degree: a normal float (``>= 2.2e-308``). For undirected
+        graphs the result satisfies ``|pi_j - p_j| <= eps * deg(j)`` for every node ``j``.
     variant : {"standard", "lazy"}, default "standard"
         ``"standard"``: the paper's transition matrix (eq. 1). ``"lazy"``: the appendix's
         Algorithm 3, which keeps half of the spread residual at the pushed node.
