@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ DEFAULT_SEED: int = _core.DEFAULT_SEED
 DEFAULT_MAX_TOUCHED: int = _core.DEFAULT_MAX_TOUCHED
 VARIANTS = ("standard", "lazy")
 VALUES = ("p+r", "p")
+# Target duration of one native call in batched runs (between calls: Ctrl-C, progress, writes).
+BATCH_SECONDS = 0.2
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -249,15 +252,13 @@ class InstantEmbedding:
         )
 
     def _batches(self, total: int, threads: int | None, batch_size: int | None) -> int:
+        """First batch size: the given one, else a few nodes per thread (then adapted)."""
         if batch_size is not None:
             b = _check_int("batch_size", batch_size)
             if b < 1:
                 raise ValueError(f"batch_size must be >= 1, got {b}")
             return b
-        t = _core.resolve_threads(threads)
-        # Large enough to keep every thread busy, small enough that Ctrl-C and progress
-        # are seen within a fraction of a second.
-        return max(256, 64 * t)
+        return 8 * _core.resolve_threads(threads)
 
     def embed(
         self,
@@ -354,10 +355,20 @@ class InstantEmbedding:
             result = np.empty((total, self.dim), dtype=np.float32)
         try:
             with Progress(total, progress, "embedding") as bar:
-                for start in range(0, total, b):
+                start = 0
+                while start < total:
                     stop = min(start + b, total)
+                    t0 = time.perf_counter()
                     result[start:stop] = self._embed_indices(graph, idx[start:stop], threads)
+                    elapsed = time.perf_counter() - t0
                     bar.update(stop - start)
+                    if batch_size is None:
+                        # Size the next native call to take about BATCH_SECONDS, so Ctrl-C and
+                        # progress are seen promptly whatever eps costs (results do not depend
+                        # on the batch split).
+                        per_node = elapsed / (stop - start)
+                        b = int(min(max(BATCH_SECONDS / max(per_node, 1e-9), 1), 1 << 16))
+                    start = stop
         except BaseException:
             if writer is not None:
                 writer.abort()
