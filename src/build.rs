@@ -143,28 +143,7 @@ pub fn csr_from_edges(
         if weights.is_some() {
             pairs.clear();
             pairs.extend(cols[s..e].iter().copied().zip(wts[s..e].iter().copied()));
-            pairs.sort_by_key(|p| p.0);
-            let mut k = 0;
-            while k < pairs.len() {
-                let (u, mut w) = pairs[k];
-                let mut j = k + 1;
-                while j < pairs.len() && pairs[j].0 == u {
-                    w = match merge {
-                        Merge::Sum => w + pairs[j].1,
-                        Merge::Max => w.max(pairs[j].1),
-                    };
-                    j += 1;
-                }
-                if !w.is_finite() {
-                    return Err(Error::input(format!(
-                        "merged weight of arc ({v}, {u}) overflows f32"
-                    )));
-                }
-                cols[out] = u;
-                wts[out] = w;
-                out += 1;
-                k = j;
-            }
+            out = merge_row(v, &mut pairs, merge, &mut cols, &mut wts, out)?;
         } else {
             cols[s..e].sort_unstable();
             let mut last = None;
@@ -196,6 +175,43 @@ pub fn csr_from_edges(
         weights,
         ids,
     })
+}
+
+/// Sorts one row's `(neighbour, weight)` pairs (stably: duplicates merge in input order, so sums
+/// are reproducible), merges duplicates per `merge`, and writes the row to `cols[at..]` /
+/// `wts[at..]`. Returns the end of the written row. Shared by the in-memory and out-of-core
+/// builders so both produce byte-identical files.
+pub(crate) fn merge_row(
+    v: usize,
+    pairs: &mut [(u32, f32)],
+    merge: Merge,
+    cols: &mut [u32],
+    wts: &mut [f32],
+    mut at: usize,
+) -> Result<usize> {
+    pairs.sort_by_key(|p| p.0);
+    let mut k = 0;
+    while k < pairs.len() {
+        let (u, mut w) = pairs[k];
+        let mut j = k + 1;
+        while j < pairs.len() && pairs[j].0 == u {
+            w = match merge {
+                Merge::Sum => w + pairs[j].1,
+                Merge::Max => w.max(pairs[j].1),
+            };
+            j += 1;
+        }
+        if !w.is_finite() {
+            return Err(Error::input(format!(
+                "merged weight of arc ({v}, {u}) overflows f32"
+            )));
+        }
+        cols[at] = u;
+        wts[at] = w;
+        at += 1;
+        k = j;
+    }
+    Ok(at)
 }
 
 pub(crate) fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {

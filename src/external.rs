@@ -1593,29 +1593,7 @@ fn scatter_bucket(
         if weighted {
             pairs.clear();
             pairs.extend(cols[s..e].iter().copied().zip(wts[s..e].iter().copied()));
-            pairs.sort_by_key(|p| p.0);
-            let mut out_n = s;
-            let mut i = 0;
-            while i < pairs.len() {
-                let (u, mut w) = pairs[i];
-                let mut j = i + 1;
-                while j < pairs.len() && pairs[j].0 == u {
-                    w = match merge {
-                        Merge::Sum => w + pairs[j].1,
-                        Merge::Max => w.max(pairs[j].1),
-                    };
-                    j += 1;
-                }
-                if !w.is_finite() {
-                    return Err(Error::input(format!(
-                        "merged weight of arc ({v}, {u}) overflows f32"
-                    )));
-                }
-                cols[out_n] = u;
-                wts[out_n] = w;
-                out_n += 1;
-                i = j;
-            }
+            let out_n = crate::build::merge_row(v, &mut pairs, merge, &mut cols, &mut wts, s)?;
             sink.row(v, &cols[s..out_n], Some(&wts[s..out_n]), out, out_path)?;
         } else {
             let row = &mut cols[s..e];
