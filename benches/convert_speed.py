@@ -227,15 +227,28 @@ def _proc_rss(pid: int) -> tuple[int, int]:
     return a, f
 
 
-def run_child(argv: list[str], timeout: float | None) -> dict[str, Any]:
+def run_child(
+    argv: list[str], timeout: float | None, rlimit_as: int | None = None
+) -> dict[str, Any]:
     """Run this script in child mode; its JSON result plus its own rusage (``os.wait4``).
 
     ``peak_rss_bytes`` is the child's ``ru_maxrss`` (not the max over all children so far).
+    With ``rlimit_as`` the child's address space is capped (``RLIMIT_AS``) and a failure (e.g.
+    ``MemoryError``) is returned as a row with ``failed`` set instead of raising: how a peer
+    that cannot hold the graph ends, without the machine's OOM killer.
     """
     cmd = [sys.executable, os.path.abspath(__file__), "--child", *argv]
+
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (rlimit_as, rlimit_as))
+
     with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True)
+        p = subprocess.Popen(
+            cmd, stdout=fo, stderr=fe, text=True, preexec_fn=cap if rlimit_as else None
+        )
         deadline = None if timeout is None else t0 + timeout
         anon = file_ = 0
         while True:
@@ -255,9 +268,15 @@ def run_child(argv: list[str], timeout: float | None) -> dict[str, Any]:
         fo.seek(0)
         fe.seek(0)
         out, err = fo.read(), fe.read()
-    if p.returncode != 0:
+    if p.returncode != 0 and rlimit_as:
+        last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or [f"rc {p.returncode}"]
+        res = {"failed": last[0][:300], "seconds": wall, "nodes": None, "arcs": None,
+               "edges_read": None, "peak_tmp_bytes": 0, "out_bytes": 0, "rss_after_imports": 0,
+               "rlimit_as": rlimit_as}
+    elif p.returncode != 0:
         raise RuntimeError(f"child {' '.join(argv)} failed (rc {p.returncode}):\n{err[-3000:]}")
-    res = json.loads(out.strip().splitlines()[-1])
+    else:
+        res = json.loads(out.strip().splitlines()[-1])
     res["wall_s"] = wall
     res["peak_rss_bytes"] = ru.ru_maxrss * 1024  # Linux: KiB
     # Sampled every 50 ms from /proc/PID/status: private memory vs mapped file pages (the
@@ -347,6 +366,24 @@ def main() -> int:
         help=f"comma separated subset of {','.join(PEERS)}, 'all' or 'none'",
     )
     ap.add_argument("--peer-max-edges", default="50M", help="skip peers above this size")
+    ap.add_argument(
+        "--peer-rlimit",
+        default=None,
+        help="cap each peer's address space (e.g. 20G): a peer that runs out fails with "
+        "MemoryError and is reported as failed instead of invoking the OOM killer",
+    )
+    ap.add_argument(
+        "--input",
+        default=None,
+        help="use this edge list (made by --generate-only; its PATH.json describes it) "
+        "instead of generating one; it is never deleted",
+    )
+    ap.add_argument(
+        "--generate-only",
+        metavar="PATH",
+        default=None,
+        help="only write the --edges/--seed edge list to PATH (+ PATH.json) and exit",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per method (the fastest is kept)")
     ap.add_argument("--scratch", default=None, help="scratch folder (input, outputs, spill)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="per child, seconds")
@@ -360,6 +397,20 @@ def main() -> int:
         return 0
 
     edges = 20_000 if args.smoke else parse_count(args.edges)
+    if args.generate_only:
+        dest = Path(args.generate_only)
+        if REPO in dest.resolve().parents:
+            ap.error(f"{dest} is inside the repository")
+        gen = generate(dest, edges, args.seed)
+        Path(str(dest) + ".json").write_text(json.dumps(gen, indent=1))
+        print(f"wrote {dest} ({human(gen['bytes'])}) in {gen['seconds']:.1f} s")
+        return 0
+    given = None
+    if args.input:
+        with open(args.input + ".json") as f:
+            given = json.load(f)
+        edges = int(given["edges"])
+        args.seed = int(given["seed"])
     limits = [x.strip() for x in args.memory_limits.split(",") if x.strip()]
     if args.smoke:
         limits = ["1G", "1M"]
@@ -380,6 +431,11 @@ def main() -> int:
     skipped_peers = []
     if edges > parse_count(args.peer_max_edges):
         skipped_peers, peers = peers, []
+    peer_rlimit = None
+    if args.peer_rlimit:
+        from instant_embedding.convert import parse_size
+
+        peer_rlimit = parse_size(args.peer_rlimit)
 
     if args.smoke:
         base = Path(tempfile.mkdtemp(prefix="convbench-smoke-"))
@@ -396,7 +452,7 @@ def main() -> int:
     )
 
     # Disk check: input ~ 17 B/edge, output ~ 12 B/edge, spill ~ 16 B/edge, x1.2 margin.
-    need = int(edges * (17 + 12 + 16) * 1.2)
+    need = int(edges * ((0 if given else 17) + 12 + 16) * 1.2)
     free = shutil.disk_usage(base).free
     if need > free - 8 * 2**30 and not args.smoke:
         print(f"need ~{human(need)} in {base}, only {human(free)} free (keeping 8 GiB): abort")
@@ -407,11 +463,14 @@ def main() -> int:
     print(f"scratch {base}; {uptime()}")
     rows: list[dict[str, Any]] = []
     try:
-        inp = base / "edges.tsv"
-        gen = generate(inp, edges, args.seed)
+        if given:
+            inp, gen = Path(args.input), dict(given, seconds=None, reused=True)
+        else:
+            inp = base / "edges.tsv"
+            gen = generate(inp, edges, args.seed)
         print(
             f"generated {edges:,} edges ({human(gen['bytes'])}, {gen['id_universe']:,} possible "
-            f"ids) in {gen['seconds']:.1f} s"
+            f"ids) in {gen['seconds'] or 0:.1f} s" + (" (reused --input)" if given else "")
         )
         methods: list[tuple[str, list[str]]] = []
         tmp_dir = base / "spill"
@@ -426,14 +485,19 @@ def main() -> int:
             for _ in range(max(1, args.repeat)):
                 if argv[0] == "ours" and os.path.exists(argv[2]):
                     os.unlink(argv[2])
-                res = run_child(argv, args.timeout)
+                res = run_child(argv, args.timeout, None if argv[0] == "ours" else peer_rlimit)
                 if best is None or res["seconds"] < best["seconds"]:
                     best = res
             assert best is not None
             best["method"] = name
-            best["edges_per_s"] = edges / best["seconds"]
+            best["edges_per_s"] = None if best.get("failed") else edges / best["seconds"]
             best["load_after"] = round(os.getloadavg()[0], 2)
             rows.append(best)
+            if best.get("failed"):
+                print(f"  {name:16s} FAILED after {best['seconds']:.1f} s (address space capped "
+                      f"at {human(best['rlimit_as'])}, peak RSS "
+                      f"{human(best['peak_rss_bytes'])}): {best['failed']}", flush=True)
+                continue
             print(
                 f"  {name:16s} {best['seconds']:8.2f} s  {best['edges_per_s']:>12,.0f} edges/s  "
                 f"peak RSS {human(best['peak_rss_bytes'])}  tmp {human(best['peak_tmp_bytes'])}"
@@ -443,6 +507,8 @@ def main() -> int:
         # Cross-check: every method must see the same graph.
         ref = rows[0]
         for r in rows:
+            if r.get("failed"):
+                continue
             r["agrees"] = r["nodes"] == ref["nodes"] and r["arcs"] == ref["arcs"]
             if not r["agrees"]:
                 raise RuntimeError(
@@ -461,14 +527,16 @@ def main() -> int:
     load_after = uptime()
 
     ours_rows = [r for r in rows if r["method"].startswith("ours")]
-    peer_rows = [r for r in rows if not r["method"].startswith("ours")]
+    peer_rows = [
+        r for r in rows if not r["method"].startswith("ours") and not r.get("failed")
+    ]
     table = []
     for r in rows:
         t = {
-            "method": r["method"],
+            "method": r["method"] + (" FAILED" if r.get("failed") else ""),
             "seconds": r["seconds"],
             "wall_s": r["wall_s"],
-            "Medges/s": r["edges_per_s"] / 1e6,
+            "Medges/s": (r["edges_per_s"] or 0) / 1e6,
             "cpu_s": r["user_s"] + r["sys_s"],
             "peak_rss_MiB": r["peak_rss_bytes"] / 2**20,
             "anon_MiB": r["peak_rss_anon_bytes"] / 2**20,

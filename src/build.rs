@@ -374,6 +374,57 @@ pub fn build_in_memory(parts: &CsrParts) -> Result<Graph> {
     Graph::from_image(words, len)
 }
 
+/// Tag naming this process in temporary file names: `{pid}@{host hash}`. A leftover whose tag
+/// names this host and a process that no longer runs was abandoned by a killed writer
+/// (SIGKILL, OOM killer, power loss) and is removed by [`remove_stale`].
+pub(crate) fn owner_tag() -> String {
+    format!("{}@{:08x}", std::process::id(), host_hash())
+}
+
+fn host_hash() -> u32 {
+    let host = fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
+    xxhash_rust::xxh3::xxh3_64(&host) as u32
+}
+
+/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*` and
+/// `.{name}.build-{tag}-*` whose tag names this host and a dead process. Only on Linux (a
+/// missing `/proc/{pid}` proves the process is gone); never touches other hosts' files on a
+/// shared filesystem. Errors are ignored: cleanup must not fail a build.
+pub(crate) fn remove_stale(dir: &Path, name: &str) {
+    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let host = format!("@{:08x}-", host_hash());
+    let prefixes = [format!(".{name}.tmp-"), format!(".{name}.build-")];
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        let Some(f) = file_name.to_str() else {
+            continue;
+        };
+        let Some(rest) = prefixes.iter().find_map(|p| f.strip_prefix(p.as_str())) else {
+            continue;
+        };
+        let Some(at) = rest.find(&host) else {
+            continue;
+        };
+        let Ok(pid) = rest[..at].parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let path = e.path();
+        let _ = if path.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+    }
+}
+
 /// A temporary file next to `target`, renamed over it on `commit`, removed on drop otherwise.
 pub struct AtomicFile {
     tmp: PathBuf,
@@ -402,7 +453,8 @@ impl AtomicFile {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let tmp = dir.join(format!(".{name}.tmp-{}-{nonce:08x}", std::process::id()));
+        remove_stale(&dir, &name);
+        let tmp = dir.join(format!(".{name}.tmp-{}-{nonce:08x}", owner_tag()));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)

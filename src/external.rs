@@ -32,12 +32,20 @@
 //! summed in input order and the file equals the in-memory builder's bit for bit.
 //!
 //! # Memory
-//! Besides the `memory_limit` budget for edge/arc buffers (I/O buffers of a few MiB aside), the
-//! builder holds per-node structures: arc counters (4 B/node), `indptr` (8 B/node, at finish),
-//! the `provisional -> final` table (4 B/node, int/string ids). Id maps: int ids in the dense range
-//! cost 1 bit per id up to the largest id; other int ids cost about 14-18 B/node (8 B id +
-//! hash table); string ids cost their UTF-8 length + 14-18 B/node (8 B offset + hash table),
-//! plus 4 B/node for the sort order at finish.
+//! `memory_limit` covers the builder's heap: per-node structures plus edge/arc buffers (I/O
+//! buffers of a few MiB aside). Per-node structures cannot spill: arc counters (4 B/node),
+//! `indptr` (8 B/node, at finish), the `provisional -> final` table (4 B/node, int/string ids).
+//! Id maps: int ids in the dense range cost 1 bit per id up to the largest id; other int ids
+//! cost about 14-18 B/node (8 B id + hash table); string ids cost their UTF-8 length + 14-18
+//! B/node (8 B offset + hash table), plus 4 B/node for the sort order at finish. Their size is
+//! tracked as they grow (`BuildStats::peak_node_bytes`) and the buffers get what is left: half
+//! of it for the ingest buffer, three quarters for a bucket at finish. When the per-node
+//! structures alone exceed the limit, the buffers keep a floor of
+//! `min(memory_limit / 4, 64 MiB)` and the build completes over the limit.
+//!
+//! Temporary files are named `.{output}.build-{pid}@{host}-*` (and the output's
+//! `.{output}.tmp-{pid}@{host}-*`): a later build of the same output removes those left by a
+//! killed process of this host (see `build::remove_stale`).
 //!
 //! # Failure
 //! Errors, cancellation (the progress hook returns false) and dropping an unfinished builder
@@ -72,6 +80,16 @@ pub type ProgressFn<'a> = dyn Fn(u64, u64) -> bool + 'a;
 /// Work units between two progress calls.
 const PROGRESS_EVERY: u64 = 1 << 20;
 const IO_BUF: usize = 1 << 20;
+/// Buffers never shrink below `min(memory_limit / 4, BUFFER_FLOOR)`, whatever the per-node
+/// structures take: a build with more nodes than the limit allows goes on, over the limit.
+const BUFFER_FLOOR: u64 = 64 << 20;
+
+/// Bytes left for edge/arc buffers once `node_bytes` of per-node structures are held.
+fn buffer_bytes(memory_limit: u64, node_bytes: u64) -> u64 {
+    memory_limit
+        .saturating_sub(node_bytes)
+        .max((memory_limit / 4).min(BUFFER_FLOOR))
+}
 
 /// How node ids are given and stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,7 +165,8 @@ pub struct BuildOptions {
     pub self_loops: SelfLoops,
     /// How the weights of duplicate edges are merged (unweighted duplicates are dropped).
     pub merge: Merge,
-    /// Budget in bytes for edge and arc buffers (see the module docs for per-node costs).
+    /// Memory budget in bytes: per-node structures plus edge and arc buffers (see the module
+    /// docs).
     pub memory_limit: u64,
     /// Directory for temporary files (default: the output file's directory).
     pub tmp_dir: Option<PathBuf>,
@@ -190,6 +209,11 @@ pub struct BuildStats {
     pub external_buckets: u64,
     /// Largest total size of temporary files at any time (bytes).
     pub peak_tmp_bytes: u64,
+    /// Largest estimated size of the per-node structures (id map, arc counters, remap table,
+    /// final ids, `indptr`) at any time (bytes). They count against `memory_limit`; when they
+    /// alone exceed it, the buffers shrink to a floor and memory exceeds the limit by about
+    /// this much.
+    pub peak_node_bytes: u64,
     /// Size of the graph file written.
     pub file_size: u64,
     pub nanos: u64,
@@ -236,6 +260,11 @@ impl IntIds {
 
     fn distinct(&self) -> u64 {
         self.dense_count + self.extra.len() as u64
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        (self.present.capacity() * 8 + self.extra.capacity() * 8 + self.table.allocation_size())
+            as u64
     }
 
     #[inline]
@@ -309,6 +338,10 @@ impl StrIds {
         }
     }
 
+    fn heap_bytes(&self) -> u64 {
+        (self.offs.capacity() * 8 + self.bytes.capacity() + self.table.allocation_size()) as u64
+    }
+
     #[inline]
     fn slice<'a>(offs: &[u64], bytes: &'a [u8], p: u32) -> &'a [u8] {
         &bytes[offs[p as usize] as usize..offs[p as usize + 1] as usize]
@@ -341,6 +374,16 @@ enum Ids {
     Str(StrIds),
 }
 
+impl Ids {
+    fn heap_bytes(&self) -> u64 {
+        match self {
+            Ids::Implicit { .. } => 0,
+            Ids::Int { ids, .. } => ids.heap_bytes(),
+            Ids::Str(s) => s.heap_bytes(),
+        }
+    }
+}
+
 /// The final id table, in internal order.
 enum FinalIds {
     Implicit,
@@ -365,6 +408,15 @@ impl FinalIds {
         match self {
             FinalIds::Str { bytes, .. } => bytes.len() as u64,
             _ => 0,
+        }
+    }
+    fn heap_bytes(&self) -> u64 {
+        match self {
+            FinalIds::Implicit => 0,
+            FinalIds::Int(v) => v.capacity() as u64 * 8,
+            FinalIds::Str { order, offs, bytes } => {
+                (order.capacity() * 4 + offs.capacity() * 8 + bytes.capacity()) as u64
+            }
         }
     }
 }
@@ -665,6 +717,7 @@ pub struct ExternalBuilder {
     edges: Vec<[u32; 2]>,
     wbuf: Vec<f32>,
     edge_cap: usize,
+    peak_node_bytes: u64,
     segments: Vec<(PathBuf, u64)>,
     input_edges: u64,
     self_loops_dropped: u64,
@@ -734,8 +787,9 @@ impl ExternalBuilder {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "graph".into());
+        crate::build::remove_stale(&dir, &name);
         let dir = tempfile::Builder::new()
-            .prefix(&format!(".{name}.build-"))
+            .prefix(&format!(".{name}.build-{}-", crate::build::owner_tag()))
             .tempdir_in(&dir)
             .map_err(|e| Error::io(&dir, e))?;
         let ids = match ids_mode {
@@ -752,8 +806,7 @@ impl ExternalBuilder {
             },
             IdMode::Str => Ids::Str(StrIds::new()),
         };
-        let edge_bytes = if opts.weighted { 12 } else { 8 };
-        let edge_cap = ((opts.memory_limit / 2) / edge_bytes).max(64) as usize;
+        let edge_cap = Self::edge_cap_for(&opts, 0);
         Ok(ExternalBuilder {
             opts,
             out,
@@ -768,6 +821,7 @@ impl ExternalBuilder {
             edges: Vec::new(),
             wbuf: Vec::new(),
             edge_cap,
+            peak_node_bytes: 0,
             segments: Vec::new(),
             input_edges: 0,
             self_loops_dropped: 0,
@@ -828,10 +882,37 @@ impl ExternalBuilder {
         }
     }
 
+    /// Edges the ingest buffer may hold: half of what the per-node structures leave.
+    fn edge_cap_for(opts: &BuildOptions, node_bytes: u64) -> usize {
+        let edge_bytes = if opts.weighted { 12 } else { 8 };
+        (buffer_bytes(opts.memory_limit, node_bytes) / 2 / edge_bytes).max(64) as usize
+    }
+
+    /// Re-plans the edge buffer after the per-node structures grew.
+    fn update_node_bytes(&mut self) {
+        let nb = self.counts.capacity() as u64 * 4 + self.ids.heap_bytes();
+        self.peak_node_bytes = self.peak_node_bytes.max(nb);
+        self.edge_cap = Self::edge_cap_for(&self.opts, nb);
+    }
+
     #[cold]
     fn grow_counts(&mut self, hi: usize) {
         let want = (hi + 1).max(self.counts.len() + self.counts.len() / 2);
         self.counts.resize(want, 0);
+        self.update_node_bytes();
+    }
+
+    /// Grows the edge buffer by doubling, but never past `edge_cap` (plain `push` doubling
+    /// could allocate up to twice the budget).
+    #[cold]
+    fn grow_edges(&mut self) {
+        let len = self.edges.len();
+        let add = len.max(4096).min(self.edge_cap.saturating_sub(len)).max(1);
+        self.edges.reserve_exact(add);
+        if self.opts.weighted {
+            self.wbuf
+                .reserve_exact(self.edges.capacity() - self.wbuf.len());
+        }
     }
 
     #[inline]
@@ -863,6 +944,9 @@ impl ExternalBuilder {
             self.bump(d)?;
         }
         self.kept_edges += 1;
+        if self.edges.len() == self.edges.capacity() {
+            self.grow_edges();
+        }
         self.edges.push([s, d]);
         if self.opts.weighted {
             self.wbuf.push(w);
@@ -967,6 +1051,11 @@ impl ExternalBuilder {
         self.segments.push((path, n));
         self.edges.clear();
         self.wbuf.clear();
+        self.update_node_bytes();
+        if self.edges.capacity() > self.edge_cap + self.edge_cap / 4 {
+            self.edges.shrink_to(self.edge_cap);
+            self.wbuf.shrink_to(self.edge_cap);
+        }
         Ok(())
     }
 
@@ -1022,6 +1111,13 @@ impl ExternalBuilder {
                     out.push(extra[k as usize]);
                 }
                 debug_assert_eq!(out.len(), n);
+                let held = self.counts.capacity() * 4
+                    + present.capacity() * 8
+                    + extra.capacity() * 8
+                    + order.capacity() * 4
+                    + remap.capacity() * 4
+                    + out.capacity() * 8;
+                self.peak_node_bytes = self.peak_node_bytes.max(held as u64);
                 Ok((n, Some(remap), FinalIds::Int(out)))
             }
             Ids::Str(s) => {
@@ -1040,6 +1136,12 @@ impl ExternalBuilder {
                 for (i, &p) in order.iter().enumerate() {
                     remap[p as usize] = i as u32;
                 }
+                let held = self.counts.capacity() * 4
+                    + offs.capacity() * 8
+                    + bytes.capacity()
+                    + order.capacity() * 4
+                    + remap.capacity() * 4;
+                self.peak_node_bytes = self.peak_node_bytes.max(held as u64);
                 Ok((n, Some(remap), FinalIds::Str { order, offs, bytes }))
             }
         }
@@ -1058,6 +1160,12 @@ impl ExternalBuilder {
                 "{n} nodes exceed the format's limit of {MAX_NODES}"
             )));
         }
+        let remap_bytes = remap.as_ref().map_or(0, |r| r.capacity() as u64 * 4);
+        let old_counts_bytes = if remap.is_some() {
+            self.counts.capacity() as u64 * 4
+        } else {
+            0
+        };
         // Arc counters in final order.
         let counts: Vec<u32> = match &remap {
             None => {
@@ -1076,11 +1184,19 @@ impl ExternalBuilder {
                 c
             }
         };
+        // Held until the end: counters, remap table, final ids and `indptr` (the old counters
+        // coexist with the new ones for a moment).
+        let node_bytes = counts.capacity() as u64 * 4
+            + remap_bytes
+            + final_ids.heap_bytes()
+            + (n as u64 + 1) * 8;
+        self.peak_node_bytes = self.peak_node_bytes.max(node_bytes + old_counts_bytes);
+        let buffers = buffer_bytes(self.opts.memory_limit, node_bytes);
         let total_arcs: u64 = counts.iter().map(|&c| u64::from(c)).sum();
         let weighted = self.opts.weighted;
         let scatter_bytes: u64 = if weighted { 8 } else { 4 };
         let cost = |c: u32| 16 + u64::from(c) * scatter_bytes;
-        let budget = (self.opts.memory_limit / 4 * 3).max(1024);
+        let budget = (buffers / 4 * 3).max(1024);
         let edge_bytes: u64 = if weighted { 12 } else { 8 };
         let spilled_edges: u64 = self.segments.iter().map(|s| s.1).sum();
         let mut ticker = Ticker {
@@ -1116,7 +1232,7 @@ impl ExternalBuilder {
             out.seek(SeekFrom::Start(indices_off))
                 .map_err(|e| Error::io(&out_path, e))?;
         }
-        if self.segments.is_empty() && in_memory_cost <= self.opts.memory_limit {
+        if self.segments.is_empty() && in_memory_cost <= buffers {
             // Everything in memory: one bucket fed from the edge buffer.
             let edges = std::mem::take(&mut self.edges);
             let wbuf = std::mem::take(&mut self.wbuf);
@@ -1415,6 +1531,7 @@ impl ExternalBuilder {
             self_loops_dropped,
             kept_edges,
             start,
+            peak_node_bytes,
             ..
         } = self;
         out.commit()?;
@@ -1426,6 +1543,7 @@ impl ExternalBuilder {
         stats.duplicates_merged = kept_edges - header.num_edges;
         stats.id_kind = id_kind.name();
         stats.peak_tmp_bytes = scratch.peak;
+        stats.peak_node_bytes = peak_node_bytes;
         stats.file_size = file_len;
         stats.nanos = start.elapsed().as_nanos() as u64;
         drop(scratch);

@@ -240,3 +240,41 @@ def test_overwritten_in_place_while_mapped_is_caught_by_validate(tmp_path):
     r = _run_truncate(tmp_path, "overwrite")
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.startswith("GraphFormatError") and "checksum" in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------------ leftovers of killed writers
+_ABANDON = """
+import os, sys
+import numpy as np
+from instant_embedding import _core
+b = _core.GraphBuilder(sys.argv[1], memory_limit=4096, tmp_dir=os.path.dirname(sys.argv[1]))
+rng = np.random.default_rng(0)
+b.add_edges(rng.integers(0, 500, 5000), rng.integers(0, 500, 5000))  # spills segments
+os._exit(0)  # no destructors: what SIGKILL or the OOM killer leaves behind
+"""
+
+
+def test_next_build_removes_leftovers_of_dead_writers_only(tmp_path):
+    target = tmp_path / "g.graph"
+    subprocess.run([sys.executable, "-c", _ABANDON, str(target)], check=True, timeout=HANG)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2, left  # the output's temp file and the scratch directory
+    assert any(n.startswith(".g.graph.build-") for n in left)
+    scratch = next(p for p in tmp_path.iterdir() if p.is_dir())
+    assert any(scratch.iterdir()), "the abandoned build spilled nothing"
+    # tag = "{pid}@{host hash}": make copies for a live process (pid 1) and another host
+    name = scratch.name
+    prefix, rest = name.split("build-", 1)
+    pid, host_rest = rest.split("@", 1)
+    alive = tmp_path / f"{prefix}build-1@{host_rest}"
+    other_host = tmp_path / f"{prefix}build-{pid}@{'0' * 8}{host_rest[8:]}"
+    other_target = tmp_path / f".h.graph.build-{pid}@{host_rest}"
+    for d in (alive, other_host, other_target):
+        d.mkdir()
+    np.savetxt(tmp_path / "e.txt", np.array([[0, 1], [1, 2]]), fmt="%d")
+    from instant_embedding.convert import convert
+
+    convert(tmp_path / "e.txt", target)
+    now = sorted(p.name for p in tmp_path.iterdir())
+    assert now == sorted(["e.txt", "g.graph", alive.name, other_host.name, other_target.name]), now
+    assert ie.Graph.open(target).num_nodes == 3

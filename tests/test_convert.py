@@ -888,3 +888,20 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     p2 = write(tmp_path / "e.txt", "0 1\n")
     cv.convert(p2, tmp_path / "f.graph")
     assert seen["delimiter"] is None and seen["skip_lines"] == 0 and seen["weight_col"] is None
+
+
+def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):
+    rng = np.random.default_rng(1)
+    ids = rng.choice(10**12, size=20_000, replace=False)
+    e = tmp_path / "e.txt"
+    np.savetxt(e, ids[rng.integers(0, len(ids), (30_000, 2))], fmt="%d")
+    with pytest.warns(RuntimeWarning, match="memory_limit .* was exceeded"):
+        g, st = cv.convert_with_stats(e, tmp_path / "g.graph", memory_limit="64K")
+    assert st["peak_node_bytes"] > 64 << 10 and g.num_nodes == len(np.unique(
+        np.loadtxt(e, dtype=np.int64)))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv.convert_with_stats(e, tmp_path / "h.graph", memory_limit="1G")
+    assert (tmp_path / "g.graph").read_bytes() == (tmp_path / "h.graph").read_bytes()

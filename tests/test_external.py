@@ -338,3 +338,23 @@ def test_int_text_embeddings_match_from_edges(tmp_path):
     ref = ie.Graph.from_edges(src, dst, weights=w)
     model = ie.InstantEmbedding(dim=16)
     assert np.array_equal(model.embed_all(g), model.embed_all(ref))
+
+
+def test_memory_limit_counts_the_per_node_structures(tmp_path):
+    # 100k edges among 150k random int64 ids: the edges alone (800 KB) fit half of a 4 MiB
+    # budget, but the id map and counters (~20 B per node) take most of it, so the builder
+    # must spill instead of holding everything in memory.
+    rng = np.random.default_rng(5)
+    ids = rng.choice(np.int64(1) << 50, size=150_000, replace=False) - (np.int64(1) << 49)
+    src, dst = ids[rng.integers(0, len(ids), 100_000)], ids[rng.integers(0, len(ids), 100_000)]
+    limit = 4 << 20
+    st = _build(tmp_path / "a.graph", src, dst, chunk=50_000, memory_limit=limit)
+    assert st["peak_node_bytes"] > 150_000 * 12
+    assert st["segments"] >= 1, st
+    roomy = _build(tmp_path / "b.graph", src, dst, chunk=50_000, memory_limit=1 << 30)
+    assert roomy["segments"] == 0 and roomy["peak_node_bytes"] == st["peak_node_bytes"]
+    assert (tmp_path / "a.graph").read_bytes() == (tmp_path / "b.graph").read_bytes()
+    g = ie.Graph.open(tmp_path / "a.graph")
+    ref = ie.Graph.from_edges(src, dst)
+    assert g.num_nodes == ref.num_nodes and g.num_arcs == ref.num_arcs
+    assert np.array_equal(g.ids(np.arange(g.num_nodes)), ref.ids(np.arange(ref.num_nodes)))

@@ -26,6 +26,7 @@ import math
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -1312,7 +1313,11 @@ def convert(
         ``.mat`` variable holding the adjacency matrix; default: the only sparse matrix
         (e.g. ``network`` in BlogCatalog's file).
     memory_limit : int or str, optional
-        Memory budget of the out-of-core builder, e.g. ``"2G"`` (default 2 GiB).
+        Memory budget of the out-of-core builder, e.g. ``"2G"`` (default 2 GiB): edge buffers
+        *and* the per-node structures (id map, counters, ``indptr``: about 16-40 bytes per
+        node, which cannot spill). If those alone exceed it, the build still completes with
+        small buffers, over the budget, and a ``RuntimeWarning`` says by how much; the
+        returned stats have ``peak_node_bytes``.
     tmp_dir : path, optional
         Where the out-of-core builder spills sorted runs (default: its own choice).
     progress : bool or callable, default False
@@ -1400,7 +1405,26 @@ def convert_with_stats(
         g, stats = reader(paths[0], out, **kwargs)
     stats["format"] = fmt
     stats["seconds"] = time.perf_counter() - t0
+    _warn_if_over_budget(stats, kwargs.get("memory_limit"))
     return g, stats
+
+
+def _warn_if_over_budget(stats: dict[str, Any], memory_limit: Any) -> None:
+    """Warn when the per-node structures alone exceeded ``memory_limit`` (the build went on)."""
+    node_bytes = stats.get("peak_node_bytes")
+    if not node_bytes:
+        return
+    limit = parse_size(memory_limit)
+    if node_bytes > limit:
+        n = max(int(stats.get("num_nodes") or 1), 1)
+        warnings.warn(
+            f"memory_limit {limit / 2**20:,.0f} MiB was exceeded: the id map, counters and "
+            f"indptr of {n:,} nodes alone took {node_bytes / 2**20:,.0f} MiB "
+            f"({node_bytes / n:.0f} B per node), which cannot spill to disk. Give at least "
+            f"{(node_bytes + (256 << 20)) / 2**30:.1f} GiB to hold the limit.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _directed_flag(directed: bool | None, fmt: str) -> bool:
