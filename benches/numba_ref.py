@@ -4,7 +4,8 @@ The same algorithm as ``src/ppr.rs`` + ``src/embed.rs`` (docs/SPEC.md), written 
 way: a reusable dense workspace (residual ``r``, estimate ``p``, a seen flag per node) reset
 through a touched list, a FIFO ring queue, node ``w`` pushed while
 ``r[w] > eps * max(deg(w), 1)``, then the signed-hash projection
-``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` accumulated in f64 in increasing node order,
+``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` with each term rounded to a multiple of 2^-32
+and summed exactly in integers (any visiting order gives the same sums),
 where ``x_j = p_j + r_j`` (``value="p+r"``, the package default) or ``x_j = p_j``
 (``value="p"``, the paper's Algorithm 2 literally).
 Float operations happen in the same order as in the Rust kernel, so the embeddings agree bit
@@ -120,13 +121,13 @@ if numba is not None:
 
     @njit(cache=True)
     def _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, out):  # noqa: ANN001, ANN201
-        """Projection of the touched nodes' mass in increasing node order."""
-        acc = np.zeros(dim, dtype=np.float64)
-        sup = np.sort(touched[:nt])
+        """Projection of the touched nodes' mass: terms rounded to multiples of 2^-32 and
+        summed exactly in int64 (order-free, as the spec says; no overflow at these sizes)."""
+        acc = np.zeros(dim, dtype=np.int64)
         seed_mix = splitmix64(np.uint64(seed))
         d = np.uint64(dim)
         for i in range(nt):
-            j = sup[i]
+            j = touched[i]
             pj = p[j] + max(r[j], 0.0) if with_r else p[j]
             if pj > 0.0:
                 v = np.log(pj * float(n))
@@ -134,12 +135,13 @@ if numba is not None:
                     key = np.uint64(keys[j]) if has_keys else np.uint64(j)
                     h = splitmix64(key ^ seed_mix)
                     b = ((h >> np.uint64(32)) * d) >> np.uint64(32)
+                    t = np.int64(np.rint(v * 4294967296.0))
                     if (h & np.uint64(1)) == np.uint64(0):
-                        acc[b] += v
+                        acc[b] += t
                     else:
-                        acc[b] -= v
+                        acc[b] -= t
         for k in range(dim):
-            out[k] = np.float32(acc[k])
+            out[k] = np.float32(float(acc[k]) / 4294967296.0)
 
     @njit(cache=True)
     def _reset(touched, nt, r, p, seen):  # noqa: ANN001, ANN201

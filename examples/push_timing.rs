@@ -58,5 +58,57 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         best = best.min(t.elapsed().as_secs_f64());
     }
     println!("embed: {:.1} us/query", best / queries as f64 * 1e6);
+
+    // Breakdown of the projection: values (filter + sort), ln, hash, on pushed workspaces.
+    let nf = n as f64;
+    let (mut t_vals, mut t_ln, mut t_hash, mut kept) = (0.0, 0.0, 0.0, 0usize);
+    let mut sup = Vec::new();
+    let hasher = instant_embedding::hashing::SignedHasher::new(0, dim);
+    let mut sink = 0.0f64;
+    let (mut t_sort, mut sort_buf, mut t_cmp) = (0.0, Vec::new(), 0.0);
+    for &s in &seeds {
+        push(&g, s, &cfg, &mut ws)?;
+        let t = Instant::now();
+        ws.values(&mut sup, true, 0.5 / nf);
+        t_vals += t.elapsed().as_secs_f64();
+        kept += sup.len();
+        let mut shuffled = sup.clone();
+        for i in (1..shuffled.len()).rev() {
+            let j = (instant_embedding::hashing::splitmix64(i as u64) % (i as u64 + 1)) as usize;
+            shuffled.swap(i, j);
+        }
+        let t = Instant::now();
+        instant_embedding::ppr::sort_by_node(&mut shuffled, &mut sort_buf);
+        t_sort += t.elapsed().as_secs_f64();
+        assert_eq!(shuffled, sup);
+        let mut again = sup.clone();
+        for i in (1..again.len()).rev() {
+            let j = (instant_embedding::hashing::splitmix64(i as u64) % (i as u64 + 1)) as usize;
+            again.swap(i, j);
+        }
+        let t = Instant::now();
+        again.sort_unstable_by_key(|e| e.0);
+        t_cmp += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for &(_, x) in &sup {
+            sink += (x * nf).ln();
+        }
+        t_ln += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for &(j, _) in &sup {
+            sink += hasher.bucket(g.hash_key(j)?).1;
+        }
+        t_hash += t.elapsed().as_secs_f64();
+    }
+    let q = queries as f64;
+    println!(
+        "projection parts: values+sort {:.1} us (radix sort alone {:.1} us, comparison sort {:.1} us), ln {:.1} us, hash {:.1} us, {:.0} kept/query ({sink:.0})",
+        t_vals / q * 1e6,
+        t_sort / q * 1e6,
+        t_cmp / q * 1e6,
+        t_ln / q * 1e6,
+        t_hash / q * 1e6,
+        kept as f64 / q
+    );
     Ok(())
 }

@@ -78,7 +78,7 @@ impl EmbedConfig {
 struct Scratch {
     ws: Workspace,
     support: Vec<(u32, f64)>,
-    acc: Vec<f64>,
+    acc: Vec<i128>,
 }
 
 thread_local! {
@@ -89,6 +89,9 @@ thread_local! {
     });
 }
 
+/// Fixed-point scale of the accumulator: terms are rounded to multiples of 2^-32.
+const FIXED_ONE: f64 = 4294967296.0;
+
 /// Embeds one node into `out` (length `cfg.dim`). Uses this thread's reusable workspace.
 pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -> Result<()> {
     debug_assert_eq!(out.len(), cfg.dim);
@@ -96,36 +99,45 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
         let mut guard = cell.borrow_mut();
         let sc = &mut *guard;
         push(graph, node, &cfg.ppr, &mut sc.ws)?;
-        // Only x > 1/n contributes (ln(x n) > 0): drop the rest before sorting and hashing. The
-        // cut-off is halved so rounding never drops a contributor; `project` tests exactly.
+        // Only x > 1/n contributes (ln(x n) > 0): a branch-free pass drops the rest (about half
+        // of the touched nodes) before any `ln`. The cut-off is halved so rounding never drops a
+        // contributor; `project` tests exactly.
         let n = graph.num_nodes() as f64;
         sc.ws
-            .values(&mut sc.support, cfg.value == Value::PPlusR, 0.5 / n);
+            .values_unsorted(&mut sc.support, cfg.value == Value::PPlusR, 0.5 / n);
         project(graph, &sc.support, cfg, &mut sc.acc, out)
     })
 }
 
-/// Signed-hash projection of `(node, x)` pairs sorted by node index.
+/// Signed-hash projection of `(node, x)` pairs, in any order (docs/SPEC.md §2).
+///
+/// Each term `sign(j) * ln(x_j * n)` is rounded to a multiple of 2^-32 and summed exactly in
+/// an `i128`: integer addition is associative, so the row does not depend on the order of
+/// `support` (no sort is needed: sorting the support by node was half of the projection's
+/// time) and is the same on every machine. The rounding (|error| <= 2^-33 per term) is far
+/// below float32's resolution.
 pub fn project(
     graph: &Graph,
     support: &[(u32, f64)],
     cfg: &EmbedConfig,
-    acc: &mut Vec<f64>,
+    acc: &mut Vec<i128>,
     out: &mut [f32],
 ) -> Result<()> {
     let hasher = SignedHasher::new(cfg.seed, cfg.dim);
     let n = graph.num_nodes() as f64;
     acc.clear();
-    acc.resize(cfg.dim, 0.0);
+    acc.resize(cfg.dim, 0);
     for &(j, x) in support {
         let v = (x * n).ln();
         if v > 0.0 {
             let (d, sign) = hasher.bucket(graph.hash_key(j)?);
-            acc[d] += sign * v;
+            // v < 23 for n < 2^32 (x <= 1): the product is far inside the i64 range.
+            let t = i128::from((v * FIXED_ONE).round_ties_even() as i64);
+            acc[d] += if sign > 0.0 { t } else { -t };
         }
     }
     for (o, &a) in out.iter_mut().zip(acc.iter()) {
-        *o = a as f32;
+        *o = ((a as f64) / FIXED_ONE) as f32;
     }
     Ok(())
 }
@@ -223,5 +235,72 @@ mod tests {
     #[test]
     fn binding_literal_defaults_match_kernel_constants() {
         assert_eq!(crate::ppr::DEFAULT_MAX_TOUCHED, 50_000_000);
+    }
+
+    use super::*;
+    use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+    use crate::hashing::splitmix64;
+    use crate::ppr::sort_by_node;
+
+    #[test]
+    fn radix_sort_by_node_matches_a_comparison_sort() {
+        let mut buf = Vec::new();
+        for (len, range) in [
+            (0, 1),
+            (1, 1),
+            (65, 100),
+            (3000, 10_000),
+            (5000, 1 << 20),
+            (9000, u32::MAX),
+        ] {
+            let mut keys: Vec<u32> = (0..len as u64)
+                .map(|i| (splitmix64(i + len as u64) % u64::from(range)) as u32)
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            // shuffle deterministically
+            let mut v: Vec<(u32, f64)> = keys.iter().map(|&k| (k, f64::from(k) * 0.5)).collect();
+            for i in (1..v.len()).rev() {
+                v.swap(i, (splitmix64(i as u64) % (i as u64 + 1)) as usize);
+            }
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|e| e.0);
+            sort_by_node(&mut v, &mut buf);
+            assert_eq!(v, want, "len {len} range {range}");
+        }
+    }
+
+    #[test]
+    fn projection_does_not_depend_on_the_support_order() {
+        // A ring with chords; any graph works: project() only needs n and hash keys.
+        let n = 1000u32;
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
+        let parts = csr_from_edges(
+            n as usize,
+            &src,
+            &dst,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        );
+        let g = build_in_memory(&parts.unwrap()).unwrap();
+        let cfg = EmbedConfig {
+            dim: 64,
+            ..EmbedConfig::default()
+        };
+        let mut support: Vec<(u32, f64)> = (0..n)
+            .map(|j| (j, 1.0 / (1.0 + f64::from(j)) + 1e-9 * f64::from(j)))
+            .collect();
+        let (mut acc, mut a, mut b) = (Vec::new(), vec![0f32; 64], vec![0f32; 64]);
+        project(&g, &support, &cfg, &mut acc, &mut a).unwrap();
+        support.reverse();
+        for i in (1..support.len()).rev() {
+            support.swap(i, (splitmix64(i as u64 ^ 99) % (i as u64 + 1)) as usize);
+        }
+        project(&g, &support, &cfg, &mut acc, &mut b).unwrap();
+        assert_eq!(a, b);
+        assert!(a.iter().any(|&x| x != 0.0));
     }
 }

@@ -14,22 +14,24 @@ from test_core_hashing import bucket, fnv1a64
 def reference_embedding(
     graph: ie.Graph, node, dim: int, seed: int, value: str = "p+r", **kw
 ) -> np.ndarray:
-    """The spec's projection, computed in Python from ie.ppr's output."""
+    """The spec's projection, computed in Python from ie.ppr's output.
+
+    Terms are rounded to multiples of 2^-32 (ties to even) and summed exactly (Python ints), so
+    the visiting order does not matter; the sums are rounded to float32 once.
+    """
     ids, p, r = ie.ppr(graph, node, return_residual=True, **kw)
     if value == "p+r":
         p = p + r
-    idx = graph.index(ids)
-    order = np.argsort(idx, kind="stable")  # accumulation order: internal index
-    acc = np.zeros(dim)
+    acc = [0] * dim
     n = graph.num_nodes
-    for k in order:
+    for k in np.random.default_rng(0).permutation(len(ids)):  # any order gives the same sums
         v = math.log(p[k] * n)
         if v > 0:
             nid = ids[k]
             key = fnv1a64(nid.encode()) if isinstance(nid, str) else int(nid) % 2**64
             d, s = bucket(key, seed, dim)
-            acc[d] += s * v
-    return acc.astype(np.float32)
+            acc[d] += s * round(v * 2**32)
+    return np.array([float(a) / 2**32 for a in acc]).astype(np.float32)
 
 
 @pytest.mark.parametrize("value", ["p+r", "p"])
