@@ -553,6 +553,7 @@ fn push_with<S: Store>(
     let eps = cfg.eps;
     let lazy = cfg.variant == Variant::Lazy;
     let weighted = graph.weighted();
+    let prefetch = graph.prefetch();
     let mut pushes = 0u64;
 
     // SAFETY (all `deposit`/`r` calls below): the seed was range-checked by `push`, queued nodes
@@ -574,6 +575,19 @@ fn push_with<S: Store>(
         }
 
         let nbrs = graph.neighbors(w)?;
+        let queued_before = queue.len();
+        if prefetch {
+            // Cold file: start the reads of every neighbour's degree at once (they are read
+            // one by one below), skipping repeats of the same page.
+            let mut last_page = usize::MAX;
+            for &u in nbrs {
+                let page = u as usize / 512; // 512 indptr entries per 4 KiB page
+                if page != last_page {
+                    graph.prefetch_degree(u);
+                    last_page = page;
+                }
+            }
+        }
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
             unsafe { deposit(graph, store, queue, seed, spread, eps)? };
@@ -618,6 +632,12 @@ fn push_with<S: Store>(
             }
         }
         pushes += nbrs.len() as u64;
+        if prefetch {
+            // Rows of the nodes just queued: read while the queue ahead of them is processed.
+            for &u in queue.range(queued_before..) {
+                graph.prefetch_row(u);
+            }
+        }
         if store.touched().len() > cfg.max_touched {
             return Err(Error::BudgetExceeded(format!(
                 "the push from node {seed} touched more than max_touched={} nodes; \

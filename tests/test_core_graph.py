@@ -121,6 +121,26 @@ def test_pickle_by_path(tmp_path, random_graph):
         pickle.dumps(random_graph)
 
 
+def test_prefetch_option_changes_no_result_and_survives_pickling(tmp_path):
+    # weighted + directed + string ids, so the row hints cover the weights section too
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 400, 3000), rng.integers(0, 400, 3000)
+    names = np.array([f"n{i}" for i in range(400)], dtype=object)
+    for directed in (False, True):
+        p = tmp_path / f"g{directed}.graph"
+        ie.Graph.from_edges(list(names[src]), list(names[dst]), directed=directed,
+                            weights=rng.uniform(0.5, 2, 3000)).save(p)
+        plain, hinted = ie.Graph.open(p), ie.Graph.open(p, prefetch=True)
+        assert not plain.prefetch and hinted.prefetch
+        m = ie.InstantEmbedding(dim=64, eps=1e-5)
+        assert np.array_equal(m.embed_all(plain), m.embed_all(hinted))
+        assert pickle.loads(pickle.dumps(hinted)).prefetch
+        assert not pickle.loads(pickle.dumps(plain)).prefetch
+    with pytest.raises(TypeError, match="prefetch must be a bool"):
+        ie.Graph.open(p, prefetch="yes")
+    assert not ie.Graph.from_edges([0], [1]).prefetch  # in memory: nothing to hint
+
+
 def test_save_replaces_atomically_while_mapped(tmp_path):
     p = tmp_path / "g.graph"
     ie.Graph.from_edges([0, 1], [1, 2]).save(p)

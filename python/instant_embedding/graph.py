@@ -77,13 +77,19 @@ class Graph:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def open(cls, path: PathLike) -> Graph:
+    def open(cls, path: PathLike, *, prefetch: bool = False) -> Graph:
         """Memory-map a graph file.
 
         Parameters
         ----------
         path : str or os.PathLike
             A file written by :meth:`save` or ``instant-embedding convert``.
+        prefetch : bool, default False
+            For files that are mostly *not* in the page cache (a large graph on disk, queried
+            cold): each push asks the kernel to read the pages it will need next
+            (``madvise(MADV_WILLNEED)``) so the reads of one query overlap instead of waiting
+            for one page fault at a time. It costs a system call per hint, so leave it off for
+            graphs that fit and stay in memory. Results are identical either way.
 
         Returns
         -------
@@ -98,7 +104,9 @@ class Graph:
             does not match (truncated or still being written). Only the header is checked here
             (O(1)); call :meth:`validate` for the full O(n + m) check.
         """
-        return cls(_core.Graph.open(os.fspath(path)))
+        if not isinstance(prefetch, bool):
+            raise TypeError(f"prefetch must be a bool, got {type(prefetch).__name__}")
+        return cls(_core.Graph.open(os.fspath(path), prefetch))
 
     @classmethod
     def from_edges(
@@ -241,9 +249,14 @@ class Graph:
             raise TypeError(
                 "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)"
             )
-        return (Graph.open, (os.fspath(path),))
+        return (_reopen, (os.fspath(path), self._g.prefetch))
 
     # ------------------------------------------------------------------ properties
+    @property
+    def prefetch(self) -> bool:
+        """Whether queries send read-ahead hints (``Graph.open(path, prefetch=True)``)."""
+        return bool(self._g.prefetch)
+
     @property
     def num_nodes(self) -> int:
         """Number of nodes."""
@@ -387,3 +400,8 @@ def _node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, b
     if isinstance(nodes, (str, int, np.integer)) and not isinstance(nodes, bool):
         return [nodes], True
     return nodes, False
+
+
+def _reopen(path: str, prefetch: bool) -> Graph:
+    """Unpickling: reopen the file with the same options."""
+    return Graph.open(path, prefetch=prefetch)

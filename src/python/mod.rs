@@ -36,9 +36,17 @@ fn to_vec<T: numpy::Element + Copy>(a: &PyReadonlyArray1<'_, T>) -> Vec<T> {
 #[pymethods]
 impl PyGraph {
     #[staticmethod]
-    fn open(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let g = py.detach(|| Graph::open(&path)).py_err()?;
+    #[pyo3(signature = (path, prefetch=false))]
+    fn open(py: Python<'_>, path: PathBuf, prefetch: bool) -> PyResult<Self> {
+        let mut g = py.detach(|| Graph::open(&path)).py_err()?;
+        g.set_prefetch(prefetch);
         Ok(PyGraph { inner: Arc::new(g) })
+    }
+
+    /// Whether pushes send read-ahead hints for this mapping (`Graph.open(prefetch=True)`).
+    #[getter]
+    fn prefetch(&self) -> bool {
+        self.inner.prefetch()
     }
 
     #[staticmethod]
