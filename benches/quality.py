@@ -605,17 +605,20 @@ def markdown(path: Path) -> None:
     with open(path) as f:
         recs = json.load(f)["records"]
     nc = [r for r in recs if r["task"] == "nc"]
-    print("| dataset | method | d | classifier | Micro-F1 | Macro-F1 | embed s (2 thr) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dataset | method | d | classifier | Micro-F1 | Macro-F1 | splits x seeds "
+          "| embed s (2 thr) |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in sorted(nc, key=lambda r: (r["dataset"], r["dim"], r["method"].startswith("paper"),
                                        r["method"])):
         if "error" in r:
-            print(f"| {r['dataset']} | {r['method']} | {r['dim']} | | failed: {r['error']} | | |")
+            print(f"| {r['dataset']} | {r['method']} | {r['dim']} | | failed: {r['error']} "
+                  "| | | |")
             continue
         emb = f"{r['embed_s']:.2f}" if "embed_s" in r else "-"
+        runs = f"{r['splits']} x {r['seeds']}" if "splits" in r else "-"
         print(f"| {r['dataset']} | {r['method']} | {r['dim']} | {r['classifier']} | "
               f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'], r.get('macro_ci90'))} "
-              f"| {emb} |")
+              f"| {runs} | {emb} |")
     lp = [r for r in recs if r["task"] == "lp"]
     if lp:
         print()
@@ -631,16 +634,16 @@ def markdown(path: Path) -> None:
     ep = [r for r in recs if r["task"] == "eps"]
     if ep:
         print()
-        print("| dataset | value | eps | Micro-F1 | Macro-F1 | us/node (2 thr) "
+        print("| dataset | value | eps | Micro-F1 | Macro-F1 | splits | us/node (2 thr) "
               "| peak RSS growth MiB |")
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for r in sorted(ep, key=lambda r: (r["dataset"], r["value"], -r["eps"])):
             if "error" in r:
-                print(f"| {r['dataset']} | {r['value']} | {r['eps']:g} | {r['error']} | | | |")
+                print(f"| {r['dataset']} | {r['value']} | {r['eps']:g} | {r['error']} | | | | |")
                 continue
             print(f"| {r['dataset']} | {r['value']} | {r['eps']:g} | "
                   f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'])} | "
-                  f"{r['us_per_node']:.1f} | {r['peak_growth_mib']:.1f} |")
+                  f"{r.get('runs', '-')} | {r['us_per_node']:.1f} | {r['peak_growth_mib']:.1f} |")
 
 
 def _importable(peer: str) -> bool:
