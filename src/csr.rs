@@ -8,6 +8,7 @@
 //! an out-of-bounds read.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -206,47 +207,58 @@ impl Graph {
         self.prefetch
     }
 
-    /// Hints that the bytes `[ptr, ptr + len)` of the mapping will be read soon.
+    /// Hints that the bytes `[ptr, ptr + len)` of the mapping will be read soon, unless every
+    /// 4 KiB page of the range is in `hinted` (the pages this query already asked for: one
+    /// system call per page at most, which keeps small or fully touched files cheap).
     #[cfg(unix)]
-    fn will_need(&self, ptr: *const u8, len: usize) {
+    fn will_need(&self, ptr: *const u8, len: usize, hinted: &mut HashSet<usize>) {
         if let Backing::Mmap(m) = &self.backing {
             let off = (ptr as usize).wrapping_sub(m.as_ptr() as usize);
-            if off < m.len() && len > 0 {
-                let _ = m.advise_range(memmap2::Advice::WillNeed, off, len.min(m.len() - off));
+            if off >= m.len() || len == 0 {
+                return;
+            }
+            let len = len.min(m.len() - off);
+            let (first, last) = (off / 4096, (off + len - 1) / 4096);
+            let mut fresh = false;
+            for page in first..=last.min(first + 64) {
+                fresh |= hinted.insert(page);
+            }
+            if fresh {
+                let _ = m.advise_range(memmap2::Advice::WillNeed, off, len);
             }
         }
     }
 
     /// Read-ahead hint for node `v`'s `indptr` entries (its degree). Ignores bad `v`.
     #[inline]
-    pub fn prefetch_degree(&self, v: u32) {
+    pub fn prefetch_degree(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
         if (v as usize) < self.hot.n {
             // SAFETY: v < n and indptr has n + 1 entries.
             let p = unsafe { self.hot.indptr.add(v as usize) };
-            self.will_need(p.cast(), 16);
+            self.will_need(p.cast(), 16, hinted);
         }
         #[cfg(not(unix))]
-        let _ = v;
+        let _ = (v, hinted);
     }
 
     /// Read-ahead hint for node `v`'s row (neighbours and weights). Reads `v`'s `indptr`
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]
-    pub fn prefetch_row(&self, v: u32) {
+    pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
         if let Ok((s, e)) = self.row(v) {
             if e > s {
                 // SAFETY: s <= e <= m = len(indices) (checked by `row`).
                 let p = unsafe { self.hot.indices.add(s) };
-                self.will_need(p.cast(), (e - s) * 4);
+                self.will_need(p.cast(), (e - s) * 4, hinted);
                 if let Ok(Some(w)) = self.weights(v) {
-                    self.will_need(w.as_ptr().cast(), w.len() * 4);
+                    self.will_need(w.as_ptr().cast(), w.len() * 4, hinted);
                 }
             }
         }
         #[cfg(not(unix))]
-        let _ = v;
+        let _ = (v, hinted);
     }
 
     /// O(1) checks beyond the header: the first and last `indptr` entries.

@@ -315,6 +315,8 @@ pub struct Workspace {
     queue: VecDeque<u32>,
     /// Scratch of `sort_by_node`.
     sort_buf: Vec<(u32, f64)>,
+    /// Pages of the mapping already hinted during this query (prefetch mode only).
+    hinted: std::collections::HashSet<usize>,
     /// Edge updates (residual additions along arcs) of the last query.
     pub pushes: u64,
 }
@@ -338,6 +340,7 @@ impl Workspace {
             use_dense: false,
             queue: VecDeque::new(),
             sort_buf: Vec::new(),
+            hinted: std::collections::HashSet::new(),
             pushes: 0,
         }
     }
@@ -354,6 +357,9 @@ impl Workspace {
         self.dense.reset();
         self.hash.reset();
         self.queue.clear();
+        if !self.hinted.is_empty() {
+            self.hinted.clear();
+        }
         self.pushes = 0;
     }
 
@@ -490,15 +496,43 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
     ws.pushes = if ws.use_dense {
         ws.dense.prepare(n);
         if graph.prefetch() {
-            push_with::<_, true>(graph, seed, cfg, &mut ws.dense, &mut ws.queue)?
+            push_with::<_, true>(
+                graph,
+                seed,
+                cfg,
+                &mut ws.dense,
+                &mut ws.queue,
+                &mut ws.hinted,
+            )?
         } else {
-            push_with::<_, false>(graph, seed, cfg, &mut ws.dense, &mut ws.queue)?
+            push_with::<_, false>(
+                graph,
+                seed,
+                cfg,
+                &mut ws.dense,
+                &mut ws.queue,
+                &mut ws.hinted,
+            )?
         }
     } else {
         if graph.prefetch() {
-            push_with::<_, true>(graph, seed, cfg, &mut ws.hash, &mut ws.queue)?
+            push_with::<_, true>(
+                graph,
+                seed,
+                cfg,
+                &mut ws.hash,
+                &mut ws.queue,
+                &mut ws.hinted,
+            )?
         } else {
-            push_with::<_, false>(graph, seed, cfg, &mut ws.hash, &mut ws.queue)?
+            push_with::<_, false>(
+                graph,
+                seed,
+                cfg,
+                &mut ws.hash,
+                &mut ws.queue,
+                &mut ws.hinted,
+            )?
         }
     };
     Ok(())
@@ -557,6 +591,7 @@ fn push_with<S: Store, const PREFETCH: bool>(
     cfg: &PprConfig,
     store: &mut S,
     queue: &mut VecDeque<u32>,
+    hinted: &mut std::collections::HashSet<usize>,
 ) -> Result<u64> {
     let n = graph.num_nodes();
     let alpha = cfg.alpha;
@@ -588,13 +623,8 @@ fn push_with<S: Store, const PREFETCH: bool>(
         if PREFETCH {
             // Cold file: start the reads of every neighbour's degree at once (they are read
             // one by one below), skipping repeats of the same page.
-            let mut last_page = usize::MAX;
             for &u in nbrs {
-                let page = u as usize / 512; // 512 indptr entries per 4 KiB page
-                if page != last_page {
-                    graph.prefetch_degree(u);
-                    last_page = page;
-                }
+                graph.prefetch_degree(u, hinted);
             }
         }
         if nbrs.is_empty() {
@@ -644,7 +674,7 @@ fn push_with<S: Store, const PREFETCH: bool>(
         if PREFETCH {
             // Rows of the nodes just queued: read while the queue ahead of them is processed.
             for &u in queue.range(queued_before..) {
-                graph.prefetch_row(u);
+                graph.prefetch_row(u, hinted);
             }
         }
         if store.touched().len() > cfg.max_touched {
