@@ -78,6 +78,8 @@ def test_convert_info_embed_pipeline(tmp_path):
     assert np.asarray(ids).tolist() == list(range(6))
     assert np.array_equal(emb, model.embed(g, list(range(6))))
     assert p.stdout == ""
+    run("embed", "g.graph", "--dim", "16", "--prefetch", "-o", "f.npy", cwd=tmp_path)
+    assert np.array_equal(read_embeddings(tmp_path / "f.npy")[1], emb)  # hints change nothing
 
 
 def test_node2vec_style_aliases_and_node_lists(tmp_path):

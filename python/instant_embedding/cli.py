@@ -41,7 +41,7 @@ def _column(value: str | None) -> int | str | None:
     return int(value) if value.isdigit() else value
 
 
-def _open_graph(spec: str) -> Any:
+def _open_graph(spec: str, prefetch: bool = False) -> Any:
     """A graph file, or the name of a shipped example graph."""
     from . import datasets
     from .graph import Graph
@@ -55,7 +55,7 @@ def _open_graph(spec: str) -> Any:
                     f"{spec} is not an instant-embedding graph file; convert it first: "
                     f"instant-embedding convert {spec} {os.path.splitext(spec)[0]}.graph"
                 )
-        return Graph.open(spec)
+        return Graph.open(spec, prefetch=prefetch)
     if spec in BUILTIN_GRAPHS:
         return getattr(datasets, spec)()
     raise FileNotFoundError(
@@ -202,7 +202,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         threads=args.threads,
         max_touched=args.max_touched,
     )
-    g = _open_graph(graph_spec)
+    g = _open_graph(graph_spec, prefetch=args.prefetch)
     nodes = _parse_nodes(args.nodes, g)
     t0 = time.perf_counter()
     target: Any = sys.stdout if args.output == "-" else args.output
@@ -591,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--memory-limit",
         default="2G",
         metavar="SIZE",
-        help="memory budget of the builder, e.g. 512M, 8G (default: 2G)",
+        help="memory budget of the builder, e.g. 512M, 8G (default: 2G); covers its per-node "
+        "structures (~16-40 bytes per node) too: a warning says when they alone exceed it",
     )
     c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
     c.set_defaults(func=cmd_convert)
@@ -667,6 +668,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_MAX_TOUCHED,
         help="per-node cap on touched nodes (default: %(default)s)",
+    )
+    e.add_argument(
+        "--prefetch",
+        action="store_true",
+        help="send read-ahead hints while pushing: faster for a graph file that is not in the "
+        "page cache (a few nodes of a large graph on disk), slower for one that is",
     )
     e.add_argument("--batch-size", type=int, default=None, help="nodes per written batch")
     e.add_argument(
