@@ -495,47 +495,41 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
     ws.use_dense = n <= DENSE_MAX_NODES;
     ws.pushes = if ws.use_dense {
         ws.dense.prepare(n);
-        if graph.prefetch() {
-            push_with::<_, true>(
-                graph,
-                seed,
-                cfg,
-                &mut ws.dense,
-                &mut ws.queue,
-                &mut ws.hinted,
-            )?
-        } else {
-            push_with::<_, false>(
-                graph,
-                seed,
-                cfg,
-                &mut ws.dense,
-                &mut ws.queue,
-                &mut ws.hinted,
-            )?
-        }
+        push_dispatch(
+            graph,
+            seed,
+            cfg,
+            &mut ws.dense,
+            &mut ws.queue,
+            &mut ws.hinted,
+        )?
     } else {
-        if graph.prefetch() {
-            push_with::<_, true>(
-                graph,
-                seed,
-                cfg,
-                &mut ws.hash,
-                &mut ws.queue,
-                &mut ws.hinted,
-            )?
-        } else {
-            push_with::<_, false>(
-                graph,
-                seed,
-                cfg,
-                &mut ws.hash,
-                &mut ws.queue,
-                &mut ws.hinted,
-            )?
-        }
+        push_dispatch(
+            graph,
+            seed,
+            cfg,
+            &mut ws.hash,
+            &mut ws.queue,
+            &mut ws.hinted,
+        )?
     };
     Ok(())
+}
+
+/// Picks the push loop compiled with or without read-ahead hints.
+fn push_dispatch<S: Store>(
+    graph: &Graph,
+    seed: u32,
+    cfg: &PprConfig,
+    store: &mut S,
+    queue: &mut VecDeque<u32>,
+    hinted: &mut std::collections::HashSet<usize>,
+) -> Result<u64> {
+    if graph.prefetch() {
+        push_with::<S, true>(graph, seed, cfg, store, queue, hinted)
+    } else {
+        push_with::<S, false>(graph, seed, cfg, store, queue, hinted)
+    }
 }
 
 /// `eps * max(strength(u), 1)`: the residual `u` may keep without being pushed.
