@@ -1,7 +1,8 @@
 //! InstantEmbedding: approximate PPR of a node, projected to `dim` dimensions by signed hashing.
 //!
-//! `w[dim(j)] += sign(j) * max(ln(x_j * n), 0)` for every touched node `j`, accumulated in f64
-//! in increasing node-index order and rounded to f32 once, where `x = p + r` (default) or `x = p`
+//! `w[dim(j)] += sign(j) * max(ln(x_j * n), 0)` for every touched node `j`, each term rounded to
+//! a multiple of 2^-32 and summed exactly (order-free), then rounded to f32 once, where
+//! `x = p + r` (default) or `x = p`
 //! (the paper's Algorithm 2 literally), see docs/SPEC.md. Each node's row depends only on
 //! the graph, the node and the config, so results are bit-identical for any thread count or
 //! batch split.
