@@ -382,8 +382,11 @@ pub(crate) fn owner_tag() -> String {
 }
 
 fn host_hash() -> u32 {
-    let host = fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
-    xxhash_rust::xxh3::xxh3_64(&host) as u32
+    static HOST: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *HOST.get_or_init(|| {
+        let host = fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
+        xxhash_rust::xxh3::xxh3_64(&host) as u32
+    })
 }
 
 /// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*` and

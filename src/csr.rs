@@ -219,9 +219,12 @@ impl Graph {
             }
             let len = len.min(m.len() - off);
             let (first, last) = (off / 4096, (off + len - 1) / 4096);
-            let mut fresh = false;
-            for page in first..=last.min(first + 64) {
-                fresh |= hinted.insert(page);
+            // Long ranges (hub rows) are few: hint them without recording every page.
+            let mut fresh = last - first > 64;
+            if !fresh {
+                for page in first..=last {
+                    fresh |= hinted.insert(page);
+                }
             }
             if fresh {
                 let _ = m.advise_range(memmap2::Advice::WillNeed, off, len);

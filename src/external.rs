@@ -775,19 +775,23 @@ impl ExternalBuilder {
             }
         }
         let output = output.as_ref();
+        // Creating the output's temporary file also removes stale leftovers in its directory;
+        // a separate `tmp_dir` is cleaned here.
         let out = AtomicFile::create(output)?;
+        let name = output
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "graph".into());
         let dir = match &opts.tmp_dir {
-            Some(d) => d.clone(),
+            Some(d) => {
+                crate::build::remove_stale(d, &name);
+                d.clone()
+            }
             None => match output.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             },
         };
-        let name = output
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "graph".into());
-        crate::build::remove_stale(&dir, &name);
         let dir = tempfile::Builder::new()
             .prefix(&format!(".{name}.build-{}-", crate::build::owner_tag()))
             .tempdir_in(&dir)

@@ -4,7 +4,7 @@
 //! nodes: a reusable open-addressing table keyed by node index, cleared through its list of
 //! used slots, never an O(n) array.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 
 use crate::csr::Graph;
 use crate::error::{Error, Result};
@@ -316,7 +316,7 @@ pub struct Workspace {
     /// Scratch of `sort_by_node`.
     sort_buf: Vec<(u32, f64)>,
     /// Pages of the mapping already hinted during this query (prefetch mode only).
-    hinted: std::collections::HashSet<usize>,
+    hinted: HashSet<usize>,
     /// Edge updates (residual additions along arcs) of the last query.
     pub pushes: u64,
 }
@@ -340,7 +340,7 @@ impl Workspace {
             use_dense: false,
             queue: VecDeque::new(),
             sort_buf: Vec::new(),
-            hinted: std::collections::HashSet::new(),
+            hinted: HashSet::new(),
             pushes: 0,
         }
     }
@@ -523,7 +523,7 @@ fn push_dispatch<S: Store>(
     cfg: &PprConfig,
     store: &mut S,
     queue: &mut VecDeque<u32>,
-    hinted: &mut std::collections::HashSet<usize>,
+    hinted: &mut HashSet<usize>,
 ) -> Result<u64> {
     if graph.prefetch() {
         push_with::<S, true>(graph, seed, cfg, store, queue, hinted)
@@ -585,7 +585,7 @@ fn push_with<S: Store, const PREFETCH: bool>(
     cfg: &PprConfig,
     store: &mut S,
     queue: &mut VecDeque<u32>,
-    hinted: &mut std::collections::HashSet<usize>,
+    hinted: &mut HashSet<usize>,
 ) -> Result<u64> {
     let n = graph.num_nodes();
     let alpha = cfg.alpha;
