@@ -346,6 +346,7 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
             version: VERSION,
             directed: parts.directed,
             weighted: parts.weights.is_some(),
+            permuted: false,
             id_kind,
             num_nodes: n as u64,
             num_arcs: m,

@@ -1507,6 +1507,7 @@ impl ExternalBuilder {
             version: VERSION,
             directed: self.opts.directed,
             weighted,
+            permuted: false,
             id_kind,
             num_nodes: n as u64,
             num_arcs: m,
@@ -1556,16 +1557,16 @@ impl ExternalBuilder {
 }
 
 /// Writes sections of the output sequentially, with zero padding and streaming checksums.
-struct SecWriter<'a> {
-    out: &'a mut BufWriter<File>,
-    path: &'a Path,
-    pos: u64,
-    h: Xxh3Default,
-    written: u64,
+pub(crate) struct SecWriter<'a> {
+    pub(crate) out: &'a mut BufWriter<File>,
+    pub(crate) path: &'a Path,
+    pub(crate) pos: u64,
+    pub(crate) h: Xxh3Default,
+    pub(crate) written: u64,
 }
 
 impl SecWriter<'_> {
-    fn pad_to(&mut self, off: u64) -> Result<()> {
+    pub(crate) fn pad_to(&mut self, off: u64) -> Result<()> {
         if off < self.pos || off - self.pos >= 64 {
             return Err(Error::format("internal error: bad section offset"));
         }
@@ -1576,20 +1577,20 @@ impl SecWriter<'_> {
         self.pos = off;
         Ok(())
     }
-    fn begin(&mut self, off: u64) -> Result<()> {
+    pub(crate) fn begin(&mut self, off: u64) -> Result<()> {
         self.pad_to(off)?;
         self.h = Xxh3Default::new();
         self.written = 0;
         Ok(())
     }
-    fn put(&mut self, b: &[u8]) -> Result<()> {
+    pub(crate) fn put(&mut self, b: &[u8]) -> Result<()> {
         self.h.update(b);
         self.written += b.len() as u64;
         self.pos += b.len() as u64;
         self.out.write_all(b).map_err(|e| Error::io(self.path, e))
     }
     /// Ends a section; returns its checksum.
-    fn end(&mut self, expect_len: u64) -> Result<u64> {
+    pub(crate) fn end(&mut self, expect_len: u64) -> Result<u64> {
         if self.written != expect_len {
             return Err(Error::format("internal error: section length mismatch"));
         }
@@ -1620,7 +1621,7 @@ fn at_edge(i: usize, e: Error) -> Error {
 }
 
 /// Section lengths of a graph (`None`: absent), in table order.
-fn section_lengths(
+pub(crate) fn section_lengths(
     n: u64,
     m: u64,
     weighted: bool,

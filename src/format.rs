@@ -16,8 +16,12 @@ pub const ALIGN: u64 = 64;
 
 pub const FLAG_DIRECTED: u32 = 1;
 pub const FLAG_WEIGHTED: u32 = 1 << 1;
+/// Internal indices are not in external-id order (a renumbered file, see `reorder.rs`); rows are
+/// then sorted by the *rank* of their neighbours' ids, so the push visits them in the same order
+/// as in the unpermuted file.
+pub const FLAG_PERMUTED: u32 = 1 << 2;
 const ID_KIND_SHIFT: u32 = 8;
-const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | (0xff << ID_KIND_SHIFT);
+const KNOWN_FLAGS: u32 = FLAG_DIRECTED | FLAG_WEIGHTED | FLAG_PERMUTED | (0xff << ID_KIND_SHIFT);
 
 /// How external node ids are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +83,8 @@ pub struct Header {
     pub version: u32,
     pub directed: bool,
     pub weighted: bool,
+    /// See [`FLAG_PERMUTED`].
+    pub permuted: bool,
     pub id_kind: IdKind,
     pub num_nodes: u64,
     pub num_arcs: u64,
@@ -112,6 +118,9 @@ impl Header {
         }
         if self.weighted {
             f |= FLAG_WEIGHTED;
+        }
+        if self.permuted {
+            f |= FLAG_PERMUTED;
         }
         f
     }
@@ -183,6 +192,7 @@ impl Header {
             version,
             directed: flags & FLAG_DIRECTED != 0,
             weighted: flags & FLAG_WEIGHTED != 0,
+            permuted: flags & FLAG_PERMUTED != 0,
             id_kind,
             num_nodes: rd_u64(bytes, 16),
             num_arcs: rd_u64(bytes, 24),
@@ -215,6 +225,11 @@ impl Header {
                 "num_arcs {m} cannot fit in a file of {} bytes",
                 self.file_len
             )));
+        }
+        if self.permuted && self.id_kind == IdKind::Implicit {
+            return Err(Error::format(
+                "a permuted graph must store its node ids (id kind is implicit)",
+            ));
         }
         if !self.directed && self.num_edges > m {
             return Err(Error::format("num_edges exceeds the number of stored arcs"));
@@ -297,6 +312,7 @@ mod tests {
             version: VERSION,
             directed: false,
             weighted: false,
+            permuted: false,
             id_kind: IdKind::Implicit,
             num_nodes: 3,
             num_arcs: 4,

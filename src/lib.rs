@@ -12,6 +12,7 @@ pub mod external;
 pub mod format;
 pub mod hashing;
 pub mod ppr;
+pub mod reorder;
 pub mod text;
 
 #[cfg(feature = "python")]

@@ -563,7 +563,6 @@ unsafe fn deposit<S: Store>(
     add: f64,
     eps: f64,
 ) -> Result<()> {
-    let thr = threshold(graph, u, eps)?;
     // SAFETY: u < n (this function's contract).
     let r = unsafe { store.r(u) };
     let old = *r;
@@ -571,8 +570,14 @@ unsafe fn deposit<S: Store>(
     *r = keep_touched(new);
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
-    if new > thr && old <= thr {
-        queue.push_back(u);
+    // The threshold is eps * max(strength, 1) >= eps (rounding is monotone), so a residual
+    // <= eps cannot cross it: skip reading u's degree, a random access into `indptr` (a cache
+    // miss, or a page fault on a cold file) for most nodes at the edge of the push.
+    if new > eps {
+        let thr = threshold(graph, u, eps)?;
+        if new > thr && old <= thr {
+            queue.push_back(u);
+        }
     }
     Ok(())
 }
@@ -615,10 +620,15 @@ fn push_with<S: Store, const PREFETCH: bool>(
         let nbrs = graph.neighbors(w)?;
         let queued_before = if PREFETCH { queue.len() } else { 0 };
         if PREFETCH {
-            // Cold file: start the reads of every neighbour's degree at once (they are read
-            // one by one below), skipping repeats of the same page.
+            // Cold file: start the reads of the neighbours' degrees at once (they are read one
+            // by one below), skipping repeats of the same page and, on unweighted graphs, the
+            // nodes whose residual stays <= eps (their degree is not read, see `deposit`).
+            let unit = spread / nbrs.len().max(1) as f64;
             for &u in nbrs {
-                graph.prefetch_degree(u, hinted);
+                // SAFETY: u < n is checked first.
+                if (u as usize) < n && (weighted || unsafe { *store.r(u) } + unit > eps) {
+                    graph.prefetch_degree(u, hinted);
+                }
             }
         }
         if nbrs.is_empty() {

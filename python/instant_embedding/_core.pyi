@@ -13,6 +13,7 @@ DEFAULT_MAX_TOUCHED: int
 DEFAULT_DIM: int
 DEFAULT_SEED: int
 MAX_DIM: int
+DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 
 @final
@@ -48,6 +49,8 @@ class Graph:
     def path(self) -> str | None: ...
     @property
     def prefetch(self) -> bool: ...
+    @property
+    def permuted(self) -> bool: ...
     @property
     def file_size(self) -> int: ...
     def degree(self, v: int) -> int: ...
@@ -123,6 +126,15 @@ class GraphBuilder:
     def __enter__(self) -> GraphBuilder: ...
     def __exit__(self, exc_type: object, _exc: object, _tb: object) -> bool: ...
 
+def reorder_graph(
+    graph: Graph,
+    output: str,
+    *,
+    method: str = "communities",
+    rounds: int = 5,
+    threads: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
 def convert_text(
     inputs: list[str],
     output: str,

@@ -49,6 +49,12 @@ impl PyGraph {
         self.inner.prefetch()
     }
 
+    /// Whether internal indices differ from id order (a file written by `reorder`).
+    #[getter]
+    fn permuted(&self) -> bool {
+        self.inner.permuted()
+    }
+
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
     fn build(
@@ -446,6 +452,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
@@ -462,6 +469,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DIM", kembed::DEFAULT_DIM)?;
     m.add("DEFAULT_SEED", kembed::DEFAULT_SEED)?;
     m.add("MAX_DIM", kembed::MAX_DIM)?;
+    m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;
     m.add("FORMAT_VERSION", crate::format::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
