@@ -245,6 +245,24 @@ impl Graph {
         let _ = (v, hinted);
     }
 
+    /// Read-ahead hint for node `v`'s external id (its hash key): the `ids` entry (int64) or
+    /// string offsets (utf8). Nothing to read for implicit ids. Ignores bad `v`.
+    #[inline]
+    pub fn prefetch_id(&self, v: u32, hinted: &mut HashSet<usize>) {
+        #[cfg(unix)]
+        if (v as usize) < self.hot.n {
+            let len = match self.header.id_kind {
+                IdKind::Implicit => return,
+                IdKind::Int64 => 8,
+                IdKind::Utf8 => 16,
+            };
+            let p = self.ids_words()[v as usize..].as_ptr();
+            self.will_need(p.cast(), len, hinted);
+        }
+        #[cfg(not(unix))]
+        let _ = (v, hinted);
+    }
+
     /// Read-ahead hint for node `v`'s row (neighbours and weights). Reads `v`'s `indptr`
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]

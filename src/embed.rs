@@ -106,6 +106,13 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
         let n = graph.num_nodes() as f64;
         sc.ws
             .values_unsorted(&mut sc.support, cfg.value == Value::PPlusR, 0.5 / n);
+        if graph.prefetch() {
+            // Cold file: request the pages of the support's ids at once; `project` then reads
+            // them one by one (each would otherwise be a separate page fault).
+            for &(j, _) in &sc.support {
+                graph.prefetch_id(j, &mut sc.ws.hinted);
+            }
+        }
         project(graph, &sc.support, cfg, &mut sc.acc, out)
     })
 }

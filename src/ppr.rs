@@ -316,7 +316,7 @@ pub struct Workspace {
     /// Scratch of `sort_by_node`.
     sort_buf: Vec<(u32, f64)>,
     /// Pages of the mapping already hinted during this query (prefetch mode only).
-    hinted: HashSet<usize>,
+    pub(crate) hinted: HashSet<usize>,
     /// Edge updates (residual additions along arcs) of the last query.
     pub pushes: u64,
 }

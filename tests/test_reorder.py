@@ -74,6 +74,21 @@ def test_embeddings_and_ppr_are_bit_identical(tmp_path, ids, weighted, method):
         assert list(g.neighbors(x)) == list(h.neighbors(x))
 
 
+def test_given_order(tmp_path, saved_random_graph):
+    g = saved_random_graph
+    order = np.random.default_rng(0).permutation(g.num_nodes)
+    h = g.reorder(tmp_path / "o.graph", order=order)
+    assert list(h.nodes) == list(g.nodes[order])
+    m = ie.InstantEmbedding(16)
+    assert np.array_equal(bits(m.embed(h, list(g.nodes))), bits(m.embed(g, list(g.nodes))))
+    for bad in (order[:-1], np.r_[order[:-1], order[0]]):
+        with pytest.raises(ValueError, match="permutation"):
+            g.reorder(tmp_path / "x.graph", order=bad)
+    with pytest.raises(TypeError):
+        g.reorder(tmp_path / "x.graph", order=order.astype(float))
+    assert not (tmp_path / "x.graph").exists()
+
+
 def test_communities_put_groups_together(tmp_path):
     src, dst, perm = planted(n_per=50, groups=4)
     g = ie.Graph.from_edges(src, dst, num_nodes=200)

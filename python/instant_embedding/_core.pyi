@@ -134,6 +134,7 @@ def reorder_graph(
     rounds: int = 5,
     threads: int | None = None,
     progress: Callable[[int, int], object] | None = None,
+    order: npt.NDArray[np.uint32] | None = None,
 ) -> dict[str, Any]: ...
 def convert_text(
     inputs: list[str],

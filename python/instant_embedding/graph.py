@@ -240,6 +240,7 @@ class Graph:
         rounds: int = _core.DEFAULT_REORDER_ROUNDS,
         threads: int | None = None,
         progress: Any = False,
+        order: npt.ArrayLike | None = None,
     ) -> Graph:
         """Write a copy with the nodes renumbered for locality, and open it.
 
@@ -270,6 +271,11 @@ class Graph:
         progress : bool or callable, default False
             True shows progress bars (tqdm) or logs; a callable receives ``(done, total)`` in
             arcs, once for computing the order and once for writing.
+        order : array of int, optional
+            Your own order instead of ``method``'s (e.g. from METIS or Rabbit order): a
+            permutation of ``0..num_nodes-1`` where ``order[i]`` is the *current* internal
+            index of the node that becomes node ``i``. Embeddings stay bit-identical for any
+            permutation.
 
         Returns
         -------
@@ -282,13 +288,13 @@ class Graph:
             This graph's file is corrupted (its checksums are verified before writing, so a
             damaged file is never re-checksummed into a valid-looking one).
         ValueError
-            Unknown ``method`` or ``rounds`` out of range.
+            Unknown ``method``, ``rounds`` out of range, or ``order`` not a permutation.
         OSError
             The output cannot be written.
         KeyboardInterrupt
             Ctrl-C; no output and no temporary file are left.
         """
-        _reorder_file(self, path, method, rounds, threads, progress)
+        _reorder_file(self, path, method, rounds, threads, progress, order)
         return Graph.open(path, prefetch=self.prefetch)
 
     def validate(self) -> None:
@@ -467,7 +473,13 @@ def _node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, b
 
 
 def _reorder_file(
-    graph: Graph, path: PathLike, method: str, rounds: int, threads: int | None, progress: Any
+    graph: Graph,
+    path: PathLike,
+    method: str,
+    rounds: int,
+    threads: int | None,
+    progress: Any,
+    order: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """:meth:`Graph.reorder` without reopening; returns the writer's statistics."""
     from .convert import _ConvertProgress
@@ -476,6 +488,17 @@ def _reorder_file(
         raise TypeError(f"rounds must be an int, got {rounds!r}")
     if not isinstance(method, str):
         raise TypeError(f"method must be a str, got {method!r}")
+    perm = None
+    if order is not None:
+        a = np.asarray(order)
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise TypeError("order must be a 1-d array of integers")
+        if len(a) != graph.num_nodes or (len(a) and (a.min() < 0 or a.max() >= graph.num_nodes)):
+            raise ValueError(
+                f"order must be a permutation of 0..{graph.num_nodes - 1} "
+                f"(got {len(a)} entries)"
+            )
+        perm = np.ascontiguousarray(a, dtype=np.uint32)
     bars: list[Any] = []
 
     def hook(done: int, total: int) -> None:
@@ -494,6 +517,7 @@ def _reorder_file(
             rounds=rounds,
             threads=threads,
             progress=hook if progress else None,
+            order=perm,
         )
     finally:
         for b in bars:

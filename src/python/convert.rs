@@ -410,7 +410,8 @@ pub fn convert_text<'py>(
 /// statistics.
 #[pyfunction]
 #[pyo3(signature = (graph, output, *, method="communities", rounds=reorder::DEFAULT_ROUNDS,
-                    threads=None, progress=None))]
+                    threads=None, progress=None, order=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn reorder_graph<'py>(
     py: Python<'py>,
     graph: &super::PyGraph,
@@ -419,8 +420,10 @@ pub fn reorder_graph<'py>(
     rounds: usize,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
+    order: Option<PyReadonlyArray1<'_, u32>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let method = reorder::Method::parse(method).py_err()?;
+    let order: Option<Vec<u32>> = order.map(|a| super::to_vec(&a));
     if !(1..=100).contains(&rounds) {
         return Err(PyValueError::new_err(format!(
             "rounds must be between 1 and 100, got {rounds}"
@@ -428,11 +431,23 @@ pub fn reorder_graph<'py>(
     }
     let threads = crate::embed::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
-    let s = with_progress(py, progress, move |hook| {
-        reorder::reorder(&g, &output, method, rounds, threads, Some(hook))
+    let given = order.is_some();
+    let s = with_progress(py, progress, move |hook| match order {
+        Some(o) => {
+            let mut s = reorder::ReorderStats::default();
+            let pool = crate::embed::pool(threads)?;
+            reorder::write_permuted(&g, &o, &output, &pool, Some(hook), &mut s)?;
+            Ok(s)
+        }
+        None => reorder::reorder(&g, &output, method, rounds, threads, Some(hook)),
     })?;
     let d = PyDict::new(py);
-    d.set_item("method", format!("{method:?}").to_lowercase())?;
+    let name = if given {
+        "given".to_string()
+    } else {
+        format!("{method:?}").to_lowercase()
+    };
+    d.set_item("method", name)?;
     d.set_item("num_nodes", s.num_nodes)?;
     d.set_item("num_arcs", s.num_arcs)?;
     d.set_item("rounds", s.rounds)?;
