@@ -112,7 +112,7 @@ def smoke_dataset(seed: int = 0) -> Data:
 def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any = None,
           u: np.ndarray | None = None, v: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Embedding of every node and its wall time in seconds. ``method`` is ``ie-p+r``,
-    ``ie-p`` or a peer name; ``graph``/``u``/``v`` override the data set's graph (for LP)."""
+    ``ie-p``, ``ie-log1p`` or a peer name; ``graph``/``u``/``v`` override the data set's graph (for LP)."""
     g = graph if graph is not None else data.graph
     u = data.u if u is None else u
     v = data.v if v is None else v
@@ -527,7 +527,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--methods", type=_list(str),
                     default=["ie-p+r", "ie-p", "fastrp", "prone", "cleora", "deepwalk",
                              "node2vec"],
-                    help="ie-p+r, ie-p and peers " + ",".join(P.PEERS))
+                    help="ie-p+r, ie-p, ie-log1p and peers " + ",".join(P.PEERS))
     ap.add_argument("--peer-dims", type=_peer_dims,
                     default=_peer_dims("fastrp=512;prone=128,512;cleora=512;deepwalk=128;"
                                        "node2vec=128"),

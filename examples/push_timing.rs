@@ -1,5 +1,5 @@
 //! Times the push + projection kernel on a graph file, without Python in the loop.
-//! Usage: cargo run --release --example push_timing -- GRAPH [eps] [dim] [queries]
+//! Usage: cargo run --release --example push_timing -- GRAPH [eps] [dim] [queries] [value]
 use std::time::Instant;
 
 use instant_embedding::embed::{embed_one, EmbedConfig, Value};
@@ -12,6 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let eps: f64 = args.get(2).map_or(Ok(1e-5), |s| s.parse())?;
     let dim: usize = args.get(3).map_or(Ok(512), |s| s.parse())?;
     let queries: usize = args.get(4).map_or(Ok(1000), |s| s.parse())?;
+    let value = Value::parse(args.get(5).map_or("p+r", |s| s.as_str()))?;
     let n = g.num_nodes() as u64;
     // Seeds drawn by id rank, so a reordered copy of a graph is timed on the same nodes.
     let mut by_rank = vec![0u32; n as usize];
@@ -50,7 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ecfg = EmbedConfig {
         dim,
         seed: 0,
-        value: Value::PPlusR,
+        value,
         ppr: cfg,
     };
     let mut out = vec![0f32; dim];

@@ -31,6 +31,10 @@ pub enum Value {
     PPlusR,
     /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
     P,
+    /// `p + r/2` over every touched node, transformed by `ln(1 + x n)` instead of
+    /// `max(ln(x n), 0)`: better on BlogCatalog, PPI and PubMed, slightly worse on Cora, and
+    /// ~3x more projected terms (docs/QUALITY.md, "Beyond the paper").
+    Log1p,
 }
 
 impl Value {
@@ -38,8 +42,9 @@ impl Value {
         match s {
             "p+r" => Ok(Value::PPlusR),
             "p" => Ok(Value::P),
+            "log1p" => Ok(Value::Log1p),
             _ => Err(Error::param(format!(
-                "value must be 'p+r' or 'p', got {s:?}"
+                "value must be 'p+r', 'p' or 'log1p', got {s:?}"
             ))),
         }
     }
@@ -100,12 +105,16 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
         let mut guard = cell.borrow_mut();
         let sc = &mut *guard;
         push(graph, node, &cfg.ppr, &mut sc.ws)?;
-        // Only x > 1/n contributes (ln(x n) > 0): a branch-free pass drops the rest (about half
+        // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
         // of the touched nodes) before any `ln`. The cut-off is halved so rounding never drops a
-        // contributor; `project` tests exactly.
+        // contributor; `project` tests exactly. `ln(1 + x n)` keeps every x > 0.
         let n = graph.num_nodes() as f64;
-        sc.ws
-            .values_unsorted(&mut sc.support, cfg.value == Value::PPlusR, 0.5 / n);
+        let (residual_share, min) = match cfg.value {
+            Value::PPlusR => (1.0, 0.5 / n),
+            Value::P => (0.0, 0.5 / n),
+            Value::Log1p => (0.5, 0.0),
+        };
+        sc.ws.values_unsorted(&mut sc.support, residual_share, min);
         if graph.prefetch() {
             // Cold file: request the pages of the support's ids at once; `project` then reads
             // them one by one (each would otherwise be a separate page fault).
@@ -135,8 +144,9 @@ pub fn project(
     let n = graph.num_nodes() as f64;
     acc.clear();
     acc.resize(cfg.dim, 0);
+    let log1p = cfg.value == Value::Log1p;
     for &(j, x) in support {
-        let v = (x * n).ln();
+        let v = if log1p { (x * n).ln_1p() } else { (x * n).ln() };
         if v > 0.0 {
             let (d, sign) = hasher.bucket(graph.hash_key(j)?);
             // v < 23 for n < 2^32 (x <= 1): the product is far inside the i64 range.

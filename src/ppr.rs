@@ -388,14 +388,16 @@ impl Workspace {
     /// Writes `(node, x)` sorted by node index for every touched node whose value `x` exceeds
     /// `min` (strictly), where `x = p` or, with `with_residual`, `x = p + r`.
     pub fn values(&mut self, out: &mut Vec<(u32, f64)>, with_residual: bool, min: f64) {
-        self.values_unsorted(out, with_residual, min);
+        self.values_unsorted(out, if with_residual { 1.0 } else { 0.0 }, min);
         sort_by_node(out, &mut self.sort_buf);
     }
 
-    /// Like [`Workspace::values`], in touch order (no sort).
-    pub fn values_unsorted(&self, out: &mut Vec<(u32, f64)>, with_residual: bool, min: f64) {
+    /// `(node, p + residual_share * r)` for every touched node whose value exceeds `min`, in
+    /// touch order (no sort). `residual_share` is 1 (`p+r`), 0 (`p`) or 0.5 (`log1p`).
+    pub fn values_unsorted(&self, out: &mut Vec<(u32, f64)>, residual_share: f64, min: f64) {
         out.clear();
-        let pick = |p: f64, r: f64| if with_residual { p + r.max(0.0) } else { p };
+        // Exact for the shares used: x * 1.0 == x, x * 0.5 is exact, p + 0.0 == p for p >= 0.
+        let pick = |p: f64, r: f64| p + residual_share * r.max(0.0);
         if self.use_dense {
             // Branch-free filter: write every entry, keep it by advancing the cursor (about
             // half of the touched nodes pass, so a branch would mispredict half the time).

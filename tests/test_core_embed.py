@@ -22,10 +22,12 @@ def reference_embedding(
     ids, p, r = ie.ppr(graph, node, return_residual=True, **kw)
     if value == "p+r":
         p = p + r
+    elif value == "log1p":
+        p = p + 0.5 * r
     acc = [0] * dim
     n = graph.num_nodes
     for k in np.random.default_rng(0).permutation(len(ids)):  # any order gives the same sums
-        v = math.log(p[k] * n)
+        v = math.log1p(p[k] * n) if value == "log1p" else math.log(p[k] * n) if p[k] > 0 else 0.0
         if v > 0:
             nid = ids[k]
             key = fnv1a64(nid.encode()) if isinstance(nid, str) else int(nid) % 2**64
@@ -34,7 +36,7 @@ def reference_embedding(
     return np.array([float(a) / 2**32 for a in acc]).astype(np.float32)
 
 
-@pytest.mark.parametrize("value", ["p+r", "p"])
+@pytest.mark.parametrize("value", ["p+r", "p", "log1p"])
 @pytest.mark.parametrize("dim,seed", [(512, 0), (16, 3), (1, 9)])
 def test_projection_formula_implicit_ids(karate, dim, seed, value):
     model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4, value=value)
@@ -53,9 +55,11 @@ def test_value_p_uses_only_the_estimate(karate):
 
 def test_projection_formula_string_and_int64_ids():
     lm = ie.datasets.lesmis()
-    model = ie.InstantEmbedding(dim=64, eps=1e-5)
-    for name in ["Valjean", "Javert", "Cosette"]:
-        assert np.array_equal(model.embed(lm, name), reference_embedding(lm, name, 64, 0, eps=1e-5))
+    for value in ("p+r", "log1p"):
+        model = ie.InstantEmbedding(dim=64, eps=1e-5, value=value)
+        for name in ["Valjean", "Javert", "Cosette"]:
+            ref = reference_embedding(lm, name, 64, 0, value=value, eps=1e-5)
+            assert np.array_equal(model.embed(lm, name), ref)
     g = ie.Graph.from_edges([-5, 2**40, 7], [2**40, 7, -5])
     assert g.id_kind == "int64"
     for v in [-5, 2**40, 7]:

@@ -733,9 +733,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--value",
         default="p+r",
-        choices=("p+r", "p"),
-        help="projected PPR value: estimate plus leftover residual (default) or the estimate "
-        "alone (the paper's Algorithm 2 literally)",
+        choices=("p+r", "p", "log1p"),
+        help="projected PPR value: estimate plus leftover residual (default), the estimate "
+        "alone (the paper's Algorithm 2 literally), or log1p: ln(1 + (p + r/2) n) over every "
+        "touched node (better on dense social graphs, see docs/QUALITY.md)",
     )
     e.add_argument(
         "--threads",
