@@ -112,7 +112,8 @@ def smoke_dataset(seed: int = 0) -> Data:
 def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any = None,
           u: np.ndarray | None = None, v: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Embedding of every node and its wall time in seconds. ``method`` is ``ie-p+r``,
-    ``ie-p``, ``ie-log1p`` or a peer name; ``graph``/``u``/``v`` override the data set's graph (for LP)."""
+    ``ie-p``, ``ie-log1p`` or a peer name; ``graph``/``u``/``v`` override the data set's graph
+    (for LP)."""
     g = graph if graph is not None else data.graph
     u = data.u if u is None else u
     v = data.v if v is None else v
