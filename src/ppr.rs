@@ -704,9 +704,10 @@ enum Decision {
     Skip,
 }
 
-/// Queue entries decided ahead of the front: their degrees are read and the rows of those to
-/// be pushed are requested from the kernel while the entries before them are processed.
-const LOOKAHEAD: usize = 256;
+/// Entries are decided ahead of the front until this many of them are pushes (their rows are
+/// then being read while the pushes before them run), or [`MAX_LOOKAHEAD`] entries.
+const PUSHES_AHEAD: usize = 32;
+const MAX_LOOKAHEAD: usize = 4096;
 
 /// The push for cold files (`Graph::set_prefetch`): the same operations in the same order as
 /// `push_with`, so results are bit-identical, but no deposit waits for a page. A deposit that
@@ -768,9 +769,11 @@ fn push_pipelined<S: Store>(
     // The seed was range-checked by `push`.
     deposit(store, pending, hinted, seed, 1.0);
     let mut decided = 0usize; // entries pending[..decided] are decided
+    let mut pushes_ahead = 0usize; // of which this many are pushes
     loop {
-        while decided < pending.len() && decided < LOOKAHEAD {
+        while decided < pending.len() && pushes_ahead < PUSHES_AHEAD && decided < MAX_LOOKAHEAD {
             decide(&mut pending[decided], hinted)?;
+            pushes_ahead += usize::from(pending[decided].state == Decision::Push);
             decided += 1;
         }
         let Some(e) = pending.pop_front() else {
@@ -780,6 +783,7 @@ fn push_pipelined<S: Store>(
         if e.state != Decision::Push {
             continue;
         }
+        pushes_ahead -= 1;
         let w = e.u;
         // SAFETY: w < n (it was deposited).
         let rw = unsafe { *store.r(w) };
@@ -797,6 +801,7 @@ fn push_pipelined<S: Store>(
                 });
                 if decided == pending.len() - 1 {
                     decided += 1;
+                    pushes_ahead += 1;
                 }
             }
         } else {
