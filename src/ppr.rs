@@ -807,6 +807,9 @@ fn push_pipelined<S: Store>(
         } else {
             unsafe { *store.r(w) = PUSHED };
         }
+        // The same neighbour loop as `push_with`. Sharing it through a helper taking the
+        // deposit as a closure was tried: callgrind counted 55 % more instructions per warm
+        // BlogCatalog query, so the loop is written out in both.
         let nbrs = graph.neighbors(w)?;
         if nbrs.is_empty() {
             deposit(store, pending, hinted, seed, spread);
