@@ -131,7 +131,7 @@ def reorder_graph(
     output: str,
     *,
     method: str = "communities",
-    rounds: int = 5,
+    rounds: int = ...,
     threads: int | None = None,
     progress: Callable[[int, int], object] | None = None,
     order: npt.NDArray[np.uint32] | None = None,
