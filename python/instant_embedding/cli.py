@@ -317,6 +317,7 @@ def graph_info(
         "directed": g.directed,
         "weighted": g.weighted,
         "id_kind": g.id_kind,
+        "permuted": g.permuted,
         "file_bytes": os.path.getsize(g.path) if g.path else None,
     }
     zero = int(np.count_nonzero(deg == 0))
@@ -390,7 +391,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"nodes        {info['nodes']:,}",
         f"edges        {info['edges']:,} ({'directed' if info['directed'] else 'undirected'}"
         f"{', weighted' if info['weighted'] else ''}; {info['arcs']:,} stored arcs)",
-        f"node ids     {info['id_kind']}",
+        f"node ids     {info['id_kind']}"
+        f"{' (renumbered for locality by reorder)' if info['permuted'] else ''}",
     ]
     if info["file_bytes"] is not None:
         lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
