@@ -532,7 +532,6 @@ impl Graph {
 
     // ---------------------------------------------------------------- full validation
 
-    /// Full O(n + m) check of every invariant and checksum. Returns the first problem found.
     /// `rank[v]`: the position of `v`'s external id in id order (the inverse of `id_index`).
     /// For an unpermuted file this is the identity. O(n) time and 4n bytes.
     pub fn id_ranks(&self) -> Result<Vec<u32>> {
@@ -570,6 +569,7 @@ impl Graph {
         Ok(())
     }
 
+    /// Full O(n + m) check of every invariant and checksum. Returns the first problem found.
     pub fn validate(&self) -> Result<()> {
         self.verify_checksums()?;
         let n = self.num_nodes();

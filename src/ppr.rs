@@ -518,31 +518,44 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
     ws.use_dense = n <= DENSE_MAX_NODES;
     ws.pushes = if ws.use_dense {
         ws.dense.prepare(n);
-        if graph.prefetch() {
-            push_pipelined(
-                graph,
-                seed,
-                cfg,
-                &mut ws.dense,
-                &mut ws.pending,
-                &mut ws.hinted,
-            )?
-        } else {
-            push_with(graph, seed, cfg, &mut ws.dense, &mut ws.queue)?
-        }
-    } else if graph.prefetch() {
-        push_pipelined(
+        push_dispatch(
             graph,
             seed,
             cfg,
-            &mut ws.hash,
+            &mut ws.dense,
+            &mut ws.queue,
             &mut ws.pending,
             &mut ws.hinted,
         )?
     } else {
-        push_with(graph, seed, cfg, &mut ws.hash, &mut ws.queue)?
+        push_dispatch(
+            graph,
+            seed,
+            cfg,
+            &mut ws.hash,
+            &mut ws.queue,
+            &mut ws.pending,
+            &mut ws.hinted,
+        )?
     };
     Ok(())
+}
+
+/// The plain push, or the read-ahead one for files opened with `prefetch` (same results).
+fn push_dispatch<S: Store>(
+    graph: &Graph,
+    seed: u32,
+    cfg: &PprConfig,
+    store: &mut S,
+    queue: &mut VecDeque<u32>,
+    pending: &mut VecDeque<Pending>,
+    hinted: &mut HashSet<usize>,
+) -> Result<u64> {
+    if graph.prefetch() {
+        push_pipelined(graph, seed, cfg, store, pending, hinted)
+    } else {
+        push_with(graph, seed, cfg, store, queue)
+    }
 }
 
 /// `eps * max(strength(u), 1)`: the residual `u` may keep without being pushed.

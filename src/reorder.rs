@@ -77,11 +77,6 @@ fn tick(progress: Option<&ProgressFn<'_>>, done: u64, total: u64) -> Result<()> 
     }
 }
 
-/// The row of `v` with every neighbour checked `< n` (a corrupted file gives an error).
-fn row(g: &Graph, v: u32) -> Result<&[u32]> {
-    g.neighbors_checked(v)
-}
-
 /// A new order of the nodes: `order[new] = old`. Deterministic (no dependence on threads).
 /// `progress(done, total)` counts arcs scanned over all passes.
 pub fn locality_order(
@@ -133,7 +128,7 @@ fn internal_arcs(g: &Graph, labels: &[u32]) -> Result<u64> {
         .into_par_iter()
         .map(|v| {
             let l = labels[v as usize];
-            Ok(row(g, v)?
+            Ok(g.neighbors_checked(v)?
                 .iter()
                 .filter(|&&u| labels[u as usize] == l)
                 .count() as u64)
@@ -164,7 +159,7 @@ fn bfs_order(
         while head < order.len() {
             let v = order[head];
             head += 1;
-            let r = row(g, v)?;
+            let r = g.neighbors_checked(v)?;
             for &u in r {
                 if !visited[u as usize] {
                     visited[u as usize] = true;
@@ -200,7 +195,7 @@ fn propagate_labels(
         let mut changed = 0u64;
         let mut done = round as u64 * m;
         for v in 0..n as u32 {
-            let r = row(g, v)?;
+            let r = g.neighbors_checked(v)?;
             if r.is_empty() {
                 continue;
             }
@@ -305,18 +300,7 @@ pub fn write_permuted(
     // indptr
     let sec = &mut table[Sec::Indptr as usize];
     sw.begin(sec.offset)?;
-    let mut acc = 0u64;
-    let mut buf64: Vec<u64> = Vec::with_capacity(BLOCK + 1);
-    buf64.push(0);
-    for &v in order {
-        acc += g.degree(v)?;
-        buf64.push(acc);
-        if buf64.len() >= BLOCK {
-            sw.put(as_bytes(&buf64))?;
-            buf64.clear();
-        }
-    }
-    sw.put(as_bytes(&buf64))?;
+    let acc = put_offsets(&mut sw, order, |v| g.degree(v))?;
     sec.checksum = sw.end(sec.len)?;
     if acc != m {
         return Err(Error::format(format!(
@@ -336,7 +320,7 @@ pub fn write_permuted(
                 .map(|vs| {
                     let mut out = Vec::new();
                     for &v in vs {
-                        out.extend(row(g, v)?.iter().map(|&u| new_of[u as usize]));
+                        out.extend(g.neighbors_checked(v)?.iter().map(|&u| new_of[u as usize]));
                     }
                     Ok(out)
                 })
@@ -399,19 +383,7 @@ pub fn write_permuted(
             };
             let sec = &mut table[Sec::Ids as usize];
             sw.begin(sec.offset)?;
-            let mut acc = 0u64;
-            let mut buf: Vec<u64> = Vec::with_capacity(BLOCK + 1);
-            buf.push(0);
-            for &v in order {
-                let (s, e) = span(v)?;
-                acc += (e - s) as u64;
-                buf.push(acc);
-                if buf.len() >= BLOCK {
-                    sw.put(as_bytes(&buf))?;
-                    buf.clear();
-                }
-            }
-            sw.put(as_bytes(&buf))?;
+            put_offsets(&mut sw, order, |v| span(v).map(|(s, e)| (e - s) as u64))?;
             sec.checksum = sw.end(sec.len)?;
             let sec = &mut table[Sec::IdBytes as usize];
             sw.begin(sec.offset)?;
@@ -443,8 +415,8 @@ pub fn write_permuted(
         }
         sec.checksum = sw.end(sec.len)?;
     }
-    let pad = file_len - sw.pos;
-    sw.pad_to(sw.pos + pad.min(63))?;
+    // A trailing empty section still extends the file to its (aligned) offset.
+    sw.pad_to(file_len)?;
     let out = sw.out;
     let header = Header {
         version: VERSION,
@@ -472,6 +444,29 @@ pub fn write_permuted(
     stats.file_size = file_len;
     stats.write_nanos = start.elapsed().as_nanos() as u64;
     Ok(())
+}
+
+/// Writes the offsets section `0, len(order[0]), len(order[0]) + len(order[1]), ...` (`indptr`
+/// or utf8 id offsets) in blocks; returns the total.
+fn put_offsets(
+    sw: &mut SecWriter<'_>,
+    order: &[u32],
+    len: impl Fn(u32) -> Result<u64>,
+) -> Result<u64> {
+    const BLOCK: usize = 1 << 16;
+    let mut acc = 0u64;
+    let mut buf: Vec<u64> = Vec::with_capacity(BLOCK + 1);
+    buf.push(0);
+    for &v in order {
+        acc += len(v)?;
+        buf.push(acc);
+        if buf.len() >= BLOCK {
+            sw.put(as_bytes(&buf))?;
+            buf.clear();
+        }
+    }
+    sw.put(as_bytes(&buf))?;
+    Ok(acc)
 }
 
 /// [`locality_order`] then [`write_permuted`].

@@ -118,6 +118,10 @@ def _fmt_seconds(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
+# Methods of `Graph.reorder` (kernel: `reorder::Method::parse`).
+REORDER_METHODS = ("communities", "bfs")
+
+
 # ====================================================================== convert
 def cmd_convert(args: argparse.Namespace) -> int:
     from .convert import detect_format
@@ -648,7 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
     c.add_argument(
         "--reorder",
-        choices=("communities", "bfs"),
+        choices=REORDER_METHODS,
         default=None,
         help="renumber the nodes for locality after converting (same embeddings, faster "
         "queries on large graphs; see the reorder command)",
@@ -668,7 +672,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("output", metavar="OUTPUT", help="output graph file (written atomically)")
     r.add_argument(
         "--method",
-        choices=("communities", "bfs"),
+        choices=REORDER_METHODS,
         default="communities",
         help="communities (label propagation, default) or bfs (one pass, weaker)",
     )
