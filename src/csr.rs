@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use memmap2::Mmap;
 
@@ -45,6 +46,9 @@ pub struct Graph {
     hot: Hot,
     /// Ask the kernel to read pages ahead during pushes (see [`Graph::set_prefetch`]).
     prefetch: bool,
+    /// `max(strength(v), 1)` for every node, built and checked on first use (see
+    /// [`Graph::floor_strengths`]); the error message if a row or strength is corrupted.
+    floor_strengths: OnceLock<std::result::Result<Box<[f64]>, String>>,
 }
 
 /// Raw pointers to the sections the push reads per arc, so the hot loop does not re-derive
@@ -181,6 +185,7 @@ impl Graph {
                 m: 0,
             },
             prefetch: false,
+            floor_strengths: OnceLock::new(),
         };
         g.hot = Hot {
             indptr: g.indptr().as_ptr(),
@@ -423,6 +428,25 @@ impl Graph {
             Ok(s)
         } else {
             Ok(self.degree(v)? as f64)
+        }
+    }
+
+    /// `max(strength(v), 1)` of every node: the push's thresholds divided by eps. Built on
+    /// first use in one pass that checks every row (as `degree` does) or stored strength, then
+    /// shared by all threads: a deposit then costs one load instead of a checked row lookup
+    /// and an integer conversion (a third of the push's instructions on BlogCatalog). O(n)
+    /// time and 8 bytes per node, so only the push's dense workspace (graphs of at most
+    /// 2^20 nodes, whose workspace is O(n) per thread anyway) uses it.
+    pub(crate) fn floor_strengths(&self) -> Result<&[f64]> {
+        let table = self.floor_strengths.get_or_init(|| {
+            (0..self.num_nodes() as u32)
+                .map(|v| self.strength(v).map(|s| s.max(1.0)))
+                .collect::<Result<Box<[f64]>>>()
+                .map_err(|e| e.to_string())
+        });
+        match table {
+            Ok(t) => Ok(t),
+            Err(msg) => Err(Error::format(msg.clone())),
         }
     }
 

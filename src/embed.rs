@@ -84,7 +84,7 @@ impl EmbedConfig {
 struct Scratch {
     ws: Workspace,
     support: Vec<(u32, f64)>,
-    acc: Vec<i128>,
+    acc: Vec<i64>,
 }
 
 thread_local! {
@@ -129,33 +129,63 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
 /// Signed-hash projection of `(node, x)` pairs, in any order (docs/SPEC.md §2).
 ///
 /// Each term `sign(j) * ln(x_j * n)` is rounded to a multiple of 2^-32 and summed exactly in
-/// an `i128`: integer addition is associative, so the row does not depend on the order of
+/// an integer: integer addition is associative, so the row does not depend on the order of
 /// `support` (no sort is needed: sorting the support by node was half of the projection's
 /// time) and is the same on every machine. The rounding (|error| <= 2^-33 per term) is far
-/// below float32's resolution.
+/// below float32's resolution. `acc` is scratch, reused across calls.
 pub fn project(
     graph: &Graph,
     support: &[(u32, f64)],
     cfg: &EmbedConfig,
-    acc: &mut Vec<i128>,
+    acc: &mut Vec<i64>,
     out: &mut [f32],
 ) -> Result<()> {
+    // v < 23 for n < 2^32 (x <= 1), so every term is below 2^37 in magnitude and fewer than
+    // 2^26 of them cannot overflow an i64. i64 sums convert to f64 in one instruction, i128
+    // sums through a library call per dimension (2.4 % of a BlogCatalog query); both give the
+    // same f64 for the same exact sum.
+    if support.len() < (1 << 26) {
+        accumulate(graph, support, cfg, acc)?;
+        for (o, &a) in out.iter_mut().zip(acc.iter()) {
+            *o = ((a as f64) / FIXED_ONE) as f32;
+        }
+    } else {
+        let mut wide: Vec<i128> = Vec::new();
+        accumulate(graph, support, cfg, &mut wide)?;
+        for (o, &a) in out.iter_mut().zip(wide.iter()) {
+            *o = ((a as f64) / FIXED_ONE) as f32;
+        }
+    }
+    Ok(())
+}
+
+/// `acc[dim(j)] += sign(j) * round(f(x_j n) * 2^32)` over the support (see `project`).
+#[inline(always)]
+fn accumulate<A>(
+    graph: &Graph,
+    support: &[(u32, f64)],
+    cfg: &EmbedConfig,
+    acc: &mut Vec<A>,
+) -> Result<()>
+where
+    A: Copy + Default + From<i64> + std::ops::AddAssign + std::ops::SubAssign,
+{
     let hasher = SignedHasher::new(cfg.seed, cfg.dim);
     let n = graph.num_nodes() as f64;
     acc.clear();
-    acc.resize(cfg.dim, 0);
+    acc.resize(cfg.dim, A::default());
     let log1p = cfg.value == Value::Log1p;
     for &(j, x) in support {
         let v = if log1p { (x * n).ln_1p() } else { (x * n).ln() };
         if v > 0.0 {
             let (d, sign) = hasher.bucket(graph.hash_key(j)?);
-            // v < 23 for n < 2^32 (x <= 1): the product is far inside the i64 range.
-            let t = i128::from((v * FIXED_ONE).round_ties_even() as i64);
-            acc[d] += if sign > 0.0 { t } else { -t };
+            let t = A::from((v * FIXED_ONE).round_ties_even() as i64);
+            if sign > 0.0 {
+                acc[d] += t;
+            } else {
+                acc[d] -= t;
+            }
         }
-    }
-    for (o, &a) in out.iter_mut().zip(acc.iter()) {
-        *o = ((a as f64) / FIXED_ONE) as f32;
     }
     Ok(())
 }

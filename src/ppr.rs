@@ -102,13 +102,6 @@ const PUSHED: f64 = -0.0;
 
 /// Where one query's residuals `r` and estimates `p` live.
 trait Store {
-    /// Whether a deposit skips reading the degree while the residual is <= eps (see
-    /// `deposit`). Worth it on graphs too large for the CPU caches (the hash workspace's
-    /// graphs), where that read is a cache or TLB miss; on small graphs the data sit in L2 and
-    /// the unpredictable branch costs more than the load (BlogCatalog: +30 % push time).
-    fn skip_degree() -> bool
-    where
-        Self: Sized;
     /// `node`'s residual slot, inserted as untouched if absent.
     ///
     /// # Safety
@@ -127,10 +120,47 @@ trait Store {
     fn reset(&mut self);
 }
 
+/// Where the push finds `max(strength(u), 1)`, its threshold divided by eps.
+trait Thresholds {
+    /// Whether a deposit skips the lookup while the residual is <= eps, the lowest possible
+    /// threshold (see `deposit`). Worth it where the lookup reads the file (a cache or TLB
+    /// miss on graphs too large for the CPU caches, a page fault on a cold file); a table in
+    /// L2 is cheaper than the unpredictable branch (BlogCatalog: +30 % push time).
+    const SKIP_BELOW_EPS: bool;
+    /// # Safety
+    /// `u < n`.
+    unsafe fn floor_strength(&self, u: u32) -> Result<f64>;
+}
+
+/// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
+struct FromTable<'a>(&'a [f64]);
+
+impl Thresholds for FromTable<'_> {
+    const SKIP_BELOW_EPS: bool = false;
+    #[inline(always)]
+    unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
+        // SAFETY: u < n == table length (caller contract).
+        Ok(unsafe { *self.0.get_unchecked(u as usize) })
+    }
+}
+
+/// Each lookup reads (and checks) the row or the stored strength: graphs too large for an
+/// O(n) table per process.
+struct FromFile<'a>(&'a Graph);
+
+impl Thresholds for FromFile<'_> {
+    const SKIP_BELOW_EPS: bool = true;
+    #[inline(always)]
+    unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
+        Ok(self.0.strength(u)?.max(1.0))
+    }
+}
+
 struct Dense {
     r: Vec<f64>,
     p: Vec<f64>,
-    /// Touched nodes in `touched[..len]`; sized `n + 1` so recording is a branch-free store.
+    /// Touched nodes in `touched[..len]`; its length is a power of two above `n`, so recording
+    /// is a branch-free store at `len & (length - 1)`, in bounds whatever `len` is.
     touched: Vec<u32>,
     len: usize,
 }
@@ -140,19 +170,14 @@ impl Dense {
         if self.r.len() < n || self.touched.len() < n + 1 {
             self.r.resize(n, 0.0);
             self.p.resize(n, 0.0);
-            // One spare slot: the branch-free store writes at `len` even when every node is
+            // A spare slot: the branch-free store writes at `len` even when every node is
             // already recorded (len == n).
-            self.touched.resize(n + 1, 0);
+            self.touched.resize((n + 1).next_power_of_two(), 0);
         }
     }
 }
 
 impl Store for Dense {
-    #[inline(always)]
-    fn skip_degree() -> bool {
-        false
-    }
-
     #[inline(always)]
     unsafe fn r(&mut self, node: u32) -> &mut f64 {
         // SAFETY: node < n <= r.len() (caller contract, `prepare`).
@@ -160,13 +185,13 @@ impl Store for Dense {
     }
     #[inline(always)]
     unsafe fn note_touch(&mut self, node: u32, first: bool) {
-        // Every node is recorded at most once, so len <= n < touched.len(); the checked store
-        // keeps memory safe even if that invariant were ever broken (it costs a predictable
-        // branch).
-        if let Some(slot) = self.touched.get_mut(self.len) {
-            *slot = node;
-            self.len += usize::from(first);
-        }
+        // Every node is recorded at most once, so len <= n < touched.len(); masking the index
+        // keeps the store in bounds even if that invariant were ever broken, for one `and`
+        // (a checked index cost ~3 instructions of the ~25 a deposit takes).
+        let slot = self.len & (self.touched.len() - 1);
+        // SAFETY: touched.len() is a power of two (`prepare`), so slot < touched.len().
+        unsafe { *self.touched.get_unchecked_mut(slot) = node };
+        self.len += usize::from(first);
     }
     #[inline(always)]
     fn p(&mut self, node: u32) -> &mut f64 {
@@ -282,11 +307,6 @@ impl Hash {
 }
 
 impl Store for Hash {
-    #[inline(always)]
-    fn skip_degree() -> bool {
-        true
-    }
-
     #[inline(always)]
     unsafe fn r(&mut self, node: u32) -> &mut f64 {
         let i = self.slot(node);
@@ -422,9 +442,19 @@ impl Workspace {
             let touched = &d.touched[..d.len];
             out.resize(touched.len(), (0, 0.0));
             let mut k = 0;
-            for &u in touched {
-                let x = pick(d.p[u as usize], d.r[u as usize]);
-                out[k] = (u, x);
+            for (i, &u) in touched.iter().enumerate() {
+                // SAFETY: touched nodes passed `deposit`'s contract u < n <= r.len() == p.len()
+                // (`Dense::prepare`), and k <= i < out.len(). Unchecked indexing halves this
+                // loop's instructions (three bounds checks per entry).
+                debug_assert!((u as usize) < d.r.len() && k <= i);
+                let x = unsafe {
+                    let x = pick(
+                        *d.p.get_unchecked(u as usize),
+                        *d.r.get_unchecked(u as usize),
+                    );
+                    *out.get_unchecked_mut(k) = (u, x);
+                    x
+                };
                 k += usize::from(x > min);
             }
             out.truncate(k);
@@ -522,6 +552,7 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             graph,
             seed,
             cfg,
+            &FromTable(graph.floor_strengths()?),
             &mut ws.dense,
             &mut ws.queue,
             &mut ws.pending,
@@ -532,6 +563,7 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             graph,
             seed,
             cfg,
+            &FromFile(graph),
             &mut ws.hash,
             &mut ws.queue,
             &mut ws.pending,
@@ -542,26 +574,33 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
 }
 
 /// The plain push, or the read-ahead one for files opened with `prefetch` (same results).
-fn push_dispatch<S: Store>(
+// The workspace's parts are passed separately so the store can be borrowed beside them.
+#[allow(clippy::too_many_arguments)]
+fn push_dispatch<S: Store, T: Thresholds>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
+    thr: &T,
     store: &mut S,
     queue: &mut VecDeque<u32>,
     pending: &mut VecDeque<Pending>,
     hinted: &mut HashSet<usize>,
 ) -> Result<u64> {
     if graph.prefetch() {
-        push_pipelined(graph, seed, cfg, store, pending, hinted)
+        push_pipelined(graph, seed, cfg, thr, store, pending, hinted)
     } else {
-        push_with(graph, seed, cfg, store, queue)
+        push_with(graph, seed, cfg, thr, store, queue)
     }
 }
 
 /// `eps * max(strength(u), 1)`: the residual `u` may keep without being pushed.
+///
+/// # Safety
+/// `u < n`.
 #[inline(always)]
-fn threshold(graph: &Graph, u: u32, eps: f64) -> Result<f64> {
-    Ok(eps * graph.strength(u)?.max(1.0))
+unsafe fn threshold<T: Thresholds>(thr: &T, u: u32, eps: f64) -> Result<f64> {
+    // SAFETY: u < n (this function's contract).
+    Ok(eps * unsafe { thr.floor_strength(u) }?)
 }
 
 /// A touched node's residual must never read as untouched (+0.0): when a deposit or a lazy
@@ -578,11 +617,14 @@ fn keep_touched(r: f64) -> f64 {
 /// Adds `add` to `u`'s residual; queues `u` when this makes it cross its threshold. Between two
 /// pushes a node's residual only grows, so the crossing happens once and nothing is queued twice.
 ///
+/// `POSITIVE`: the caller knows `add > 0`, so the new residual cannot read as untouched and
+/// `keep_touched` is skipped (two instructions of the ~30 a deposit costs).
+///
 /// # Safety
 /// `u < graph.num_nodes()` and the store was prepared for that many nodes.
 #[inline(always)]
-unsafe fn deposit<S: Store>(
-    graph: &Graph,
+unsafe fn deposit<S: Store, T: Thresholds, const POSITIVE: bool>(
+    thr: &T,
     store: &mut S,
     queue: &mut VecDeque<u32>,
     u: u32,
@@ -593,15 +635,17 @@ unsafe fn deposit<S: Store>(
     let r = unsafe { store.r(u) };
     let old = *r;
     let new = old + add;
-    *r = keep_touched(new);
+    // old is +-0.0 or positive, so with add > 0 the sum is positive.
+    *r = if POSITIVE { new } else { keep_touched(new) };
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
     // The threshold is eps * max(strength, 1) >= eps (rounding is monotone), so a residual
     // <= eps cannot cross it: skip reading u's degree, a random access into `indptr` (a cache
     // miss, or a page fault on a cold file) for most nodes at the edge of the push.
-    if !S::skip_degree() || new > eps {
-        let thr = threshold(graph, u, eps)?;
-        if new > thr && old <= thr {
+    if !T::SKIP_BELOW_EPS || new > eps {
+        // SAFETY: u < n.
+        let t = unsafe { threshold(thr, u, eps) }?;
+        if new > t && old <= t {
             queue.push_back(u);
         }
     }
@@ -611,10 +655,11 @@ unsafe fn deposit<S: Store>(
 /// The push loop (docs/SPEC.md §1). Files read with read-ahead hints use `push_pipelined`,
 /// which performs the same operations in the same order; keeping the hints out of this loop
 /// matters (a run-time flag in it cost 25% of the warm push when tested).
-fn push_with<S: Store>(
+fn push_with<S: Store, T: Thresholds>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
+    thr: &T,
     store: &mut S,
     queue: &mut VecDeque<u32>,
 ) -> Result<u64> {
@@ -627,7 +672,7 @@ fn push_with<S: Store>(
 
     // SAFETY (all `deposit`/`r` calls below): the seed was range-checked by `push`, queued nodes
     // were deposited before, and every neighbour is checked `< n` before its deposit.
-    unsafe { deposit(graph, store, queue, seed, 1.0, eps)? };
+    unsafe { deposit::<_, _, false>(thr, store, queue, seed, 1.0, eps)? };
 
     while let Some(w) = queue.pop_front() {
         let rw = unsafe { *store.r(w) };
@@ -636,7 +681,7 @@ fn push_with<S: Store>(
         if lazy {
             spread *= 0.5;
             unsafe { *store.r(w) = keep_touched(spread) };
-            if spread > threshold(graph, w, eps)? {
+            if spread > unsafe { threshold(thr, w, eps) }? {
                 queue.push_back(w); // still above its threshold: stays queued
             }
         } else {
@@ -646,7 +691,7 @@ fn push_with<S: Store>(
         let nbrs = graph.neighbors(w)?;
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
-            unsafe { deposit(graph, store, queue, seed, spread, eps)? };
+            unsafe { deposit::<_, _, false>(thr, store, queue, seed, spread, eps)? };
             continue;
         }
         if weighted {
@@ -669,7 +714,7 @@ fn push_with<S: Store>(
                     )));
                 }
                 sum += f64::from(x);
-                unsafe { deposit(graph, store, queue, u, unit * f64::from(x), eps)? };
+                unsafe { deposit::<_, _, false>(thr, store, queue, u, unit * f64::from(x), eps)? };
             }
             // A stored strength below the weights' sum would create residual mass on every
             // push, so the push would never end (corrupted file; validate() reports it).
@@ -680,11 +725,21 @@ fn push_with<S: Store>(
             }
         } else {
             let unit = spread / nbrs.len() as f64;
-            for &u in nbrs {
-                if u as usize >= n {
-                    return Err(corrupt_neighbour(w, u, n));
+            if unit > 0.0 {
+                for &u in nbrs {
+                    if u as usize >= n {
+                        return Err(corrupt_neighbour(w, u, n));
+                    }
+                    unsafe { deposit::<_, _, true>(thr, store, queue, u, unit, eps)? };
                 }
-                unsafe { deposit(graph, store, queue, u, unit, eps)? };
+            } else {
+                // Underflow (eps near the smallest normal float): keep_touched is needed.
+                for &u in nbrs {
+                    if u as usize >= n {
+                        return Err(corrupt_neighbour(w, u, n));
+                    }
+                    unsafe { deposit::<_, _, false>(thr, store, queue, u, unit, eps)? };
+                }
             }
         }
         pushes += nbrs.len() as u64;
@@ -729,10 +784,11 @@ const MAX_LOOKAHEAD: usize = 4096;
 /// which hints the rows of the nodes to be pushed. Dropping the entries decided `Skip` leaves
 /// exactly `push_with`'s queue. A query's page reads thus overlap across many pushes instead
 /// of costing one round trip to the disk per push.
-fn push_pipelined<S: Store>(
+fn push_pipelined<S: Store, T: Thresholds>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
+    thr: &T,
     store: &mut S,
     pending: &mut VecDeque<Pending>,
     hinted: &mut HashSet<usize>,
@@ -768,8 +824,9 @@ fn push_pipelined<S: Store>(
     };
     let decide = |e: &mut Pending, hinted: &mut HashSet<usize>| -> Result<()> {
         if e.state == Decision::Undecided {
-            let thr = threshold(graph, e.u, eps)?;
-            e.state = if e.new > thr && e.old <= thr {
+            // SAFETY: e.u < n (it was deposited).
+            let t = unsafe { threshold(thr, e.u, eps) }?;
+            e.state = if e.new > t && e.old <= t {
                 graph.prefetch_row(e.u, hinted);
                 Decision::Push
             } else {
@@ -805,7 +862,7 @@ fn push_pipelined<S: Store>(
         if lazy {
             spread *= 0.5;
             unsafe { *store.r(w) = keep_touched(spread) };
-            if spread > threshold(graph, w, eps)? {
+            if spread > unsafe { threshold(thr, w, eps) }? {
                 pending.push_back(Pending {
                     u: w,
                     state: Decision::Push,
@@ -970,20 +1027,26 @@ mod tests {
                             d.prepare(n as usize);
                             d
                         };
-                        let (mut d1, mut d2) = (dense(), dense());
+                        let (mut d1, mut d2, mut d3) = (dense(), dense(), dense());
                         let (mut h1, mut h2) = (Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
                         let mut hinted = HashSet::new();
-                        let a = push_with(&g, seed, &cfg, &mut d1, &mut q).unwrap();
-                        let b = push_pipelined(&g, seed, &cfg, &mut d2, &mut pend, &mut hinted)
-                            .unwrap();
+                        let (table, file) = (FromTable(g.floor_strengths().unwrap()), FromFile(&g));
+                        let a = push_with(&g, seed, &cfg, &table, &mut d1, &mut q).unwrap();
+                        let b =
+                            push_pipelined(&g, seed, &cfg, &table, &mut d2, &mut pend, &mut hinted)
+                                .unwrap();
                         q.clear();
                         pend.clear();
-                        let c = push_with(&g, seed, &cfg, &mut h1, &mut q).unwrap();
-                        let d = push_pipelined(&g, seed, &cfg, &mut h2, &mut pend, &mut hinted)
-                            .unwrap();
-                        assert_eq!((a, c, d), (b, b, b));
+                        let c = push_with(&g, seed, &cfg, &file, &mut h1, &mut q).unwrap();
+                        q.clear();
+                        let d =
+                            push_pipelined(&g, seed, &cfg, &file, &mut h2, &mut pend, &mut hinted)
+                                .unwrap();
+                        // The table and the file give the same thresholds.
+                        let e = push_with(&g, seed, &cfg, &file, &mut d3, &mut q).unwrap();
+                        assert_eq!((a, c, d, e), (b, b, b, b));
                         let s = state_bits(&d1);
                         assert_eq!(
                             s,
@@ -992,6 +1055,7 @@ mod tests {
                         );
                         assert_eq!(s, state_bits(&h1));
                         assert_eq!(s, state_bits(&h2));
+                        assert_eq!(s, state_bits(&d3));
                         assert!(pend.is_empty());
                     }
                 }
