@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::OnceLock;
 
 use memmap2::Mmap;
@@ -46,9 +47,11 @@ pub struct Graph {
     hot: Hot,
     /// Ask the kernel to read pages ahead during pushes (see [`Graph::set_prefetch`]).
     prefetch: bool,
-    /// `max(strength(v), 1)` for every node, built and checked on first use (see
+    /// `max(strength(v), 1)` for every node, built and checked once amortised (see
     /// [`Graph::floor_strengths`]); the error message if a row or strength is corrupted.
     floor_strengths: OnceLock<std::result::Result<Box<[f64]>, String>>,
+    /// Edge updates done by pushes on this graph so far (decides when that table pays).
+    work: AtomicU64,
 }
 
 /// Raw pointers to the sections the push reads per arc, so the hot loop does not re-derive
@@ -186,6 +189,7 @@ impl Graph {
             },
             prefetch: false,
             floor_strengths: OnceLock::new(),
+            work: AtomicU64::new(0),
         };
         g.hot = Hot {
             indptr: g.indptr().as_ptr(),
@@ -431,13 +435,21 @@ impl Graph {
         }
     }
 
-    /// `max(strength(v), 1)` of every node: the push's thresholds divided by eps. Built on
-    /// first use in one pass that checks every row (as `degree` does) or stored strength, then
-    /// shared by all threads: a deposit then costs one load instead of a checked row lookup
-    /// and an integer conversion (a third of the push's instructions on BlogCatalog). O(n)
-    /// time and 8 bytes per node, so only the push's dense workspace (graphs of at most
-    /// 2^20 nodes, whose workspace is O(n) per thread anyway) uses it.
-    pub(crate) fn floor_strengths(&self) -> Result<&[f64]> {
+    /// `max(strength(v), 1)` of every node: the push's thresholds divided by eps, in one pass
+    /// that checks every row (as `degree` does) or stored strength, then shared by all
+    /// threads: a deposit costs one load instead of a checked row lookup and an integer
+    /// conversion (a third of the push's instructions on BlogCatalog). O(n) time and 8 bytes
+    /// per node, so only the push's dense workspace (graphs of at most 2^20 nodes, whose
+    /// workspace is O(n) per thread anyway) uses it, and only once the pushes on this graph
+    /// have done at least n edge updates (`note_work`): the build then costs no more than the
+    /// work done so far, and a single query on a freshly opened (cold) file never reads all
+    /// of `indptr`. None until then.
+    pub(crate) fn floor_strengths(&self) -> Result<Option<&[f64]>> {
+        if self.floor_strengths.get().is_none()
+            && self.work.load(AtomicOrdering::Relaxed) < self.num_nodes() as u64
+        {
+            return Ok(None);
+        }
         let table = self.floor_strengths.get_or_init(|| {
             (0..self.num_nodes() as u32)
                 .map(|v| self.strength(v).map(|s| s.max(1.0)))
@@ -445,8 +457,16 @@ impl Graph {
                 .map_err(|e| e.to_string())
         });
         match table {
-            Ok(t) => Ok(t),
+            Ok(t) => Ok(Some(t)),
             Err(msg) => Err(Error::format(msg.clone())),
+        }
+    }
+
+    /// Counts `updates` edge updates of a finished push (see `floor_strengths`).
+    #[inline]
+    pub(crate) fn note_work(&self, updates: u64) {
+        if self.floor_strengths.get().is_none() {
+            self.work.fetch_add(updates.max(1), AtomicOrdering::Relaxed);
         }
     }
 

@@ -548,16 +548,28 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
     ws.use_dense = n <= DENSE_MAX_NODES;
     ws.pushes = if ws.use_dense {
         ws.dense.prepare(n);
-        push_dispatch(
-            graph,
-            seed,
-            cfg,
-            &FromTable(graph.floor_strengths()?),
-            &mut ws.dense,
-            &mut ws.queue,
-            &mut ws.pending,
-            &mut ws.hinted,
-        )?
+        match graph.floor_strengths()? {
+            Some(table) => push_dispatch(
+                graph,
+                seed,
+                cfg,
+                &FromTable(table),
+                &mut ws.dense,
+                &mut ws.queue,
+                &mut ws.pending,
+                &mut ws.hinted,
+            )?,
+            None => push_dispatch(
+                graph,
+                seed,
+                cfg,
+                &FromFile(graph),
+                &mut ws.dense,
+                &mut ws.queue,
+                &mut ws.pending,
+                &mut ws.hinted,
+            )?,
+        }
     } else {
         push_dispatch(
             graph,
@@ -570,6 +582,7 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             &mut ws.hinted,
         )?
     };
+    graph.note_work(ws.pushes);
     Ok(())
 }
 
@@ -1009,6 +1022,10 @@ mod tests {
             let mut g = Graph::open(&path).unwrap();
             g.set_prefetch(true);
             assert!(g.prefetch());
+            // The table is built once the graph has done n edge updates.
+            assert!(g.floor_strengths().unwrap().is_none());
+            g.note_work(u64::from(n));
+            let floors = g.floor_strengths().unwrap().unwrap().to_vec();
             for variant in [Variant::Standard, Variant::Lazy] {
                 for eps in [1e-2, 1e-4, 1e-6] {
                     let cfg = PprConfig {
@@ -1032,7 +1049,7 @@ mod tests {
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
                         let mut hinted = HashSet::new();
-                        let (table, file) = (FromTable(g.floor_strengths().unwrap()), FromFile(&g));
+                        let (table, file) = (FromTable(&floors), FromFile(&g));
                         let a = push_with(&g, seed, &cfg, &table, &mut d1, &mut q).unwrap();
                         let b =
                             push_pipelined(&g, seed, &cfg, &table, &mut d2, &mut pend, &mut hinted)
