@@ -112,7 +112,8 @@ def smoke_dataset(seed: int = 0) -> Data:
 def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any = None,
           u: np.ndarray | None = None, v: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Embedding of every node and its wall time in seconds. ``method`` is ``ie-p+r``,
-    ``ie-p``, ``ie-log1p`` or a peer name; ``graph``/``u``/``v`` override the data set's graph
+    ``ie-p``, ``ie-log1p``, any of them with ``-s<k>`` for ``smooth=k`` (e.g.
+    ``ie-log1p-s2``), or a peer name; ``graph``/``u``/``v`` override the data set's graph
     (for LP)."""
     g = graph if graph is not None else data.graph
     u = data.u if u is None else u
@@ -121,7 +122,8 @@ def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any =
     if method.startswith("ie-"):
         import instant_embedding as ie
 
-        m = ie.InstantEmbedding(dim, eps=eps, seed=seed, value=method[3:])
+        value, _, smooth = method[3:].partition("-s")
+        m = ie.InstantEmbedding(dim, eps=eps, seed=seed, value=value, smooth=int(smooth or 0))
         x = m.embed_all(g, threads=2)
     else:
         x = P.embed_peer(method, u, v, data.n, dim, seed=seed, threads=2)
@@ -526,9 +528,10 @@ def main(argv: list[str] | None = None) -> None:
                     default=["blogcatalog", "ppi_homo_sapiens_lcc", "cora", "pubmed"])
     ap.add_argument("--dims", type=_list(int), default=[512])
     ap.add_argument("--methods", type=_list(str),
-                    default=["ie-p+r", "ie-p", "fastrp", "prone", "cleora", "deepwalk",
-                             "node2vec"],
-                    help="ie-p+r, ie-p, ie-log1p and peers " + ",".join(P.PEERS))
+                    default=["ie-p+r", "ie-p", "ie-log1p-s2", "fastrp", "prone", "cleora",
+                             "deepwalk", "node2vec"],
+                    help="ie-p+r, ie-p, ie-log1p (each optionally -s<k> for smooth=k, e.g. "
+                    "ie-log1p-s2) and peers " + ",".join(P.PEERS))
     ap.add_argument("--peer-dims", type=_peer_dims,
                     default=_peer_dims("fastrp=512;prone=128,512;cleora=512;deepwalk=128;"
                                        "node2vec=128"),

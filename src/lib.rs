@@ -1,7 +1,7 @@
 //! instant-embedding: local node embeddings (InstantEmbedding, Postăvaru et al. 2020) from a
 //! memory-mapped CSR graph file.
 //!
-//! The kernel (`csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `error`) knows nothing about
+//! The kernel (`csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `smooth`, `error`) knows nothing about
 //! Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
 pub mod build;
@@ -13,6 +13,7 @@ pub mod format;
 pub mod hashing;
 pub mod ppr;
 pub mod reorder;
+pub mod smooth;
 pub mod text;
 
 #[cfg(feature = "python")]

@@ -13,6 +13,7 @@ DEFAULT_MAX_TOUCHED: int
 DEFAULT_DIM: int
 DEFAULT_SEED: int
 MAX_DIM: int
+MAX_SMOOTH: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 
@@ -79,6 +80,14 @@ def embed(
     threads: int | None,
     max_touched: int,
     value: str,
+) -> npt.NDArray[np.float32]: ...
+def smooth_sources(graph: Graph, nodes: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]: ...
+def smooth_step(
+    graph: Graph,
+    nodes: npt.NDArray[np.uint32],
+    src: npt.NDArray[np.uint32],
+    rows: npt.NDArray[np.float32],
+    threads: int | None,
 ) -> npt.NDArray[np.float32]: ...
 def ppr_state(
     graph: Graph, node: int, alpha: float, eps: float, variant: str, max_touched: int

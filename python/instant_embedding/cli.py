@@ -251,6 +251,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         seed=args.seed,
         variant=args.variant,
         value=args.value,
+        smooth=args.smooth,
         threads=args.threads,
         max_touched=args.max_touched,
     )
@@ -743,6 +744,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="projected PPR value: estimate plus leftover residual (default), the estimate "
         "alone (the paper's Algorithm 2 literally), or log1p: ln(1 + (p + r/2) n) over every "
         "touched node (better on dense social graphs, see docs/QUALITY.md)",
+    )
+    e.add_argument(
+        "--smooth",
+        type=int,
+        default=0,
+        metavar="K",
+        help="neighbour smoothing steps: each replaces every row by the mean of its "
+        "neighbours' rows (default: 0; 2 with --value log1p is the best for node "
+        "classification in docs/QUALITY.md). Embeds the K-hop neighbourhood of the nodes",
     )
     e.add_argument(
         "--threads",

@@ -664,16 +664,24 @@ def write_embeddings(
     b = batch_size if batch_size is not None else _default_batch(model.dim)
     if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    # Smoothed rows of all nodes come from one embed_all (one sparse product per step) rather
+    # than per batch, where each batch would embed its whole neighbourhood again.
+    smoothed_all = None
+    if seq is None and getattr(model, "smooth", 0):
+        smoothed_all = model.embed_all(graph, threads=threads, progress=progress)
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=total)
     try:
-        with Progress(total, progress, "embedding") as bar:
+        with Progress(total, progress if smoothed_all is None else False, "embedding") as bar:
             for start in range(0, total, b):
                 stop = min(start + b, total)
                 if seq is None:
                     ids = graph.ids(np.arange(start, stop, dtype=np.int64))
                 else:
                     ids = seq[start:stop]
-                rows = model.embed(graph, ids, threads=threads)
+                if smoothed_all is not None:
+                    rows = smoothed_all[start:stop]
+                else:
+                    rows = model.embed(graph, ids, threads=threads)
                 writer.write(ids, rows)
                 bar.update(stop - start)
         writer.close()

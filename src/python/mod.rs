@@ -7,7 +7,7 @@ mod errors;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use crate::build::{self, IdTable, Merge};
@@ -397,6 +397,53 @@ fn py_embed<'py>(
     out.into_pyarray(py).reshape([k, dim])
 }
 
+/// Nodes whose rows one smoothing step of `nodes` reads (sorted, distinct internal indices).
+#[pyfunction]
+fn smooth_sources<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    nodes: PyReadonlyArray1<'py, u32>,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let nodes = to_vec(&nodes);
+    let g = graph.inner.clone();
+    let out = py
+        .detach(move || crate::smooth::sources(&g, &nodes))
+        .py_err()?;
+    Ok(out.into_pyarray(py))
+}
+
+/// One smoothing step of `nodes` from the rows of the sorted distinct nodes `src`.
+#[pyfunction]
+fn smooth_step<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    nodes: PyReadonlyArray1<'py, u32>,
+    src: PyReadonlyArray1<'py, u32>,
+    rows: PyReadonlyArray2<'py, f32>,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let nodes = to_vec(&nodes);
+    let src = to_vec(&src);
+    let view = rows.as_array();
+    let dim = view.ncols();
+    // Row-major copy (iter() walks the logical order whatever the strides).
+    let rows: Vec<f32> = view.iter().copied().collect();
+    let k = nodes.len();
+    let threads = kembed::resolve_threads(threads).py_err()?;
+    let g = graph.inner.clone();
+    let out = py
+        .detach(move || {
+            let pool = if threads > 1 && k > 1 {
+                Some(kembed::pool(threads)?)
+            } else {
+                None
+            };
+            crate::smooth::step(&g, &nodes, &src, &rows, dim, pool.as_deref())
+        })
+        .py_err()?;
+    out.into_pyarray(py).reshape([k, dim])
+}
+
 /// `(dim(key), sign(key))` of the frozen signed hash (for tests and other implementations).
 #[pyfunction]
 fn hash_bucket(key: u64, seed: u64, dim: usize) -> PyResult<(usize, i32)> {
@@ -457,6 +504,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth_step, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
@@ -469,6 +518,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DIM", kembed::DEFAULT_DIM)?;
     m.add("DEFAULT_SEED", kembed::DEFAULT_SEED)?;
     m.add("MAX_DIM", kembed::MAX_DIM)?;
+    m.add("MAX_SMOOTH", crate::smooth::MAX_SMOOTH)?;
     m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;
     m.add("FORMAT_VERSION", crate::format::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

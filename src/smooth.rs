@@ -1,0 +1,204 @@
+//! Neighbour smoothing of embeddings (docs/SPEC.md §2b): `smooth` steps of `E <- D^-1 A E`,
+//! each row replaced by the arc-weighted mean of its out-neighbours' rows.
+//!
+//! The transform `ln(x n)` makes a node's embedding a non-linear function of its PPR vector, so
+//! averaging the embeddings of the neighbours is not the same as embedding an averaged PPR
+//! vector; it denoises the rows the way ProNE's spectral propagation does (docs/QUALITY.md).
+//! A smoothed row of `u` depends on the embeddings of the nodes within `smooth` hops of `u`
+//! (computed by `sources`), so it stays local, at the cost of embedding that neighbourhood.
+
+use rayon::prelude::*;
+
+use crate::csr::Graph;
+use crate::error::{Error, Result};
+
+/// Most smoothing steps accepted (each step widens a row's neighbourhood by one hop).
+pub const MAX_SMOOTH: usize = 8;
+
+/// The nodes whose rows one smoothing step of `nodes` reads: every out-neighbour, or the node
+/// itself when it has no arcs. Sorted, distinct.
+pub fn sources(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
+    let n = graph.num_nodes();
+    let mut out = Vec::new();
+    for &u in nodes {
+        let nbrs = graph.neighbors_checked(u)?;
+        if nbrs.is_empty() {
+            out.push(u);
+        } else {
+            out.extend_from_slice(nbrs);
+        }
+        // Keep the buffer near the distinct count when rows overlap heavily (dense balls).
+        if out.len() > 2 * n.max(1 << 16) {
+            out.sort_unstable();
+            out.dedup();
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// One smoothing step: row `i` of the result is, for `u = nodes[i]`,
+/// `sum_v w(u, v) rows[v] / sum_v w(u, v)` over `u`'s out-arcs (`w = 1` when unweighted),
+/// accumulated in f64 in the row's arc order and rounded to f32 once, or `rows[u]` itself when
+/// `u` has no arcs. `rows` holds one `dim`-row per node of `src` (sorted, distinct), which must
+/// contain `sources(graph, nodes)`. Each row is computed alone in a fixed order, so the result
+/// is the same for any thread count or split of `nodes`.
+pub fn step(
+    graph: &Graph,
+    nodes: &[u32],
+    src: &[u32],
+    rows: &[f32],
+    dim: usize,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<f32>> {
+    if dim == 0 || rows.len() != src.len() * dim {
+        return Err(Error::param(format!(
+            "smooth: {} values for {} source rows of dim {dim}",
+            rows.len(),
+            src.len()
+        )));
+    }
+    if src.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Error::param(
+            "smooth: source nodes must be sorted and distinct",
+        ));
+    }
+    let total = nodes
+        .len()
+        .checked_mul(dim)
+        .ok_or_else(|| Error::param("nodes x dim overflows"))?;
+    let mut out = vec![0f32; total];
+    // Every node is a source when the whole graph is smoothed: then its row index is itself.
+    let identity = src.len() == graph.num_nodes();
+    let row_of = |v: u32| -> Result<&[f32]> {
+        let i = if identity {
+            v as usize
+        } else {
+            src.binary_search(&v)
+                .map_err(|_| Error::param(format!("smooth: no source row for node {v}")))?
+        };
+        rows.get(i * dim..(i + 1) * dim)
+            .ok_or_else(|| Error::param(format!("smooth: no source row for node {v}")))
+    };
+    let one = |u: u32, dst: &mut [f32], acc: &mut Vec<f64>| -> Result<()> {
+        let nbrs = graph.neighbors_checked(u)?;
+        if nbrs.is_empty() {
+            dst.copy_from_slice(row_of(u)?);
+            return Ok(());
+        }
+        acc.clear();
+        acc.resize(dim, 0.0);
+        let weights = graph.weights(u)?;
+        let mut total = 0f64;
+        for (k, &v) in nbrs.iter().enumerate() {
+            let w = weights.map_or(1.0, |ws| f64::from(ws[k]));
+            total += w;
+            for (a, &x) in acc.iter_mut().zip(row_of(v)?) {
+                *a += w * f64::from(x);
+            }
+        }
+        if !(total.is_finite() && total > 0.0) {
+            return Err(Error::format(format!(
+                "node {u} has arcs of total weight {total}"
+            )));
+        }
+        for (o, &a) in dst.iter_mut().zip(acc.iter()) {
+            *o = (a / total) as f32;
+        }
+        Ok(())
+    };
+    match pool {
+        Some(pool) if nodes.len() > 1 && pool.current_num_threads() > 1 => pool.install(|| {
+            out.par_chunks_mut(dim)
+                .zip(nodes.par_iter())
+                .with_min_len(64)
+                .try_for_each_init(Vec::new, |acc, (dst, &u)| one(u, dst, acc))
+        })?,
+        _ => {
+            let mut acc = Vec::new();
+            for (dst, &u) in out.chunks_mut(dim).zip(nodes) {
+                one(u, dst, &mut acc)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+
+    fn graph(weighted: bool, directed: bool) -> Graph {
+        // A path 0-1-2-3 plus 4 -> 0 when directed (4 has an arc, 0..3 keep theirs), and node 5
+        // without arcs.
+        let src = [0u32, 1, 2, 4];
+        let dst = [1u32, 2, 3, 0];
+        let w = [1.0f32, 2.0, 4.0, 0.5];
+        let parts = csr_from_edges(
+            6,
+            &src,
+            &dst,
+            weighted.then_some(&w[..]),
+            directed,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        build_in_memory(&parts).unwrap()
+    }
+
+    #[test]
+    fn weighted_mean_of_neighbours_and_dangling_rows_kept() {
+        let g = graph(true, false);
+        let all: Vec<u32> = (0..6).collect();
+        let rows: Vec<f32> = (0..12).map(|x| x as f32).collect(); // row v = [2v, 2v+1]
+        let e = step(&g, &all, &all, &rows, 2, None).unwrap();
+        // Node 1: neighbours 0 (w 1) and 2 (w 2): (1*[0,1] + 2*[4,5]) / 3.
+        assert_eq!(&e[2..4], &[8.0 / 3.0, 11.0 / 3.0]);
+        // Node 5 has no arcs: its own row.
+        assert_eq!(&e[10..12], &[10.0, 11.0]);
+        // Node 0: neighbours 1 (w 1) and 4 (w 0.5).
+        assert_eq!(
+            &e[0..2],
+            &[
+                ((2.0 + 0.5 * 8.0) / 1.5) as f32,
+                ((3.0 + 0.5 * 9.0) / 1.5) as f32
+            ]
+        );
+    }
+
+    #[test]
+    fn subsets_and_threads_give_the_same_rows() {
+        for (weighted, directed) in [(false, false), (true, true)] {
+            let g = graph(weighted, directed);
+            let all: Vec<u32> = (0..6).collect();
+            let rows: Vec<f32> = (0..6 * 3).map(|x| (x as f32).sin()).collect();
+            let full = step(&g, &all, &all, &rows, 3, None).unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            assert_eq!(full, step(&g, &all, &all, &rows, 3, Some(&pool)).unwrap());
+            for u in 0..6u32 {
+                let src = sources(&g, &[u]).unwrap();
+                let sub: Vec<f32> = src
+                    .iter()
+                    .flat_map(|&v| rows[v as usize * 3..v as usize * 3 + 3].to_vec())
+                    .collect();
+                let e = step(&g, &[u], &src, &sub, 3, None).unwrap();
+                assert_eq!(e, full[u as usize * 3..u as usize * 3 + 3]);
+            }
+        }
+    }
+
+    #[test]
+    fn missing_or_malformed_sources_are_errors() {
+        let g = graph(false, false);
+        assert!(step(&g, &[1], &[0], &[0.0, 0.0], 2, None).is_err()); // node 2 missing
+        assert!(step(&g, &[1], &[2, 0], &[0.0; 4], 2, None).is_err()); // not sorted
+        assert!(step(&g, &[1], &[0, 2], &[0.0; 3], 2, None).is_err()); // wrong length
+        assert!(step(&g, &[9], &[0, 2], &[0.0; 4], 2, None).is_err()); // bad node
+    }
+}
