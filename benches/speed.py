@@ -476,12 +476,14 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
     csr = C.read_csr(path)
     n = int(csr["n"])
     res: dict[str, Any] = {"peer": which, "threads": threads}
-    if which == "ours":
+    if which == "ours" or which.startswith("ours-"):
         import instant_embedding as ie
 
+        # "ours-<value>[-s<k>]": another value and smooth=k (e.g. ours-log1p-s2).
+        value, _, smooth = which[5:].partition("-s") if which != "ours" else ("p+r", "", "")
         g = ie.Graph.open(path)
         C.warm(path)
-        m = ie.InstantEmbedding(dim, eps=eps)
+        m = ie.InstantEmbedding(dim, eps=eps, value=value, smooth=int(smooth or 0))
         m.embed(g, g.ids(np.arange(min(n, 4096))), threads=threads)  # start the pool
         t, c = time.perf_counter(), _cpu_s()
         x = m.embed_all(g, threads=threads)
@@ -651,7 +653,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--numba-datasets", type=_strs, default=["blogcatalog", "smoke_chung_lu_2k"])
     ap.add_argument("--no-numba", action="store_true")
     ap.add_argument("--threads", type=_ints, default=[1, 2], help="throughput thread counts")
-    ap.add_argument("--peers", type=_strs, default=["ours", "numba", "fastrp", "pycleora"])
+    ap.add_argument("--peers", type=_strs, default=["ours", "numba", "fastrp", "pycleora"],
+                    help="ours, ours-<value>[-s<k>] (e.g. ours-log1p-s2: value and smooth=k), "
+                    "numba, fastrp, pycleora")
     ap.add_argument("--tp-eps", type=float, default=1e-5, help="eps of our all-node run")
     ap.add_argument("--timeout", type=float, default=600.0, help="per-peer timeout (s)")
     ap.add_argument("--out", type=Path, default=None, help="JSON output path")
