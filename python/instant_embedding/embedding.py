@@ -172,8 +172,9 @@ class InstantEmbedding:
         use a weaker regularisation, e.g. ``C=0.01``). A smoothed row of ``v`` needs the
         embeddings of every node within ``smooth`` hops of ``v``: cheap for :meth:`embed_all`
         (one sparse product per step), but :meth:`embed` of a few nodes embeds their whole
-        ``smooth``-hop neighbourhood first. Rows stay bit-identical for any thread count or
-        batch split. ``0 <= smooth <= 8``.
+        ``smooth``-hop neighbourhood first and holds its rows in memory (4 x dim bytes per
+        node of it; a hub's 2-hop neighbourhood can be most of a social graph). Rows stay
+        bit-identical for any thread count or batch split. ``0 <= smooth <= 8``.
     threads : int, optional
         Worker threads; default ``RAYON_NUM_THREADS`` or the number of CPUs.
     max_touched : int, default 50_000_000
