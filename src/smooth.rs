@@ -52,7 +52,7 @@ pub fn step(
     dim: usize,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
-    if dim == 0 || rows.len() != src.len() * dim {
+    if dim == 0 || src.len().checked_mul(dim) != Some(rows.len()) {
         return Err(Error::param(format!(
             "smooth: {} values for {} source rows of dim {dim}",
             rows.len(),
