@@ -221,6 +221,16 @@ pub fn embed_nodes(
     Ok(out)
 }
 
+/// The pool for `jobs` independent jobs on `threads` threads, or None when they run serially
+/// (one thread or one job: no pool is built or entered).
+pub fn pool_for(threads: usize, jobs: usize) -> Result<Option<Arc<rayon::ThreadPool>>> {
+    if threads > 1 && jobs > 1 {
+        pool(threads).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
 /// Thread count to use: explicit `threads`, else `RAYON_NUM_THREADS`, else the CPU count.
 pub fn resolve_threads(threads: Option<usize>) -> Result<usize> {
     match threads {

@@ -370,27 +370,20 @@ class InstantEmbedding:
     ) -> npt.NDArray[np.float32]:
         """``self.smooth`` steps of neighbour smoothing (docs/SPEC.md §2b): embed every node
         within ``smooth`` hops of ``idx``, then average outwards, one hop per step. ``whole``:
-        ``idx`` is every node in order (then every level is every node, which also lets a
+        ``idx`` is every node in order, so every level is ``idx`` itself (which also lets a
         step index the rows directly)."""
-        everything = np.arange(graph.num_nodes, dtype=np.uint32)
         # levels[j]: the nodes whose rows after smooth - j steps are needed; levels[0] = idx.
         levels = [idx]
         for _ in range(self.smooth):
-            levels.append(everything if whole else _core.smooth_sources(graph._g, levels[-1]))
+            levels.append(idx if whole else _core.smooth_sources(graph._g, levels[-1]))
         rows = self._run(graph, levels[-1], threads, progress, batch_size, None)
         for j in range(self.smooth - 1, -1, -1):
             rows = _core.smooth_step(graph._g, levels[j], levels[j + 1], rows, threads)
         if out is None:
             return rows
-        from .io import AtomicNpyWriter
+        from .io import write_npy_atomic
 
-        writer: Any = AtomicNpyWriter(out, rows.shape)
-        try:
-            writer.array[:] = rows
-        except BaseException:
-            writer.abort()
-            raise
-        return writer.commit()
+        return write_npy_atomic(out, rows)
 
     def _run(
         self,

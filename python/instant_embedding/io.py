@@ -71,3 +71,17 @@ class AtomicNpyWriter:
             os.remove(self.tmp)
         except FileNotFoundError:
             pass
+
+
+def write_npy_atomic(
+    target: str | os.PathLike[str], rows: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """Write a 2-D float32 matrix held in memory to ``target`` atomically (see
+    :class:`AtomicNpyWriter`); returns a read-only memory map of the file."""
+    writer = AtomicNpyWriter(target, rows.shape)
+    try:
+        writer.array[:] = rows
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.commit()

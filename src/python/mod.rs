@@ -386,11 +386,7 @@ fn py_embed<'py>(
     let g = graph.inner.clone();
     let out = py
         .detach(move || {
-            let pool = if threads > 1 && k > 1 {
-                Some(kembed::pool(threads)?)
-            } else {
-                None
-            };
+            let pool = kembed::pool_for(threads, k)?;
             kembed::embed_nodes(&g, &nodes, &cfg, pool.as_deref())
         })
         .py_err()?;
@@ -433,11 +429,7 @@ fn smooth_step<'py>(
     let g = graph.inner.clone();
     let out = py
         .detach(move || {
-            let pool = if threads > 1 && k > 1 {
-                Some(kembed::pool(threads)?)
-            } else {
-                None
-            };
+            let pool = kembed::pool_for(threads, k)?;
             crate::smooth::step(&g, &nodes, &src, &rows, dim, pool.as_deref())
         })
         .py_err()?;
