@@ -55,12 +55,18 @@ impl SignedHasher {
     /// `(dim(j), sign(j))` for the node whose hash key is `key`.
     #[inline]
     pub fn bucket(&self, key: u64) -> (usize, f64) {
+        let (dim, negative) = self.bucket_bits(key);
+        (dim, if negative { -1.0 } else { 1.0 })
+    }
+
+    /// `(dim(j), sign(j) < 0)`: the same bucket, its sign as a flag (branch-free callers).
+    #[inline]
+    pub fn bucket_bits(&self, key: u64) -> (usize, bool) {
         let h = self.hash(key);
         // Lemire's multiply-shift range reduction of the high 32 bits: unbiased enough and
         // division-free.
         let dim = (((h >> 32) * self.dim) >> 32) as usize;
-        let sign = if h & 1 == 0 { 1.0 } else { -1.0 };
-        (dim, sign)
+        (dim, h & 1 == 1)
     }
 }
 
