@@ -246,7 +246,7 @@ impl Store for Dense {
     /// through `self` the compiler must assume a store to `r` or `touched` may change `self.len`
     /// or the buffers' addresses, so it reloaded them and stored `len` on every deposit
     /// (~5 of the ~22 instructions a deposit took).
-    #[inline(never)]
+    #[inline(always)]
     unsafe fn deposit_row<T: Thresholds>(
         &mut self,
         thr: &T,
