@@ -172,17 +172,47 @@ fn accumulate<A>(
 where
     A: Copy + Default + From<i64> + std::ops::AddAssign,
 {
-    let hasher = SignedHasher::new(cfg.seed, cfg.dim);
-    let n = graph.num_nodes() as f64;
     acc.clear();
     acc.resize(cfg.dim, A::default());
+    match graph.hash_keys()? {
+        Some(keys) => accumulate_with(graph, support, cfg, acc, |j| {
+            keys.get(j as usize)
+                .copied()
+                .ok_or(Error::NodeIndexOutOfRange {
+                    index: u64::from(j),
+                    num_nodes: keys.len() as u64,
+                })
+        }),
+        None => {
+            accumulate_with(graph, support, cfg, acc, |j| graph.hash_key(j))?;
+            graph.note_keyed(support.len());
+            Ok(())
+        }
+    }
+}
+
+/// `accumulate`'s loop, with the key source resolved outside it (one loop per source).
+#[inline(always)]
+fn accumulate_with<A, K>(
+    graph: &Graph,
+    support: &[(u32, f64)],
+    cfg: &EmbedConfig,
+    acc: &mut [A],
+    key_of: K,
+) -> Result<()>
+where
+    A: Copy + Default + From<i64> + std::ops::AddAssign,
+    K: Fn(u32) -> Result<u64>,
+{
+    let hasher = SignedHasher::new(cfg.seed, cfg.dim);
+    let n = graph.num_nodes() as f64;
     let log1p = cfg.value == Value::Log1p;
     // Branch-free: whether a term is positive and its sign are coin flips per node, and the two
     // branches they were cost ~1,400 mispredictions per BlogCatalog query (callgrind). A term
     // <= 0 adds 0 instead of being skipped, which leaves the sum unchanged.
     for &(j, x) in support {
         let v = if log1p { (x * n).ln_1p() } else { (x * n).ln() };
-        let (d, negative) = hasher.bucket_bits(graph.hash_key(j)?);
+        let (d, negative) = hasher.bucket_bits(key_of(j)?);
         let t = fixed_point(v.max(0.0));
         // Two's-complement negation when `negative` (mask all ones), identity otherwise.
         let mask = -i64::from(negative);
@@ -410,5 +440,52 @@ mod tests {
         project(&g, &support, &cfg, &mut acc, &mut b).unwrap();
         assert_eq!(a, b);
         assert!(a.iter().any(|&x| x != 0.0));
+    }
+
+    /// String-id graphs read hash keys from a table once enough keys were hashed: rows are
+    /// bit-identical before and after, and to a fresh graph that never built it.
+    #[test]
+    fn string_id_key_table_gives_the_same_rows() {
+        let n = 300u32;
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
+        let names: Vec<String> = (0..n).map(|i| format!("node-{}", i * 31 % n)).collect();
+        let build = || {
+            let parts = csr_from_edges(
+                n as usize,
+                &src,
+                &dst,
+                None,
+                false,
+                Merge::Sum,
+                IdTable::Str(names.clone()),
+            );
+            build_in_memory(&parts.unwrap()).unwrap()
+        };
+        let (warm, fresh) = (build(), build());
+        let cfg = EmbedConfig {
+            dim: 32,
+            ppr: PprConfig {
+                eps: 1e-4,
+                ..PprConfig::default()
+            },
+            ..EmbedConfig::default()
+        };
+        let nodes: Vec<u32> = (0..n).collect();
+        assert!(warm.hash_keys().unwrap().is_none());
+        let first = embed_nodes(&warm, &nodes, &cfg, None).unwrap();
+        let keys = warm
+            .hash_keys()
+            .unwrap()
+            .expect("built after n hashed keys");
+        assert_eq!(keys.len(), n as usize);
+        assert_eq!(keys[5], warm.hash_key(5).unwrap());
+        let again = embed_nodes(&warm, &nodes, &cfg, None).unwrap();
+        // Only node 0's row: the fresh graph must not build its table before the comparison.
+        let mut one = vec![0f32; 32];
+        embed_one(&fresh, 0, &cfg, &mut one).unwrap();
+        assert!(fresh.hash_keys().unwrap().is_none());
+        assert_eq!(first, again);
+        assert_eq!(&again[..32], &one[..]);
     }
 }

@@ -92,7 +92,7 @@ impl PprConfig {
 /// Graphs with at most this many nodes use dense per-thread arrays (20 bytes a node: residual,
 /// estimate and a touched list), allocated once per thread and reset through the touched list,
 /// never per query. Larger graphs use an open-addressing table sized by the touched nodes only.
-pub const DENSE_MAX_NODES: usize = 1 << 20;
+pub const DENSE_MAX_NODES: usize = crate::csr::TABLE_MAX_NODES;
 
 /// Residual bookkeeping. A residual is `+0.0` while a node is untouched; a push leaves `-0.0`
 /// behind, so "first touch" is the bit test `r == +0.0` without a separate flag, and the
