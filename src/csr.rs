@@ -456,15 +456,27 @@ impl Graph {
     /// work done so far, and a single query on a freshly opened (cold) file never reads all
     /// of `indptr`. None until then.
     pub(crate) fn floor_strengths(&self) -> Result<Option<&[f64]>> {
-        if self.floor_strengths.get().is_none()
-            && self.work.load(AtomicOrdering::Relaxed) < self.num_nodes() as u64
-        {
+        self.amortised_table(&self.floor_strengths, &self.work, |v| {
+            self.strength(v).map(|s| s.max(1.0))
+        })
+    }
+
+    /// `cell`'s table of `value(v)` for every node, built (once, shared by all threads) when the
+    /// work counted in `done` has reached n, so the O(n) build never costs more than the work
+    /// it speeds up; None until then. A failed build is kept and reported on every call.
+    fn amortised_table<'a, T>(
+        &'a self,
+        cell: &'a OnceLock<std::result::Result<Box<[T]>, String>>,
+        done: &AtomicU64,
+        value: impl Fn(u32) -> Result<T>,
+    ) -> Result<Option<&'a [T]>> {
+        if cell.get().is_none() && done.load(AtomicOrdering::Relaxed) < self.num_nodes() as u64 {
             return Ok(None);
         }
-        let table = self.floor_strengths.get_or_init(|| {
+        let table = cell.get_or_init(|| {
             (0..self.num_nodes() as u32)
-                .map(|v| self.strength(v).map(|s| s.max(1.0)))
-                .collect::<Result<Box<[f64]>>>()
+                .map(value)
+                .collect::<Result<Box<[T]>>>()
                 .map_err(|e| e.to_string())
         });
         match table {
@@ -492,21 +504,7 @@ impl Graph {
         if self.header.id_kind != IdKind::Utf8 || self.num_nodes() > TABLE_MAX_NODES {
             return Ok(None);
         }
-        if self.hash_keys.get().is_none()
-            && self.keyed.load(AtomicOrdering::Relaxed) < self.num_nodes() as u64
-        {
-            return Ok(None);
-        }
-        let table = self.hash_keys.get_or_init(|| {
-            (0..self.num_nodes() as u32)
-                .map(|v| self.hash_key(v))
-                .collect::<Result<Box<[u64]>>>()
-                .map_err(|e| e.to_string())
-        });
-        match table {
-            Ok(t) => Ok(Some(t)),
-            Err(msg) => Err(Error::format(msg.clone())),
-        }
+        self.amortised_table(&self.hash_keys, &self.keyed, |v| self.hash_key(v))
     }
 
     /// Counts `keys` hash keys computed by a projection (see `hash_keys`).

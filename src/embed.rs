@@ -408,22 +408,19 @@ mod tests {
         }
     }
 
+    /// A ring with chords `i -> 7i + 1 (mod n)`, undirected, with the given ids.
+    fn chord_ring(n: u32, ids: IdTable) -> Graph {
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
+        let parts = csr_from_edges(n as usize, &src, &dst, None, false, Merge::Sum, ids);
+        build_in_memory(&parts.unwrap()).unwrap()
+    }
+
     #[test]
     fn projection_does_not_depend_on_the_support_order() {
         // A ring with chords; any graph works: project() only needs n and hash keys.
         let n = 1000u32;
-        let src: Vec<u32> = (0..n).collect();
-        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
-        let parts = csr_from_edges(
-            n as usize,
-            &src,
-            &dst,
-            None,
-            false,
-            Merge::Sum,
-            IdTable::Implicit,
-        );
-        let g = build_in_memory(&parts.unwrap()).unwrap();
+        let g = chord_ring(n, IdTable::Implicit);
         let cfg = EmbedConfig {
             dim: 64,
             ..EmbedConfig::default()
@@ -447,22 +444,9 @@ mod tests {
     #[test]
     fn string_id_key_table_gives_the_same_rows() {
         let n = 300u32;
-        let src: Vec<u32> = (0..n).collect();
-        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
         let names: Vec<String> = (0..n).map(|i| format!("node-{}", i * 31 % n)).collect();
-        let build = || {
-            let parts = csr_from_edges(
-                n as usize,
-                &src,
-                &dst,
-                None,
-                false,
-                Merge::Sum,
-                IdTable::Str(names.clone()),
-            );
-            build_in_memory(&parts.unwrap()).unwrap()
-        };
-        let (warm, fresh) = (build(), build());
+        let warm = chord_ring(n, IdTable::Str(names.clone()));
+        let fresh = chord_ring(n, IdTable::Str(names));
         let cfg = EmbedConfig {
             dim: 32,
             ppr: PprConfig {

@@ -278,14 +278,8 @@ impl Store for Dense {
                     old
                 };
                 len += usize::from(old.to_bits() == UNTOUCHED);
-                let new = old + unit;
-                if !T::SKIP_BELOW_EPS || new > eps {
-                    // SAFETY: u < n.
-                    let t = unsafe { threshold(thr, u, eps) }?;
-                    if new > t && old <= t {
-                        queue.push_back(u);
-                    }
-                }
+                // SAFETY: u < n.
+                unsafe { queue_if_crossed(thr, queue, u, old, old + unit, eps) }?;
             }
             Ok(())
         })();
@@ -733,11 +727,28 @@ unsafe fn deposit<S: Store, T: Thresholds, const POSITIVE: bool>(
     *r = if POSITIVE { new } else { keep_touched(new) };
     // SAFETY: u < n, and only the first deposit sees an untouched (+0.0) residual.
     unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
+    // SAFETY: u < n.
+    unsafe { queue_if_crossed(thr, queue, u, old, new, eps) }
+}
+
+/// Queues `u` if its residual went from `old` to `new` across its threshold.
+///
+/// # Safety
+/// `u < n`.
+#[inline(always)]
+unsafe fn queue_if_crossed<T: Thresholds>(
+    thr: &T,
+    queue: &mut VecDeque<u32>,
+    u: u32,
+    old: f64,
+    new: f64,
+    eps: f64,
+) -> Result<()> {
     // The threshold is eps * max(strength, 1) >= eps (rounding is monotone), so a residual
     // <= eps cannot cross it: skip reading u's degree, a random access into `indptr` (a cache
     // miss, or a page fault on a cold file) for most nodes at the edge of the push.
     if !T::SKIP_BELOW_EPS || new > eps {
-        // SAFETY: u < n.
+        // SAFETY: u < n (this function's contract).
         let t = unsafe { threshold(thr, u, eps) }?;
         if new > t && old <= t {
             queue.push_back(u);
