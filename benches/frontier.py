@@ -73,7 +73,7 @@ DIMS = [128, 512]
 # Latency: nodes and seconds per point, by smoothing level (a smoothed query embeds the whole
 # k-hop neighbourhood, so fewer nodes fit in the budget).
 LAT_NODES = {0: 300, 1: 60, 2: 12}
-LAT_BUDGET = {0: 1.0, 1: 1.5, 2: 2.5}
+LAT_BUDGET = {0: 1.0, 1: 1.5, 2: 1.0}
 # Salt of the neighbour priority of capped smoothing ("neighbor" in ASCII).
 CAP_SALT = 0x6E65696768626F72
 M64 = (1 << 64) - 1
@@ -169,7 +169,9 @@ def embed_rows(data: Q.Data, eps: float, value: str, dim: int, seed: int = 0,
     x = model(eps, value, dim, 0, seed).embed_all(data.graph, threads=1)
     secs = time.perf_counter() - t
     if not smoke:
-        np.save(path, x)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, x)
+        os.replace(tmp, path)  # atomic: a concurrent run never reads half a file
     return x, secs
 
 
@@ -309,10 +311,11 @@ def nodes_for(data: Q.Data, count: int = 1000, seed: int = 0) -> list[Any]:
     return list(ids) if isinstance(ids, list) else [int(x) for x in ids]
 
 
-def latency(m: Any, g: Any, queries: list[list[Any]], budget: float) -> dict[str, Any]:
+def latency(m: Any, g: Any, queries: list[list[Any]], budget: float,
+            warmup: int = 3) -> dict[str, Any]:
     """Warm wall time of ``m.embed(g, q, threads=1)`` for each query ``q`` (a list of ids),
-    after 3 warm-up calls, until ``budget`` seconds have passed (at least 3 queries)."""
-    for q in queries[:3]:
+    after ``warmup`` calls, until ``budget`` seconds have passed (at least 3 queries)."""
+    for q in queries[:warmup]:
         m.embed(g, q, threads=1)
     ts: list[float] = []
     deadline = time.perf_counter() + budget
@@ -394,7 +397,8 @@ def task_screen(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                     if s not in todo:
                         continue
                     lat = latency(model(eps, value, dim, s), data.graph,
-                                  [[v] for v in ids[:LAT_NODES[s]]], LAT_BUDGET[s] * args.budget)
+                                  [[v] for v in ids[:LAT_NODES[s]]], LAT_BUDGET[s] * args.budget,
+                                  warmup=3 if s == 0 else 1)
                     c = args.screen_C[min(s, 1)]
                     mi, ma = Q.classify(x, data.y, frac, 0, c, True)
                     rec = st.add({"kind": "screen", "dataset": data.name, "eps": eps,
@@ -584,6 +588,10 @@ TRANSFORMS: dict[str, Any] = {
 }
 
 
+# Transforms that are a global rescaling of another give the same tuned (StandardScaler) result.
+SCALE_OF = {"l2*sqrt(d)": "l2", "/ln(n)": "none"}
+
+
 def coord_stats(x: np.ndarray) -> dict[str, Any]:
     """Per-coordinate and per-row statistics of an embedding (for the raw-classifier study)."""
     from scipy.stats import kurtosis
@@ -628,6 +636,11 @@ def task_paper(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
             for proto in ("raw C=1", "tuned"):
                 if st.get(kind="paper", dataset=data.name, transform=tf, protocol=proto,
                           **ident):
+                    continue
+                same = st.get(kind="paper", dataset=data.name, transform=SCALE_OF.get(tf),
+                              protocol=proto, **ident)
+                if proto == "tuned" and same:  # StandardScaler undoes a global scale
+                    st.add({**same, "transform": tf, "same_as": SCALE_OF[tf]})
                     continue
                 if proto == "raw C=1":
                     r = eval_splits(x, data, [1.0], args.splits, frac, scale=False)
@@ -687,6 +700,72 @@ def task_final(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                         "all_s": r["fit_s"][0] if "fit_s" in r else None, **r})
 
 
+# --------------------------------------------------------------------------- cold pages
+PAGE = 4096
+
+
+def _pages(lo: np.ndarray, hi: np.ndarray) -> set[int]:
+    """Distinct pages of the byte ranges ``[lo, hi)`` (one section, page-aligned start)."""
+    out: set[int] = set()
+    for a, b in zip((lo // PAGE).tolist(), ((hi - 1) // PAGE).tolist()):
+        out.update(range(a, b + 1))
+    return out
+
+
+def query_pages(deg: np.ndarray, off: np.ndarray, pos: np.ndarray, pushed: np.ndarray,
+                checked: np.ndarray) -> dict[str, int]:
+    """Distinct 4 KiB pages one query reads from the graph file, by layout.
+
+    ``pos[u]``: u's place in the file's node order, ``off[u]``: its row's first slot.
+    ``"current"``: the threshold check of every ``checked`` node reads its ``indptr`` entries
+    (degree), a pushed node then reads its row of 4-byte neighbour ids (docs/FORMAT.md).
+    ``"degree in row"``: each row stores every neighbour's degree beside its id (8-byte
+    entries), so a deposit knows the threshold without a lookup: only pushed nodes read
+    ``indptr`` (their row's bounds) and their row.
+    """
+    def ip(nodes: np.ndarray) -> set[int]:
+        return _pages(8 * pos[nodes], 8 * pos[nodes] + 16)
+
+    cur_ip, cur_rows = ip(checked), _pages(4 * off[pushed], 4 * (off[pushed] + deg[pushed]))
+    rows8 = _pages(8 * off[pushed], 8 * (off[pushed] + deg[pushed]))
+    return {"current": len(cur_ip) + len(cur_rows), "current_indptr": len(cur_ip),
+            "current_rows": len(cur_rows), "degree_in_row": len(ip(pushed)) + len(rows8),
+            "pushed": len(pushed), "checked": len(checked)}
+
+
+def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
+    """Pages per cold query under the current layout and with neighbour degrees in the rows,
+    in the file's node order and in a random order, from the exact push trace
+    (``_core.ppr_state``: pushed = ``p > 0``, degree read = pushed or ``r > eps``)."""
+    from instant_embedding import _core
+
+    indptr, _ = csr(data)
+    deg = np.diff(indptr)
+    orders = {"file": np.arange(data.n),
+              "random": np.random.default_rng(0).permutation(data.n)}
+    seeds = np.random.default_rng(3).integers(0, data.n, size=args.page_nodes)
+    for eps in args.page_eps:
+        for oname, pos in orders.items():
+            if st.get(kind="pages", dataset=data.name, eps=eps, stage=oname):
+                continue
+            # row offsets when rows are stored in this node order
+            inv = np.argsort(pos)
+            off = np.empty(data.n, dtype=np.int64)
+            off[inv] = np.concatenate([[0], np.cumsum(deg[inv])[:-1]])
+            counts = []
+            for v in seeds.tolist():
+                idx, p, r = _core.ppr_state(data.graph._g, v, 0.15, eps, "standard", 50_000_000)
+                idx = idx.astype(np.int64)
+                counts.append(query_pages(deg, off, pos, idx[p > 0], idx[(p > 0) | (r > eps)]))
+            med = {k: float(np.median([c[k] for c in counts])) for k in counts[0]}
+            st.add({"kind": "pages", "dataset": data.name, "eps": eps, "stage": oname,
+                    "queries": len(counts), **med,
+                    "ratio": med["current"] / max(med["degree_in_row"], 1)})
+            print(f"  {data.name} eps={eps:g} {oname}: pages/query current {med['current']:.0f}"
+                  f" (indptr {med['current_indptr']:.0f}), degree in row "
+                  f"{med['degree_in_row']:.0f}", flush=True)
+
+
 # --------------------------------------------------------------------------- main
 def _list(t: type) -> Any:
     return lambda s: [t(x) for x in s.split(",") if x]
@@ -718,7 +797,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true", help="tiny generated graph, temp output")
     ap.add_argument("--tasks", type=_list(str), default=["screen", "frontier"],
-                    help="screen,capped,memory,frontier,paper,final")
+                    help="screen,capped,memory,frontier,paper,final,pages")
     ap.add_argument("--datasets", type=_list(str), default=DATASETS)
     ap.add_argument("--eps", type=_list(float), default=EPS)
     ap.add_argument("--values", type=_list(str), default=VALUES)
@@ -746,6 +825,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--final-points", type=_points4, default=_points4("p+r:1e-4:512:0"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--mem-nodes", type=int, default=5)
+    ap.add_argument("--page-eps", type=_list(float), default=[1e-4, 1e-5])
+    ap.add_argument("--page-nodes", type=int, default=200)
+    ap.add_argument("--import", dest="imports", type=_list(Path), default=[],
+                    help="merge the records of these result files first")
     ap.add_argument("--budget", type=float, default=1.0, help="latency time budget factor")
     ap.add_argument("--out", type=Path, default=C.RESULTS / "frontier.json")
     ap.add_argument("--plot", type=Path, nargs="?", const=C.REPO / "docs" / "fig_frontier.png")
@@ -755,7 +838,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.smoke:
         tmp = Path(tempfile.mkdtemp(prefix="frontier_smoke_"))
         args.out, args.plot = tmp / "frontier.json", tmp / "fig_frontier.png"
-        args.tasks = ["screen", "capped", "memory", "frontier", "paper", "final"]
+        args.tasks = ["screen", "capped", "memory", "frontier", "paper", "final", "pages"]
+        args.page_nodes, args.page_eps = 5, [1e-3]
         args.datasets, args.dims, args.eps = ["smoke"], [32], [1e-2, 1e-3]
         args.values, args.fraction, args.splits, args.rounds = ["p+r", "log1p"], 0.3, 2, 1
         args.always = [("p+r", 1e-3, 32, 0)]
@@ -766,6 +850,13 @@ def main(argv: list[str] | None = None) -> None:
     meta = {"machine": C.machine_info(), "command": " ".join(["benches/frontier.py", *argv]),
             "tasks": args.tasks}
     st = Store(args.out, meta, merge=not args.smoke)
+    for path in args.imports:
+        with open(path) as f:
+            other = json.load(f)
+        st.runs.extend(other.get("runs", []))
+        for r in other.get("records", []):
+            st.records[st.key(r)] = r
+        st.save()
     if args.smoke or not (args.markdown or args.plot):  # --plot / --markdown: report only
         for name in args.datasets:
             data = load(name)
@@ -774,7 +865,7 @@ def main(argv: list[str] | None = None) -> None:
             for task in args.tasks:
                 {"screen": task_screen, "capped": task_capped, "memory": task_memory,
                  "frontier": task_frontier, "paper": task_paper,
-                 "final": task_final}[task](data, args, st)
+                 "final": task_final, "pages": task_pages}[task](data, args, st)
             if args.smoke:
                 check_smoke(data, st)
     if args.plot:
