@@ -702,6 +702,7 @@ def task_final(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
 
 # --------------------------------------------------------------------------- cold pages
 PAGE = 4096
+SPREAD_SLOTS, SPREAD_DEGREE = 65_000_000, 31.5  # the billion-edge graph: 65M nodes, 2.05B arcs
 
 
 def _pages(lo: np.ndarray, hi: np.ndarray) -> set[int]:
@@ -741,17 +742,24 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
 
     indptr, _ = csr(data)
     deg = np.diff(indptr)
-    orders = {"file": np.arange(data.n),
-              "random": np.random.default_rng(0).permutation(data.n)}
+    rng = np.random.default_rng(0)
+    # "spread": the nodes scattered over SPREAD_SLOTS places of a file of that many nodes
+    # (mean degree SPREAD_DEGREE), as a query on the billion-edge graph with shuffled ids sees
+    # it: almost every node on its own indptr page and its own row page.
+    orders = {"file": np.arange(data.n), "random": rng.permutation(data.n),
+              "spread": np.sort(rng.choice(SPREAD_SLOTS, data.n, replace=False))[
+                  rng.permutation(data.n)]}
     seeds = np.random.default_rng(3).integers(0, data.n, size=args.page_nodes)
     for eps in args.page_eps:
         for oname, pos in orders.items():
             if st.get(kind="pages", dataset=data.name, eps=eps, stage=oname):
                 continue
-            # row offsets when rows are stored in this node order
-            inv = np.argsort(pos)
-            off = np.empty(data.n, dtype=np.int64)
-            off[inv] = np.concatenate([[0], np.cumsum(deg[inv])[:-1]])
+            if oname == "spread":
+                off = np.round(pos * SPREAD_DEGREE).astype(np.int64)
+            else:  # row offsets when rows are stored in this node order
+                inv = np.argsort(pos)
+                off = np.empty(data.n, dtype=np.int64)
+                off[inv] = np.concatenate([[0], np.cumsum(deg[inv])[:-1]])
             counts = []
             for v in seeds.tolist():
                 idx, p, r = _core.ppr_state(data.graph._g, v, 0.15, eps, "standard", 50_000_000)
@@ -951,48 +959,66 @@ def plot(st: Store, path: Path) -> None:
     print(f"wrote {path}")
 
 
-def _ratio_fastrp(st: Store, name: str, dim: int, threads: int) -> float | None:
-    ts = [r["fit_s"][0] for r in st.select(kind="peer_time", dataset=name, method="fastrp",
+def _peer_mean(st: Store, name: str, which: str, dim: int, threads: int) -> float | None:
+    ts = [r["fit_s"][0] for r in st.select(kind="peer_time", dataset=name, method=which,
                                            dim=dim, threads=threads) if "fit_s" in r]
     return float(np.mean(ts)) if ts else None
 
 
 def markdown(st: Store) -> None:
+    """The docs tables: per data set the screen grid (split 0) and the 3-split frontier."""
     for name in DATASETS:
+        pts = [r for r in st.select(kind="screen", dataset=name) if "eps" in r]
+        if not pts:
+            continue
+        eps = sorted({r["eps"] for r in pts}, reverse=True)
+        print(f"\n#### {name}: screen (split 0), Micro-F1 / warm µs per node\n")
+        print("| value, smooth, d | " + " | ".join(f"eps {e:g}" for e in eps) + " |")
+        print("|---|" + "---:|" * len(eps))
+        for d in DIMS:
+            for v in VALUES:
+                for s in SMOOTH:
+                    cells = []
+                    for e in eps:
+                        r = st.get(kind="screen", dataset=name, eps=e, value=v, dim=d, smooth=s)
+                        cells.append(f"{r['micro']:.1f} / {_s(r['lat_us'])}" if r else "–")
+                    if any(c != "–" for c in cells):
+                        print(f"| {v}, {s}, {d} | " + " | ".join(cells) + " |")
+        for which in ("fastrp", "prone"):
+            for d in DIMS:
+                r = st.get(kind="screen", dataset=name, method=which, dim=d)
+                if r:
+                    print(f"| {which} d={d}: {r['micro']:.1f}, all nodes "
+                          f"{_s(_peer_mean(st, name, which, d, 1))} s (1 thr) / "
+                          f"{_s(_peer_mean(st, name, which, d, 2))} s (2 thr) |"
+                          + " |" * (len(eps) - 1))
         fr = st.select(kind="frontier", dataset=name)
         if not fr:
             continue
-        print(f"\n#### {name}\n")
-        print("| setting | d | Micro-F1 (3 splits) | Macro-F1 | C | warm µs/node | all 1 thr "
-              "s | all 2 thr s | vs FastRP (2 thr) | memory/query KiB |")
+        print(f"\n#### {name}: candidate frontier, 3 splits, best C\n")
+        print("| setting | d | Micro-F1 | Macro-F1 | C | warm µs/node | all nodes 1 thr s "
+              "| 2 thr s | 2 thr / FastRP | KiB/query |")
         print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-        for r in sorted(fr, key=lambda r: (r.get("method", ""), r["dim"],
-                                           -r.get("eps", 0), r.get("smooth", 0))):
-            if "method" in r:
-                t1 = _ratio_fastrp(st, name, r["dim"], 1) if r["method"] == "fastrp" else None
-                t2s = [x["fit_s"][0] for x in st.select(kind="peer_time", dataset=name,
-                                                        method=r["method"], dim=r["dim"],
-                                                        threads=2) if "fit_s" in x]
-                t1s = [x["fit_s"][0] for x in st.select(kind="peer_time", dataset=name,
-                                                        method=r["method"], dim=r["dim"],
-                                                        threads=1) if "fit_s" in x]
-                t1 = float(np.mean(t1s)) if t1s else None
-                t2 = float(np.mean(t2s)) if t2s else None
-                print(f"| {r['method']} | {r['dim']} | {r['micro']:.2f} ± {r['micro_ci90']:.2f} "
-                      f"| {r['macro']:.2f} | {r['best_C']:g} | – | {_s(t1)} | {_s(t2)} | "
-                      f"{'1.00' if r['method'] == 'fastrp' else _s(t2 / (_ratio_fastrp(st, name, r['dim'], 2) or np.nan) if t2 else None)} | – |")  # noqa: E501
+        for r in sorted(fr, key=lambda r: (r.get("method") or "", r["dim"],
+                                           -(r.get("eps") or 0), r.get("smooth") or 0)):
+            f2 = _peer_mean(st, name, "fastrp", r["dim"], 2)
+            head = f"| {r['dim']} | {r['micro']:.2f} ± {r['micro_ci90']:.2f} | " \
+                   f"{r['macro']:.2f} | {r['best_C']:g} |"
+            if r.get("method"):
+                t1 = _peer_mean(st, name, r["method"], r["dim"], 1)
+                t2 = _peer_mean(st, name, r["method"], r["dim"], 2)
+                print(f"| {r['method']} {head} – | {_s(t1)} | {_s(t2)} | "
+                      f"{_s(t2 / f2 if t2 and f2 else None)} | – |")
                 continue
             sc = st.get(kind="screen", dataset=name, eps=r["eps"], value=r["value"],
                         dim=r["dim"], smooth=r["smooth"]) or {}
             mem = st.get(kind="memory", dataset=name, eps=r["eps"], value=r["value"],
                          dim=r["dim"], smooth=r["smooth"]) or {}
-            f2 = _ratio_fastrp(st, name, r["dim"], 2)
-            ratio = sc["all_2t_s"] / f2 if f2 and "all_2t_s" in sc else None
+            t2 = sc.get("all_2t_s")
             memk = mem["mem_median_bytes"] / 1024 if "mem_median_bytes" in mem else None
-            print(f"| `value={r['value']!r}, eps={r['eps']:g}, smooth={r['smooth']}` | "
-                  f"{r['dim']} | {r['micro']:.2f} ± {r['micro_ci90']:.2f} | {r['macro']:.2f} | "
-                  f"{r['best_C']:g} | {_s(sc.get('lat_us'))} | {_s(sc.get('all_1t_s'))} | "
-                  f"{_s(sc.get('all_2t_s'))} | {_s(ratio)} | {_s(memk)} |")
+            print(f"| `{r['value']}`, eps {r['eps']:g}, smooth {r['smooth']} {head} "
+                  f"{_s(sc.get('lat_us'))} | {_s(sc.get('all_1t_s'))} | {_s(t2)} | "
+                  f"{_s(t2 / f2 if t2 and f2 else None)} | {_s(memk)} |")
 
 
 def _s(x: Any) -> str:
