@@ -252,9 +252,9 @@ def _peer_child(argv: list[str]) -> None:
     a = sp.csr_matrix((np.ones(len(c["indices"]), dtype=np.float64),
                        (np.repeat(np.arange(n), np.diff(c["indptr"]).astype(np.int64)),
                         np.asarray(c["indices"], np.int64))), shape=(n, n))
-    times, x = [], None
+    times, cpu, x = [], [], None
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), cpu_s()
         if which == "fastrp":
             from fastrp import FastRP
 
@@ -268,11 +268,13 @@ def _peer_child(argv: list[str]) -> None:
         else:
             raise ValueError(which)
         times.append(time.perf_counter() - t)
+        cpu.append(cpu_s() - c0)
         if x is None:
             x = np.asarray(y, dtype=np.float32)
     if npy:
         np.save(npy, x)
-    print("RESULT " + json.dumps({"fit_s": times, "peak_rss_mib": C.peak_rss() / 2**20}))
+    print("RESULT " + json.dumps({"fit_s": times, "fit_cpu_s": cpu,
+                                  "peak_rss_mib": C.peak_rss() / 2**20}))
 
 
 def peer_available(which: str) -> bool:
@@ -328,6 +330,15 @@ def latency(m: Any, g: Any, queries: list[list[Any]], budget: float,
     a = np.asarray(ts)
     return {"lat_us": float(np.median(a)), "lat_p90_us": float(np.percentile(a, 90)),
             "lat_n": len(ts)}
+
+
+def cpu_s() -> float:
+    """CPU seconds (user + system) of this process, all threads: what a run costs when the
+    machine is shared (time spent waiting for a core is not counted)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def timed_embed_all(m: Any, g: Any, threads: int) -> float:
@@ -525,16 +536,21 @@ def eval_splits(x: np.ndarray, data: Q.Data, cs: list[float], splits: int,
     return {"best_C": float(best), **per[best], "by_C": per}
 
 
-def candidates(name: str, st: Store, margin: float) -> list[dict[str, Any]]:
+def candidates(name: str, st: Store, margin: float, floor: float) -> list[dict[str, Any]]:
+    """Screen points on the frontier of per-node latency (unsmoothed points: a smoothed
+    query's cost grows with the neighbourhood) or of the all-node time (every point), whose
+    Micro-F1 is at least FastRP's (d = 512, screen) minus ``floor``."""
     pts = [r for r in st.select(kind="screen", dataset=name) if "eps" in r]
-    cand = {id(p): p for p in pareto(pts, "lat_us", margin)}
+    ref = st.get(kind="screen", dataset=name, method="fastrp", dim=512)
+    low = (ref["micro"] - floor) if ref else -1.0
+    cand = {id(p): p for p in pareto([p for p in pts if p["smooth"] == 0], "lat_us", margin)}
     cand.update({id(p): p for p in pareto(pts, "all_2t_s", margin)})
-    return list(cand.values())
+    return [p for p in cand.values() if p["micro"] >= low]
 
 
 def task_frontier(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
     frac = Q.FRACTIONS.get(data.name, args.fraction)
-    pts = candidates(data.name, st, args.margin)
+    pts = [] if args.only_always else candidates(data.name, st, args.margin, args.floor)
     keyed = {(p["eps"], p["value"], p["dim"], p["smooth"]) for p in pts}
     keyed |= {(e, v, d, s) for v, e, d, s in args.always}
     print(f"  {data.name}: {len(keyed)} frontier candidates", flush=True)
@@ -675,12 +691,12 @@ def task_final(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 if st.get(kind="final", dataset=data.name, eps=eps, value=value, dim=dim,
                           smooth=s, threads=threads, round=rnd):
                     continue
-                load0 = os.getloadavg()[0]
+                load0, c0 = os.getloadavg()[0], cpu_s()
                 secs = timed_embed_all(m, data.graph, threads)
                 rec: dict[str, Any] = {"kind": "final", "dataset": data.name, "eps": eps,
                                        "value": value, "dim": dim, "smooth": s,
                                        "threads": threads, "round": rnd, "all_s": secs,
-                                       "load_before": load0}
+                                       "all_cpu_s": cpu_s() - c0, "load_before": load0}
                 if threads == 1:
                     rec.update(latency(m, data.graph, [[v] for v in ids],
                                        10.0 * args.budget if s == 0 else 2.0 * args.budget))
@@ -697,7 +713,8 @@ def task_final(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 r = run_peer("fastrp", data, dim, threads)
                 st.add({"kind": "final", "dataset": data.name, "method": "fastrp", "dim": dim,
                         "threads": threads, "round": rnd, "load_before": load0,
-                        "all_s": r["fit_s"][0] if "fit_s" in r else None, **r})
+                        "all_s": r["fit_s"][0] if "fit_s" in r else None,
+                        "all_cpu_s": r["fit_cpu_s"][0] if "fit_cpu_s" in r else None, **r})
 
 
 # --------------------------------------------------------------------------- cold pages
@@ -818,7 +835,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="C values tried on 3 splits, for smooth = 0 / smooth >= 1")
     ap.add_argument("--raw-C-grid", type=_list(float), default=[0.01, 0.1, 1.0])
     ap.add_argument("--splits", type=int, default=3)
-    ap.add_argument("--margin", type=float, default=0.5,
+    ap.add_argument("--floor", type=float, default=6.0,
+                    help="frontier candidates score at least FastRP's screen Micro-F1 minus this")
+    ap.add_argument("--only-always", action="store_true",
+                    help="frontier task: evaluate the --always points only (a chosen subset)")
+    ap.add_argument("--margin", type=float, default=0.0,
                     help="Micro-F1 a point must lose by to count as dominated in the screen")
     ap.add_argument("--always", type=_points4,
                     default=_points4("p+r:1e-5:512:0,p+r:1e-4:512:0,log1p:1e-3:512:2"),
