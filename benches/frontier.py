@@ -329,7 +329,7 @@ def latency(m: Any, g: Any, queries: list[list[Any]], budget: float,
             break
     a = np.asarray(ts)
     return {"lat_us": float(np.median(a)), "lat_p90_us": float(np.percentile(a, 90)),
-            "lat_n": len(ts)}
+            "lat_mean_us": float(a.mean()), "lat_n": len(ts)}
 
 
 def cpu_s() -> float:
