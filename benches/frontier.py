@@ -882,7 +882,9 @@ def main(argv: list[str] | None = None) -> None:
     for path in args.imports:
         with open(path) as f:
             other = json.load(f)
-        st.runs.extend(other.get("runs", []))
+        seen = {json.dumps(r, sort_keys=True) for r in st.runs}
+        st.runs.extend(r for r in other.get("runs", [])
+                       if json.dumps(r, sort_keys=True) not in seen)
         for r in other.get("records", []):
             st.records[st.key(r)] = r
         st.save()
@@ -963,7 +965,8 @@ def plot(st: Store, path: Path) -> None:
                             ax.scatter(np.mean(ts), q["micro"], marker=mk, c="tab:green",
                                        s=120 if d == 512 else 60, edgecolors="k",
                                        label=f"{which} d={d}")
-                ax.legend(fontsize=7, loc="lower right")
+                if ax.get_legend_handles_labels()[0]:
+                    ax.legend(fontsize=7, loc="lower right")
             ax.set_xscale("log")
             ax.set_xlabel(xl)
             ax.set_ylabel("Micro-F1 (%), split 0")
