@@ -3,16 +3,8 @@
 from __future__ import annotations
 
 import instant_embedding as ie
-import numpy as np
 import pytest
-
-
-def random_edges(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    src = rng.integers(0, n, size=m)
-    dst = rng.integers(0, n, size=m)
-    keep = src != dst
-    return src[keep], dst[keep]
+from helpers import random_edges
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import math
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import bucket, fnv1a64
 from instant_embedding import _core
-from test_core_hashing import bucket, fnv1a64
 
 
 def reference_embedding(
