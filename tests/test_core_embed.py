@@ -189,5 +189,7 @@ def test_unknown_nodes_raise_keyerror(karate):
 
 
 def test_empty_node_list(karate):
-    out = ie.InstantEmbedding(dim=8).embed(karate, [])
-    assert out.shape == (0, 8) and out.dtype == np.float32
+    for g in (karate, ie.datasets.lesmis(), ie.Graph.from_edges([-5, 2**40], [2**40, 7])):
+        out = ie.InstantEmbedding(dim=8).embed(g, [])
+        assert out.shape == (0, 8) and out.dtype == np.float32
+        assert len(g.index([])) == 0
