@@ -13,6 +13,9 @@
 //! - the documented bound `0 <= pi_j - p_j <= eps * max(str(j), 1)` on undirected graphs;
 //! - convergence to `pi` as `eps` goes to 0.
 
+// Dense matrix code reads best with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::csr::Graph;
 use instant_embedding::hashing::splitmix64;
@@ -43,7 +46,11 @@ fn case(name: &'static str, directed: bool, weighted: bool, salt: u64) -> Case {
     let (mut src, mut dst, mut weights) = (vec![4, 4, 6, 6], vec![5, 5, 6, 6], vec![1.0; 4]);
     for _ in 0..80 {
         src.push(next(n as u64 - 3) as u32);
-        dst.push(if next(5) == 0 { 0 } else { next(n as u64) as u32 });
+        dst.push(if next(5) == 0 {
+            0
+        } else {
+            next(n as u64) as u32
+        });
         weights.push((1 + next(12)) as f32 / 4.0);
     }
     Case {
@@ -177,7 +184,11 @@ fn power_iteration(p: &Matrix, seed: usize, alpha: f64) -> Vec<f64> {
                 next[v] += (1.0 - alpha) * pi[u] * p[u][v];
             }
         }
-        let moved = next.iter().zip(&pi).map(|(a, b)| (a - b).abs()).sum::<f64>();
+        let moved = next
+            .iter()
+            .zip(&pi)
+            .map(|(a, b)| (a - b).abs())
+            .sum::<f64>();
         pi = next;
         if moved < 1e-15 {
             return pi;
