@@ -307,7 +307,7 @@ def test_random_bytes_after_the_magic_are_refused(workdir, data, forge):
 # ------------------------------------------------------------------ section edits
 # (struct format, size) of one element of each section; ids are int64 or u64 offsets.
 _ELEMENT = [("<Q", 8), ("<I", 4), ("<f", 4), ("<d", 8), ("<Q", 8), ("<B", 1), ("<I", 4)]
-_FLOATS = [float("nan"), float("inf"), -1.0, 0.0, 1e-45, 0.25, 3.0, 1e300]
+_FLOATS = [float("nan"), float("inf"), -1.0, 0.0, 1e-45, 0.25, 3.0, 3e38]  # f32-representable
 HOWS = ["near", "small", "swap", "raw"]
 NUM_EDGES_FIELD = 7  # edit target after the seven sections: the header's edge count
 
