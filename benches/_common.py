@@ -330,6 +330,12 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def repo_relative(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the repository when inside it (results never record local paths)."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
+
+
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as indented JSON atomically (temporary file + rename)."""
     path = Path(path)
