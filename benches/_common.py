@@ -50,8 +50,8 @@ PAPER_NAMES = {
 
 # --------------------------------------------------------------------------- locations
 def shared_dir() -> Path | None:
-    """The shared folder: ``$IE_SHARED``, else ``../shared`` beside the repo, else /work/shared."""
-    cands = [os.environ.get("IE_SHARED"), REPO.parent / "shared", "/work/shared"]
+    """The shared data folder: ``$IE_SHARED``, else ``../shared`` beside the repository."""
+    cands = [os.environ.get("IE_SHARED"), REPO.parent / "shared"]
     for c in cands:
         if c and Path(c, "datasets").is_dir():
             return Path(c)

@@ -577,7 +577,7 @@ def main() -> int:
             f"~{extra['hours']:.2f} h at the measured rate, temp disk ~"
             f"{human(extra['peak_tmp_bytes'])}, output ~{human(extra['out_bytes'])}, "
             f"RAM: measured peak RSS {human(extra['peak_rss_bytes'])} at {edges:,} edges "
-            "(private memory also grows with the node count: see docs/CONVERT_SPEED.md)"
+            "(private memory also grows with the node count: see docs/BENCHMARKS.md, Conversion)"
         )
     print(f"load before: {load_before}\nload after:  {load_after}")
 
