@@ -778,6 +778,17 @@ mod tests {
             ),
             ("zeta5", all(Codes::Zeta(5))),
             (
+                "pi and omega",
+                CompFlags {
+                    outdegrees: Codes::Pi(2),
+                    references: Codes::Gamma,
+                    blocks: Codes::Omega,
+                    intervals: Codes::Pi(3),
+                    residuals: Codes::Pi(2),
+                    ..CompFlags::default()
+                },
+            ),
+            (
                 "no references, no intervals",
                 CompFlags {
                     compression_window: 0,
