@@ -972,8 +972,10 @@ mod tests {
         let expected = oracle(n, &arcs, false, SelfLoops::Keep);
         let out = dir.path().join("out.graph");
         let keep = ["g.graph", "g.properties", "g.offsets"];
-        // Every cut that loses stream bits is an error; cutting padding changes nothing.
-        for cut in 0..good.len() {
+        // Every cut that loses stream bits is an error; cutting padding changes nothing. (All
+        // cuts near both ends, every 16th one in between.)
+        let len = good.len();
+        for cut in (0..len).filter(|&c| c < 48 || c + 48 > len || c % 16 == 0) {
             std::fs::write(&files.graph, &good[..cut]).unwrap();
             let r = convert(&files, &out, &BuildOptions::default());
             if (cut as u64) * 8 < bits {
@@ -989,7 +991,7 @@ mod tests {
         // Flipped bits: an error, or a graph that passes validation.
         let mut s = 3u64;
         let mut errors = 0;
-        for _ in 0..400 {
+        for _ in 0..200 {
             let mut bad = good.clone();
             for _ in 0..1 + lcg(&mut s) % 3 {
                 let bit = lcg(&mut s) % bits;
@@ -1007,8 +1009,8 @@ mod tests {
             assert_eq!(leftovers(dir.path(), &keep), Vec::<String>::new());
         }
         assert!(
-            errors > 300,
-            "only {errors} of 400 damaged streams were noticed"
+            errors > 150,
+            "only {errors} of 200 damaged streams were noticed"
         );
         assert_eq!(PANICS.with(Cell::get), 0, "the crate panicked");
     }
