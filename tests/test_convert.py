@@ -161,8 +161,10 @@ def test_string_ids_and_id_kind(tmp_path):
     g2 = cv.convert(p2, tmp_path / "n.graph", id_kind="str")
     assert g2.id_kind == "utf8" and sorted(g2.nodes) == ["007", "1", "2"]
     g3 = cv.convert(p2, tmp_path / "n3.graph")
-    assert g3.id_kind == "int64" and g3.nodes.tolist() == [1, 2, 7]  # "007" parses as 7
-    with pytest.raises(GraphFormatError, match=r"e\.tsv:1: .*'alice'.*not an integer"):
+    assert g3.id_kind == "utf8" and sorted(g3.nodes) == ["007", "1", "2"]  # not canonical
+    g4 = cv.convert(p2, tmp_path / "n4.graph", id_kind="int")
+    assert g4.id_kind == "int64" and g4.nodes.tolist() == [1, 2, 7]  # forced: parsed
+    with pytest.raises(GraphFormatError, match=r"e\.tsv:2: id 'bob' is not an integer"):
         cv.convert(p, tmp_path / "x.graph", id_kind="int")
 
 
@@ -203,30 +205,6 @@ def test_progress_callback(tmp_path):
     assert seen and seen[-1][0] == os.path.getsize(p)
 
 
-def test_python_reader_matches_native_reader(tmp_path):
-    """The fallback text reader and the native one agree (when the native one is built)."""
-    if not hasattr(_core, "convert_text"):
-        pytest.skip("native convert_text not built in this extension")
-    p = write(tmp_path / "e.txt", "# x\n" + edge_text("\t", True))
-    native = cv.convert(p, tmp_path / "n.graph", weighted=True)
-    spec, weighted = cv._text_spec([p], "edgelist", None, "#%", None, None, None, None, True)
-    py, _ = cv._convert_text_python(
-        [p],
-        str(tmp_path / "p.graph"),
-        spec,
-        directed=False,
-        weighted=weighted,
-        id_kind="auto",
-        self_loops="keep",
-        merge="sum",
-        memory_limit=None,
-        tmp_dir=None,
-        progress=False,
-        total=1,
-    )
-    same_graph(native, py)
-
-
 # ---------------------------------------------------------------------- malformed text
 BAD_TEXT = [
     ("0 1\n1 2 3\n", {}, r"bad\.txt:2: found 3 columns, but line 1 has 2: '1 2 3'"),
@@ -236,10 +214,14 @@ BAD_TEXT = [
     ("0 1 inf\n", {"weighted": True}, r"bad\.txt:1: weight 'inf' is infinite"),
     ("0 1 1\n1 2 -2.5\n", {"weighted": True}, r"bad\.txt:2: weight '-2\.5' is <= 0"),
     ("0 1 0\n", {"weighted": True}, r"bad\.txt:1: weight '0' is <= 0"),
-    ("0 1\n1 99999999999999999999\n", {}, r"bad\.txt:2: id 99999999999999999999 overflows"),
-    ("", {}, r"bad\.txt: no edges found"),
+    (
+        "0 1\n1 99999999999999999999\n",
+        {"id_kind": "int"},
+        r"bad\.txt:2: id 99999999999999999999 overflows",
+    ),
+    ("", {}, r"bad\.txt: empty file"),
     ("# only\n% comments\n\n", {}, r"bad\.txt: no edges found"),
-    ("src dst\n", {"header": True}, r"bad\.txt: no edges found"),
+    ("src dst\n", {"header": True}, r"bad\.txt: no edges: the only data line.*header=False"),
 ]
 
 
@@ -860,11 +842,11 @@ def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
 
 
 def test_native_text_reader_arguments(tmp_path, monkeypatch):
-    """Column names are resolved to indices and the header skipped before the native call."""
+    """The text reader gets one options object; column names reach it unresolved."""
     seen = {}
 
-    def fake_convert_text(inputs, output, **kw):
-        seen.update(kw, inputs=inputs, output=output)
+    def fake_convert_text(inputs, output, options, progress=None):
+        seen.update(vars(options), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
         return {"edges_read": 1}
 
@@ -881,13 +863,10 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
         memory_limit="1G",
     )
     assert seen["inputs"] == [p] and seen["output"] == str(tmp_path / "e.graph")
-    assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == (2, 1, 0)
-    assert seen["skip_lines"] == 2 and seen["delimiter"] == ";" and seen["weighted"] is True
+    assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == ("from", "to", "w")
+    assert seen["format"] == "csv" and seen["delimiter"] == ";"
     assert seen["self_loops"] == "drop" and seen["memory_limit"] == 1024**3
     assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is False
-    p2 = write(tmp_path / "e.txt", "0 1\n")
-    cv.convert(p2, tmp_path / "f.graph")
-    assert seen["delimiter"] is None and seen["skip_lines"] == 0 and seen["weight_col"] is None
 
 
 def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):

@@ -17,11 +17,7 @@ never holds a partial file (the graph is written to a temporary file and renamed
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import importlib
-import io
-import lzma
 import math
 import os
 import re
@@ -1926,178 +1922,25 @@ def _convert_bcsr(
 
 
 # ---------------------------------------------------------------------- text edge lists
-@dataclass
-class _TextSpec:
-    delimiter: str | None  # None: runs of whitespace
-    comment: bytes
-    src: int
-    dst: int
-    weight: int | None
-    skip: dict[str, int]  # raw lines to skip per file (header and the comments before it)
+@dataclass(frozen=True)
+class _TextOptions:
+    """The options object the native text reader reads by attribute."""
 
-
-def _norm_delimiter(d: str | None, fmt: str) -> str | None:
-    if d is None:
-        return {"csv": ",", "tsv": "\t"}.get(fmt, "")
-    low = d.lower()
-    if low in ("\\t", "tab", "\t"):
-        return "\t"
-    if low in ("space", "whitespace", "ws", " "):
-        return None
-    if len(d) != 1 or d in '\r\n"':
-        raise ValueError(f"delimiter must be one character (or 'tab'/'space'), got {d!r}")
-    return d
-
-
-def _open_binary(path: str) -> tuple[Any, Any]:
-    """(line-iterable binary stream, raw file for progress by compressed bytes)."""
-    comp = _compression(path)
-    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    try:
-        if comp is None:
-            return raw, raw
-        if comp == "gzip":
-            return gzip.GzipFile(fileobj=raw), raw
-        if comp == "bz2":
-            return bz2.BZ2File(raw), raw
-        if comp == "xz":
-            return lzma.LZMAFile(raw), raw
-        try:
-            import zstandard
-        except ImportError:
-            raise ImportError(
-                f"{path} is zstd-compressed: install zstandard (pip install zstandard) or "
-                "decompress it first"
-            ) from None
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw)), raw
-    except BaseException:
-        raw.close()
-        raise
-
-
-def _data_lines(path: str, comment: bytes, limit: int) -> list[tuple[int, bytes]]:
-    """The first ``limit`` non-empty, non-comment lines of a text file, with line numbers."""
-    f, raw = _open_binary(path)
-    out = []
-    try:
-        for lineno, line in enumerate(f, 1):
-            if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
-            s = line.strip()
-            if not s or s[0] in comment:
-                continue
-            out.append((lineno, s))
-            if len(out) >= limit:
-                break
-    except (OSError, EOFError, lzma.LZMAError) as e:
-        raise GraphFormatError(f"{path}: cannot decompress: {e}") from None
-    finally:
-        f.close()
-        raw.close()
-    return out
-
-
-def _split(line: bytes, delim: bytes | None) -> list[bytes]:
-    if delim is None:
-        return line.split()
-    fields = [x.strip() for x in line.split(delim)]
-    return [x[1:-1] if len(x) >= 2 and x[:1] == b'"' and x[-1:] == b'"' else x for x in fields]
-
-
-_NUM_RE = re.compile(
-    rb"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE
-)
-
-
-def _is_num(tok: bytes) -> bool:
-    return _NUM_RE.fullmatch(tok) is not None
-
-
-def _looks_like_header(sniff: list[tuple[int, bytes]], dbytes: bytes | None) -> bool:
-    """Whether the first data line is a header: it names a known pair of edge columns, or one
-    of its fields is not a number while the same field is a number on every following line."""
-    f0 = _split(sniff[0][1], dbytes)
-    low = [x.lower() for x in f0]
-    if any(a.encode() in low and b.encode() in low for a, b in _COLUMN_PAIRS):
-        return True
-    rest = [_split(s, dbytes) for _, s in sniff[1:]]
-    return any(
-        not _is_num(f0[c]) and all(c < len(r) and _is_num(r[c]) for r in rest)
-        for c in range(len(f0))
-    )
-
-
-def _text_spec(
-    paths: list[str],
-    fmt: str,
-    delimiter: str | None,
-    comment: str,
-    header: bool | None,
-    src_col: Any,
-    dst_col: Any,
-    weight_col: Any,
-    weighted: bool | None,
-) -> tuple[_TextSpec, bool]:
-    comment_b = comment.encode("utf-8")
-    if any(len(ch.encode("utf-8")) != 1 for ch in comment):
-        raise ValueError(f"comment characters must be ASCII, got {comment!r}")
-    delim = _norm_delimiter(delimiter, fmt)
-    first = paths[0]
-    sniff = _data_lines(first, comment_b, _SNIFF_LINES)
-    if delim == "":  # edgelist without an explicit delimiter: comma or whitespace
-        delim = "," if sniff and b"," in sniff[0][1] else None
-    dbytes = None if delim is None else delim.encode("utf-8")
-    named = any(isinstance(c, str) for c in (src_col, dst_col, weight_col))
-    if header is None:
-        header = named or (len(sniff) >= 2 and _looks_like_header(sniff, dbytes))
-    if named and not header:
-        raise ValueError("columns selected by name need a header line (header=True)")
-    skip: dict[str, int] = {}
-    names: list[str] | None = None
-    for p in paths:
-        lines = sniff if p == first else _data_lines(p, comment_b, 1)
-        if not header:
-            skip[p] = 0
-            continue
-        if not lines:
-            raise GraphFormatError(f"{p}: empty file (no header line, no edges)")
-        lineno, text = lines[0]
-        try:
-            these = [x.decode("utf-8") for x in _split(text, dbytes)]
-        except UnicodeDecodeError:
-            raise GraphFormatError(f"{p}:{lineno}: header is not valid UTF-8") from None
-        if names is None:
-            names = these
-        elif these != names:
-            raise GraphFormatError(f"{p}:{lineno}: header {these} differs from {names} in {first}")
-        skip[p] = lineno
-    if names is None:
-        ncols = len(_split(sniff[0][1], dbytes)) if sniff else 2
-        names = [str(i) for i in range(max(ncols, 2))]
-    if weight_col is not None and weighted is False:
-        raise ValueError("weight_col was given but weighted=False")
-    if header:
-        s, d, w = _resolve_columns(names, src_col, dst_col, weight_col, weighted, first)
-    else:
-        if weighted and weight_col is None:
-            weight_col = 2
-        s, d, w = _resolve_text_columns(src_col, dst_col, weight_col)
-    return _TextSpec(delim, comment_b, s, d, w, skip), w is not None
-
-
-def _resolve_text_columns(src: Any, dst: Any, weight: Any) -> tuple[int, int, int | None]:
-    """Column indices of a text file without a header."""
-    for what, c in (("src_col", src), ("dst_col", dst), ("weight_col", weight)):
-        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0):
-            raise ValueError(f"{what} must be a column index >= 0 (or a name, with a header)")
-    s = 0 if src is None else int(src)
-    d = 1 if dst is None else int(dst)
-    if s == d:
-        raise ValueError(f"src_col and dst_col are the same column ({s})")
-    w = None if weight is None else int(weight)
-    if w is not None and w in (s, d):
-        raise ValueError("weight_col is also an id column")
-    return s, d, w
+    format: str
+    directed: bool
+    weighted: bool | None
+    delimiter: str | None
+    comment: str
+    header: bool | None
+    src_col: int | str | None
+    dst_col: int | str | None
+    weight_col: int | str | None
+    id_kind: str
+    num_nodes: int | None
+    self_loops: str
+    merge: str
+    memory_limit: int
+    tmp_dir: str | None
 
 
 def _convert_text(
@@ -2123,243 +1966,35 @@ def _convert_text(
 ) -> tuple[Graph, dict[str, Any]]:
     if var is not None:
         raise ValueError("var applies to .mat input only")
-    directed_b = _directed_flag(directed, fmt)
-    spec, is_weighted = _text_spec(
-        paths, fmt, delimiter, comment, header, src_col, dst_col, weight_col, weighted
-    )
-    total = sum(os.path.getsize(p) for p in paths)
-    rust = _rust_convert_text()
-    skips = set(spec.skip.values())
-    if rust is not None and len(skips) == 1 and all(_compression(p) != "xz" for p in paths):
-        bar = _ConvertProgress(total, progress, "B")
-        try:
-            stats = rust(
-                paths,
-                out,
-                directed=directed_b,
-                weighted=is_weighted,
-                delimiter=spec.delimiter,
-                comment=comment,
-                skip_lines=skips.pop(),
-                src_col=spec.src,
-                dst_col=spec.dst,
-                weight_col=spec.weight,
-                id_kind=id_kind,
-                self_loops=self_loops,
-                merge=merge,
-                memory_limit=parse_size(memory_limit),
-                tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
-                progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
-            )
-        finally:
-            bar.close()
-        g = Graph.open(out)
-        stats = dict(stats)
-        stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
-        return g, stats
-    return _convert_text_python(
-        paths,
-        out,
-        spec,
-        directed=directed_b,
-        weighted=is_weighted,
+    opts = _TextOptions(
+        format=fmt,
+        directed=_directed_flag(directed, fmt),
+        weighted=weighted,
+        delimiter=delimiter,
+        comment=comment,
+        header=header,
+        src_col=src_col,
+        dst_col=dst_col,
+        weight_col=weight_col,
         id_kind=id_kind,
+        num_nodes=None,
         self_loops=self_loops,
         merge=merge,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
-        progress=progress,
-        total=total,
+        memory_limit=parse_size(memory_limit),
+        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
     )
-
-
-class _RetryAsStrings(Exception):
-    pass
-
-
-def _convert_text_python(
-    paths: list[str],
-    out: str,
-    spec: _TextSpec,
-    *,
-    directed: bool,
-    weighted: bool,
-    id_kind: str,
-    self_loops: str,
-    merge: str,
-    memory_limit: Any,
-    tmp_dir: Any,
-    progress: Any,
-    total: int,
-) -> tuple[Graph, dict[str, Any]]:
-    """The pure-Python text reader (used where the native reader is unavailable)."""
-    mode = "str" if id_kind == "str" else "int"
-    while True:
-        bar = _ConvertProgress(total, progress, "B")
-        try:
-            return _build(
-                _text_chunks(paths, spec, mode, weighted, auto=id_kind == "auto", bar=bar),
-                output=out,
-                directed=directed,
-                weighted=weighted,
-                self_loops=self_loops,
-                merge=merge,
-                memory_limit=memory_limit,
-                tmp_dir=tmp_dir,
-            )
-        except _RetryAsStrings:
-            mode = "str"
-        finally:
-            bar.close()
-
-
-def _text_chunks(
-    paths: list[str],
-    spec: _TextSpec,
-    mode: str,
-    weighted: bool,
-    *,
-    auto: bool,
-    bar: _ConvertProgress,
-) -> Iterator[Chunk]:
-    delim = None if spec.delimiter is None else spec.delimiter.encode("utf-8")
-    cols = [spec.src, spec.dst] + ([spec.weight] if spec.weight is not None else [])
-    need = max(cols) + 1
-    base = 0
-    for path in paths:
-        f, raw = _open_binary(path)
-        try:
-            nfields: int | None = None
-            first_line = 0
-            src: list[bytes] = []
-            dst: list[bytes] = []
-            wts: list[bytes] = []
-            linenos: list[int] = []
-            nedges = 0
-            skip = spec.skip.get(path, 0)
-            lineno = 0
-            try:
-                for lineno, line in enumerate(f, 1):  # noqa: B007 - used after the loop
-                    if lineno <= skip:
-                        continue
-                    if lineno == 1 and line.startswith(b"\xef\xbb\xbf"):
-                        line = line[3:]
-                    s = line.strip()
-                    if not s or s[0] in spec.comment:
-                        continue
-                    fields = _split(s, delim)
-                    if nfields is None:
-                        nfields, first_line = len(fields), lineno
-                    if len(fields) != nfields or len(fields) < need:
-                        text = s.decode("utf-8", "replace")
-                        if len(fields) < need:
-                            msg = f"expected at least {need} columns, found {len(fields)}"
-                        else:
-                            msg = (
-                                f"found {len(fields)} columns, but line {first_line} has {nfields}"
-                            )
-                        if linenos:  # report an earlier bad value first
-                            _parse_text_chunk(path, src, dst, wts, linenos, mode, auto)
-                        raise GraphFormatError(f"{path}:{lineno}: {msg}: {text!r}")
-                    src.append(fields[spec.src])
-                    dst.append(fields[spec.dst])
-                    if spec.weight is not None:
-                        wts.append(fields[spec.weight])
-                    linenos.append(lineno)
-                    if len(linenos) >= _CHUNK_EDGES:
-                        yield _parse_text_chunk(path, src, dst, wts, linenos, mode, auto)
-                        nedges += len(linenos)
-                        src, dst, wts, linenos = [], [], [], []
-                        bar.set(base + raw.tell())
-            except (OSError, EOFError, lzma.LZMAError) as e:
-                raise GraphFormatError(f"{path}:{lineno}: cannot decompress: {e}") from None
-            if linenos:
-                yield _parse_text_chunk(path, src, dst, wts, linenos, mode, auto)
-                nedges += len(linenos)
-            if nedges == 0:
-                raise GraphFormatError(
-                    f"{path}: no edges found (empty file, or only comments and header)"
-                )
-            base += os.path.getsize(path)
-            bar.set(base)
-        finally:
-            f.close()
-            raw.close()
-    _ = weighted
-
-
-def _parse_text_chunk(
-    path: str,
-    src: list[bytes],
-    dst: list[bytes],
-    wts: list[bytes],
-    linenos: list[int],
-    mode: str,
-    auto: bool,
-) -> Chunk:
-    def bad_line(i: int, msg: str) -> GraphFormatError:
-        return GraphFormatError(f"{path}:{linenos[i]}: {msg}")
-
-    def ids(tokens: list[bytes]) -> Any:
-        if mode == "int":
-            try:
-                return np.array(tokens).astype(np.int64)
-            except (ValueError, OverflowError):
-                pass
-            for i, t in enumerate(tokens):
-                try:
-                    v = int(t)
-                except ValueError:
-                    if auto:
-                        raise _RetryAsStrings() from None
-                    raise bad_line(
-                        i, f"id {t.decode('utf-8', 'replace')!r} is not an integer (id_kind='int')"
-                    ) from None
-                if not -(2**63) <= v <= _INT64_MAX:
-                    raise bad_line(
-                        i,
-                        f"id {t.decode()} overflows int64; pass id_kind='str' "
-                        "to keep such ids as strings",
-                    )
-            raise AssertionError("unreachable")  # pragma: no cover
-        try:
-            return [t.decode("utf-8") for t in tokens]
-        except UnicodeDecodeError:
-            i = next(i for i, t in enumerate(tokens) if not _utf8(t))
-            raise bad_line(i, f"id {tokens[i]!r} is not valid UTF-8") from None
-
-    s = ids(src)
-    d = ids(dst)
-    w = None
-    if wts:
-        try:
-            w = np.array(wts).astype(np.float64)
-        except ValueError:
-            i = next(i for i, t in enumerate(wts) if not _float_ok(t))
-            raise bad_line(i, f"non-numeric weight {wts[i].decode('utf-8', 'replace')!r}") from None
-        badm = ~(np.isfinite(w) & (w > 0))
-        if badm.any():
-            i = int(np.flatnonzero(badm)[0])
-            what = "NaN" if np.isnan(w[i]) else ("infinite" if np.isinf(w[i]) else "<= 0")
-            raise bad_line(
-                i,
-                f"weight {wts[i].decode('utf-8', 'replace')!r} is {what}; "
-                "weights must be finite and > 0",
-            )
-    return s, d, w
-
-
-def _utf8(t: bytes) -> bool:
+    total = sum(os.path.getsize(p) for p in paths)
+    bar = _ConvertProgress(total, progress, "B")
     try:
-        t.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _float_ok(t: bytes) -> bool:
-    try:
-        float(t)
-    except ValueError:
-        return False
-    return True
+        stats = _core.convert_text(
+            paths,
+            out,
+            opts,
+            progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+        )
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats = dict(stats)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
+    return g, stats
