@@ -178,6 +178,8 @@ const BLOCK: usize = 1 << 22;
 const MAX_SHOWN: usize = 200;
 /// Bytes examined for binary content at the start of a file.
 const SNIFF: usize = 8192;
+/// Read size when only the first record is wanted.
+const PEEK: usize = 1 << 16;
 
 // ------------------------------------------------------------------------------ input files
 
@@ -522,10 +524,13 @@ impl Scanner {
                 }
             }
             Delimiter::Byte(c) => {
+                // Lines are short: a plain loop beats a vectorised search here.
                 let mut s = 0;
-                for e in memchr::memchr_iter(c, line) {
-                    self.ranges.push(trimmed_range(line, s, e));
-                    s = e + 1;
+                for (e, &x) in line.iter().enumerate() {
+                    if x == c {
+                        self.ranges.push(trimmed_range(line, s, e));
+                        s = e + 1;
+                    }
                 }
                 self.ranges.push(trimmed_range(line, s, line.len()));
             }
@@ -612,13 +617,14 @@ impl Scanner {
     fn scan(
         &mut self,
         path: &Path,
+        block: usize,
         count: Rc<Cell<u64>>,
         report: &dyn Fn(u64) -> bool,
         visit: &mut dyn FnMut(&Rec<'_>) -> Result<Step>,
     ) -> Result<u64> {
         let name = path.display().to_string();
         let mut r = open_input(path, count.clone())?;
-        let mut buf = vec![0u8; BLOCK];
+        let mut buf = vec![0u8; block.max(SNIFF)];
         let (mut start, mut end) = (0usize, 0usize);
         let mut eof = false;
         let mut line_no = 0u64; // lines fully consumed
@@ -652,6 +658,10 @@ impl Scanner {
             }
             let data = &buf[..end];
             let mut pos = start;
+            // Position of the next quote (usize::MAX: none in the buffer), searched once per
+            // stretch of records without quotes.
+            let mut next_quote: Option<usize> = None;
+            let byte_delim = matches!(self.delim, Delimiter::Byte(_));
             while pos < end {
                 let rest = &data[pos..];
                 let (line_end, next) = match memchr::memchr(b'\n', rest) {
@@ -666,8 +676,15 @@ impl Scanner {
                     pos = next;
                     continue;
                 }
-                let quoted = matches!(self.delim, Delimiter::Byte(_))
-                    && memchr::memchr(b'"', line).is_some();
+                // The next quote in the buffer, searched once per stretch without quotes.
+                let quoted = byte_delim && {
+                    let q = match next_quote {
+                        Some(q) if q >= pos => q,
+                        _ => memchr::memchr(b'"', rest).map_or(usize::MAX, |i| pos + i),
+                    };
+                    next_quote = Some(q);
+                    q < line_end
+                };
                 if !quoted {
                     self.split_plain(line);
                     let raw = trim(line);
@@ -727,7 +744,7 @@ impl Scanner {
 fn first_record(path: &Path, delim: Delimiter, comment: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
     let mut sc = Scanner::new(delim, comment);
     let mut got = None;
-    sc.scan(path, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
+    sc.scan(path, PEEK, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
         got = Some(rec.fields());
         Ok(Step::Stop)
     })?;
@@ -775,7 +792,7 @@ fn detect_delimiter(flavor: Flavor, line: &[u8]) -> Delimiter {
 fn first_line(path: &Path, comment: &[u8]) -> Result<Option<Vec<u8>>> {
     let mut sc = Scanner::new(Delimiter::Whitespace, comment);
     let mut got = None;
-    sc.scan(path, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
+    sc.scan(path, PEEK, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
         got = Some(rec.raw.to_vec());
         Ok(Step::Stop)
     })?;
@@ -1343,7 +1360,7 @@ fn read_pass(
         let mut need_str = false;
         let mut sc = Scanner::new(delim, &input.text.comment);
         let rep = |done: u64| report(before + done);
-        let lines = sc.scan(path, count.clone(), &rep, &mut |rec| {
+        let lines = sc.scan(path, BLOCK, count.clone(), &rep, &mut |rec| {
             Ok(match fs.record(b, rec)? {
                 Flow::Go => Step::Go,
                 Flow::NeedStr => {
