@@ -197,7 +197,7 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// Opens `path`, decompressing gzip/zstd/bzip2 (detected from the magic bytes).
-fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
+pub(crate) fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     if f.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
         return Err(Error::io(

@@ -15,8 +15,9 @@ import instant_embedding as ie
 import numpy as np
 import pytest
 from instant_embedding import _core
-from instant_embedding import convert as cv
+from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
+from instant_embedding.readers import _build, bcsr, table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -297,15 +298,15 @@ def edge_table(strings: bool = False, weights: bool = True):
 def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch):
     p = tmp_path / "e.parquet"
     pq.write_table(edge_table(), p, row_group_size=40)
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 50)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 50)
     sizes = []
-    orig = cv._Sink.add
+    orig = _build.Sink.add
 
     def spy(self, s, d, w):
         sizes.append(len(s))
         return orig(self, s, d, w)
 
-    monkeypatch.setattr(cv._Sink, "add", spy)
+    monkeypatch.setattr(_build.Sink, "add", spy)
     g = cv.convert(p, tmp_path / "e.graph")
     same_graph(g, ref_weighted)
     assert len(sizes) >= 6 and max(sizes) <= 50  # fed chunk by chunk, never all at once
@@ -581,7 +582,7 @@ def test_bcsr_karate_undirected(tmp_path, monkeypatch):
     assert len(s) == 156  # as VERSE's data/karate.bcsr: nv=34, ne=156
     p = write_bcsr(tmp_path / "karate.bcsr", 34, s, d)
     assert cv.detect_format(p) == "bcsr"
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 10)  # many chunks: row-range slicing
+    monkeypatch.setattr(bcsr, "CHUNK_EDGES", 10)  # many chunks: row-range slicing
     g = cv.convert(p, tmp_path / "k.graph")
     same_graph(g, ie.datasets.karate())
     g2 = cv.convert(p, tmp_path / "k2.graph", directed=None)  # symmetric -> undirected
@@ -691,7 +692,7 @@ def test_detect_format(tmp_path):
     (tmp_path / "noext").write_bytes(b"XGFS" + b"\0" * 16)
     assert cv.detect_format(tmp_path / "noext") == "bcsr"
     ie.datasets.karate().save(tmp_path / "k.bin")
-    with pytest.raises(GraphFormatError, match="already an instant-embedding graph"):
+    with pytest.raises(GraphFormatError, match="is an instant-embedding graph file already"):
         cv.detect_format(tmp_path / "k.bin")
 
 
@@ -791,7 +792,7 @@ def fake_builder(monkeypatch):
 def test_chunked_sources_use_the_builder_contract(
     tmp_path, fake_builder, monkeypatch, ref_weighted
 ):
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 64)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 64)
     pq.write_table(edge_table(), tmp_path / "e.parquet", row_group_size=50)
     g = cv.convert(
         tmp_path / "e.parquet",
@@ -825,7 +826,7 @@ def test_chunked_sources_use_the_builder_contract(
 
 
 def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 10)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 10)
     t = pa.table(
         {
             "src": list(range(30)),
@@ -848,7 +849,7 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     def fake_convert_text(inputs, output, options, progress=None):
         seen.update(vars(options), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
-        return {"edges_read": 1}
+        return {"edge_lines": 1}
 
     monkeypatch.setattr(_core, "convert_text", fake_convert_text, raising=False)
     p = write(tmp_path / "e.csv", "# exported\nw;to;from\n1.5;b;a\n")
@@ -866,7 +867,7 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == ("from", "to", "w")
     assert seen["format"] == "csv" and seen["delimiter"] == ";"
     assert seen["self_loops"] == "drop" and seen["memory_limit"] == 1024**3
-    assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is False
+    assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is None
 
 
 def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):

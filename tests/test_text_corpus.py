@@ -17,13 +17,12 @@ import sys
 
 import instant_embedding as ie
 import pytest
-from instant_embedding import convert as cv
 from instant_embedding.errors import GraphFormatError
 
 nx = pytest.importorskip("networkx")
 pd = pytest.importorskip("pandas")
 
-convert = cv.convert
+convert = ie.convert
 
 _CANONICAL = re.compile(r"-?(0|[1-9][0-9]*)")
 csv.field_size_limit(sys.maxsize)

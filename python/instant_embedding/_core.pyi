@@ -145,6 +145,13 @@ def reorder_graph(
     progress: Callable[[int, int], object] | None = None,
     order: npt.NDArray[np.uint32] | None = None,
 ) -> dict[str, Any]: ...
+def convert_json(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
 def convert_text(
     inputs: list[str],
     output: str,

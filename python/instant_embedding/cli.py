@@ -124,7 +124,7 @@ REORDER_METHODS = ("communities", "bfs")
 
 # ====================================================================== convert
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .convert import detect_format
+    from .readers import detect_format
 
     paths = list(args.paths or [])
     inputs = list(args.input or [])
@@ -186,7 +186,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def _convert(
     args: argparse.Namespace, inputs: list, output: str, fmt: str, directed: Any
 ) -> tuple[Any, dict]:
-    from .convert import convert_with_stats
+    from .readers import convert_with_stats
 
     return convert_with_stats(
         inputs,
@@ -510,9 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
-    from .convert import FORMATS as IN_FORMATS
     from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS, DEFAULT_MAX_TOUCHED
     from .export import FORMATS as OUT_FORMATS
+    from .readers import formats as in_formats
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -563,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--format",
         default="auto",
-        choices=IN_FORMATS,
+        choices=("auto", *in_formats()),
         help="input format (default: from extension / magic bytes)",
     )
     d = c.add_mutually_exclusive_group()

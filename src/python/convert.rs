@@ -17,6 +17,7 @@ use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
     DEFAULT_MEMORY_LIMIT,
 };
+use crate::json::{self, JsonOptions};
 use crate::reorder;
 use crate::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
 
@@ -385,11 +386,9 @@ fn column(py: Python<'_>, c: &Option<Py<PyAny>>, what: &str) -> PyResult<Option<
 impl PyReadOptions {
     /// The builder's options (`weighted` is settled by the reader).
     pub fn build(&self) -> PyResult<BuildOptions> {
-        let directed = self.directed.ok_or_else(|| {
-            PyValueError::new_err(
-                "directed=None (detect from symmetry) applies to matrices; pass directed=True or False",
-            )
-        })?;
+        // None: undirected, unless the input says otherwise (node-link JSON; the JSON reader
+        // decides that itself).
+        let directed = self.directed.unwrap_or(false);
         build_options(
             directed,
             self.weighted.unwrap_or(false),
@@ -448,6 +447,46 @@ pub fn convert_text<'py>(
     d.set_item("headers", t.headers)?;
     d.set_item("columns", t.columns)?;
     d.set_item("delimiter", t.delimiter)?;
+    Ok(d)
+}
+
+/// Converts JSON inputs (node-link JSON, JSON Lines edges, edge arrays; see `json.rs`) to a
+/// graph file; returns statistics.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_json<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let key = |c: &Option<Py<PyAny>>, what: &str| -> PyResult<Option<String>> {
+        match column(py, c, what)? {
+            None => Ok(None),
+            Some(Column::Name(s)) => Ok(Some(s)),
+            Some(Column::Index(_)) => Err(PyTypeError::new_err(format!(
+                "{what} must name a key of the JSON edge objects, not a column index"
+            ))),
+        }
+    };
+    let json = JsonOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+        src_key: key(&options.src_col, "src_col")?,
+        dst_key: key(&options.dst_col, "dst_col")?,
+        weight_key: key(&options.weight_col, "weight_col")?,
+    };
+    let build = options.build()?;
+    let (b, j) = with_progress(py, progress, move |hook| {
+        json::convert_json(&inputs, &output, &json, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", j.input_bytes)?;
+    d.set_item("shape", j.shape)?;
+    d.set_item("edge_lines", j.edges)?;
+    d.set_item("nodes_listed", j.nodes_listed)?;
+    d.set_item("passes", j.passes)?;
     Ok(d)
 }
 
