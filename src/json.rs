@@ -16,7 +16,7 @@
 //! Ids are JSON integers (int64) or strings; the kind of the first id holds for all (mixing
 //! them is an error that says what to do). `id_kind` "str" reads integers as their decimal
 //! text; "int" reads strings holding decimal integers. Weights are JSON numbers, finite and
-//! > 0; an edge without one weighs 1. Anything else, e.g. a JSON object that is not a graph,
+//! positive; an edge without one weighs 1. Anything else, e.g. a JSON object that is not a graph,
 //! is refused with a message naming the file, the line (JSON Lines) or edge, and the text.
 
 use std::io::{BufRead, BufReader, Read};
@@ -115,7 +115,9 @@ impl Ids {
                 None if n.is_u64() => Err(format!(
                     "id {n} overflows int64 (id_kind='str' keeps it as text)"
                 )),
-                None => Err(format!("id {n} is not an integer; ids are integers or strings")),
+                None => Err(format!(
+                    "id {n} is not an integer; ids are integers or strings"
+                )),
             },
             (Value::String(s), IdMode::Str) => Ok(Id::Str(s.as_str().into())),
             (Value::String(s), IdMode::Int | IdMode::Implicit) => match s.parse::<i64>() {
@@ -123,7 +125,11 @@ impl Ids {
                 Err(_) => Err(format!(
                     "id {:?} is not an integer (id_kind={})",
                     shown(s),
-                    if self.mode == IdMode::Int { "'int'" } else { "'implicit'" }
+                    if self.mode == IdMode::Int {
+                        "'int'"
+                    } else {
+                        "'implicit'"
+                    }
                 )),
             },
             (Value::String(_), _) => Err(mixed(false)),
@@ -187,9 +193,9 @@ fn push_node(b: &mut ExternalBuilder, ids: &Ids, v: &Value) -> std::result::Resu
 
 fn mixed(strings: bool) -> String {
     format!(
-        "a {} id after {} ones: ids must be all integers or all strings (id_kind='str' reads \
+        "{} id after {} ones: ids must be all integers or all strings (id_kind='str' reads \
          integers as strings)",
-        if strings { "integer" } else { "string" },
+        if strings { "an integer" } else { "a string" },
         if strings { "string" } else { "integer" },
     )
 }
@@ -223,33 +229,50 @@ enum Shape {
 fn read_all(r: &mut dyn Read, path: &Path) -> Result<Vec<u8>> {
     let mut v = Vec::new();
     r.read_to_end(&mut v).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => Error::format(format!(
-            "{}: corrupt or truncated compressed data: {e}",
-            path.display()
-        )),
+        std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
+            Error::format(format!(
+                "{}: corrupt or truncated compressed data: {e}",
+                path.display()
+            ))
+        }
         _ => Error::io(path, e),
     })?;
     Ok(v)
 }
 
-fn shape_of(path: &Path) -> Result<Shape> {
+fn shape_of(path: &Path, opts: &JsonOptions) -> Result<Shape> {
     let mut r = BufReader::new(open_input(path, Default::default())?);
     let mut line = Vec::new();
+    let mut first: Option<Map<String, Value>> = None;
     loop {
         line.clear();
-        let k = r.read_until(b'\n', &mut line).map_err(|e| Error::io(path, e))?;
+        let k = r
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Error::io(path, e))?;
         if k == 0 {
-            return Err(Error::format(format!("{}: empty file (no edges found)", path.display())));
+            break;
         }
         let t = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line);
         if t.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // A line that is a whole JSON object is a JSON Lines record.
-        return Ok(match serde_json::from_slice::<Value>(t) {
-            Ok(Value::Object(_)) => Shape::Lines,
-            _ => Shape::Document,
-        });
+        if first.is_some() {
+            return Ok(Shape::Lines); // a whole object on the first line, and more lines
+        }
+        // A first line that is a whole JSON object is a JSON Lines record, unless it is the
+        // only line and not an edge (a one-line document).
+        match serde_json::from_slice::<Value>(t) {
+            Ok(Value::Object(o)) => first = Some(o),
+            _ => return Ok(Shape::Document),
+        }
+    }
+    match first {
+        None => Err(Error::format(format!(
+            "{}: empty file (no edges found)",
+            path.display()
+        ))),
+        Some(o) if id_keys(&o, opts).is_some() => Ok(Shape::Lines),
+        Some(_) => Ok(Shape::Document),
     }
 }
 
@@ -264,18 +287,29 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    fn lines(&mut self, b: &mut Option<ExternalBuilder>, path: &Path, open: &mut Opener<'_>) -> Result<()> {
+    fn lines(
+        &mut self,
+        b: &mut Option<ExternalBuilder>,
+        path: &Path,
+        open: &mut Opener<'_>,
+    ) -> Result<()> {
         let name = path.display().to_string();
         let mut r = BufReader::with_capacity(1 << 20, open_input(path, Default::default())?);
         let mut line = Vec::new();
         let mut no = 0u64;
         let mut keys: Option<(String, String)> = None;
-        let wkey = self.opts.weight_key.clone().unwrap_or_else(|| "weight".into());
+        let wkey = self
+            .opts
+            .weight_key
+            .clone()
+            .unwrap_or_else(|| "weight".into());
         loop {
             line.clear();
             let k = r.read_until(b'\n', &mut line).map_err(|e| match e.kind() {
                 std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
-                    Error::format(format!("{name}: corrupt or truncated compressed data after line {no}: {e}"))
+                    Error::format(format!(
+                        "{name}: corrupt or truncated compressed data after line {no}: {e}"
+                    ))
                 }
                 _ => Error::io(path, e),
             })?;
@@ -283,7 +317,11 @@ impl Pass<'_> {
                 break;
             }
             no += 1;
-            let t = if no == 1 { line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line) } else { &line[..] };
+            let t = if no == 1 {
+                line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line)
+            } else {
+                &line[..]
+            };
             if t.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -321,11 +359,9 @@ impl Pass<'_> {
                 )));
             };
             let w = obj.get(&wkey).filter(|v| !v.is_null());
-            if w.is_some() && !self.weighted {
-                if self.opts.weighted.is_none() {
-                    self.weights_seen = true;
-                    return Ok(());
-                }
+            if w.is_some() && !self.weighted && self.opts.weighted.is_none() {
+                self.weights_seen = true;
+                return Ok(());
             }
             if b.is_none() {
                 *b = Some(open(first_kind(s), None)?);
@@ -339,19 +375,29 @@ impl Pass<'_> {
         Ok(())
     }
 
-    fn document(&mut self, b: &mut Option<ExternalBuilder>, path: &Path, open: &mut Opener<'_>) -> Result<()> {
+    fn document(
+        &mut self,
+        b: &mut Option<ExternalBuilder>,
+        path: &Path,
+        open: &mut Opener<'_>,
+    ) -> Result<()> {
         let name = path.display().to_string();
         let mut r = open_input(path, Default::default())?;
         let bytes = read_all(&mut r, path)?;
         let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
-        let doc: Value = serde_json::from_slice(body).map_err(|e| {
-            Error::format(format!("{name}: not valid JSON: {e}"))
-        })?;
-        let wkey = self.opts.weight_key.clone().unwrap_or_else(|| "weight".into());
+        let doc: Value = serde_json::from_slice(body)
+            .map_err(|e| Error::format(format!("{name}: not valid JSON: {e}")))?;
+        let wkey = self
+            .opts
+            .weight_key
+            .clone()
+            .unwrap_or_else(|| "weight".into());
         match doc {
             Value::Object(obj) => {
                 let links = obj.get("links").or_else(|| obj.get("edges"));
-                let (Some(Value::Array(nodes)), Some(Value::Array(links))) = (obj.get("nodes"), links) else {
+                let (Some(Value::Array(nodes)), Some(Value::Array(links))) =
+                    (obj.get("nodes"), links)
+                else {
                     return Err(Error::format(format!(
                         "{name} is a JSON object with keys {}, not a graph: node-link JSON needs \
                          'nodes' and 'links' (or 'edges') lists",
@@ -363,7 +409,12 @@ impl Pass<'_> {
                     Some(Value::Bool(d)) => Some(*d),
                     _ => None,
                 };
-                if !self.weighted && self.opts.weighted.is_none() && links.iter().any(|l| l.get(&wkey).is_some_and(|v| !v.is_null())) {
+                if !self.weighted
+                    && self.opts.weighted.is_none()
+                    && links
+                        .iter()
+                        .any(|l| l.get(&wkey).is_some_and(|v| !v.is_null()))
+                {
                     self.weights_seen = true;
                     return Ok(());
                 }
@@ -382,7 +433,10 @@ impl Pass<'_> {
                 let ids = Ids::of(builder, self.forced);
                 for (i, n) in nodes.iter().enumerate() {
                     let id = n.get("id").ok_or_else(|| {
-                        Error::format(format!("{name}: node {i} has no 'id': {}", shown(&n.to_string())))
+                        Error::format(format!(
+                            "{name}: node {i} has no 'id': {}",
+                            shown(&n.to_string())
+                        ))
                     })?;
                     push_node(builder, &ids, id).map_err(|m| {
                         Error::format(format!("{name}: node {i}: {m}: {}", shown(&n.to_string())))
@@ -415,7 +469,9 @@ impl Pass<'_> {
                 }
                 let mut keys = None;
                 for (i, it) in items.iter().enumerate() {
-                    let bad = |m: String| Error::format(format!("{name}: edge {i}: {m}: {}", shown(&it.to_string())));
+                    let bad = |m: String| {
+                        Error::format(format!("{name}: edge {i}: {m}: {}", shown(&it.to_string())))
+                    };
                     let (s, d, w) = match it {
                         Value::Array(a) if (2..=3).contains(&a.len()) => (&a[0], &a[1], a.get(2)),
                         Value::Object(o) => {
@@ -423,7 +479,10 @@ impl Pass<'_> {
                                 keys = id_keys(o, self.opts);
                             }
                             let Some((sk, dk)) = &keys else {
-                                return Err(bad(format!("an edge object needs source and target keys, found {}", keys_of(o))));
+                                return Err(bad(format!(
+                                    "an edge object needs source and target keys, found {}",
+                                    keys_of(o)
+                                )));
                             };
                             match (o.get(sk), o.get(dk)) {
                                 (Some(s), Some(d)) => (s, d, o.get(&wkey)),
@@ -479,7 +538,7 @@ pub fn convert_json(
     let mut shapes = Vec::with_capacity(inputs.len());
     for p in inputs {
         total += std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len();
-        shapes.push(shape_of(p)?);
+        shapes.push(shape_of(p, json)?);
     }
     if inputs.len() > 1 && shapes.iter().any(|s| matches!(s, Shape::Document)) {
         return Err(Error::param(
@@ -557,5 +616,98 @@ pub fn convert_json(
         stats.weighted = weighted;
         stats.directed = directed;
         return Ok((st, stats));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::{Graph, NodeId};
+
+    fn conv(files: &[(&str, &str)], opts: &JsonOptions) -> Result<(Graph, JsonStats)> {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = files
+            .iter()
+            .map(|(n, c)| {
+                let p = dir.path().join(n);
+                std::fs::write(&p, c).unwrap();
+                p
+            })
+            .collect();
+        let out = dir.path().join("out.graph");
+        let r = convert_json(&paths, &out, opts, &BuildOptions::default(), None);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        let (_, st) = match r {
+            Ok(v) => v,
+            Err(e) => {
+                assert_eq!(left.len(), files.len(), "leftovers after an error");
+                return Err(e);
+            }
+        };
+        let g = Graph::open(&out).unwrap();
+        g.validate().unwrap();
+        Ok((g, st))
+    }
+
+    fn ids(g: &Graph) -> Vec<String> {
+        (0..g.num_nodes() as u32)
+            .map(|v| match g.node_id(v).unwrap() {
+                NodeId::Int(x) => x.to_string(),
+                NodeId::Str(s) => s.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn node_link_keeps_isolated_nodes_and_its_direction() {
+        let doc = r#"{"directed": true, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "z"}],
+                      "edges": [{"source": "a", "target": "b", "weight": 2.5}]}"#;
+        let (g, st) = conv(&[("g.json", doc)], &JsonOptions::default()).unwrap();
+        assert_eq!(ids(&g), ["a", "b", "z"]);
+        assert!(g.directed() && g.weighted() && st.directed && st.shape == "node-link");
+        assert_eq!((g.num_edges(), st.nodes_listed), (1, 3));
+        let undirected = JsonOptions {
+            directed: Some(false),
+            ..JsonOptions::default()
+        };
+        assert!(!conv(&[("g.json", doc)], &undirected).unwrap().0.directed());
+    }
+
+    #[test]
+    fn json_lines_stream_and_type_ids() {
+        let lines = "{\"src\": 3, \"dst\": 5}\n\n{\"src\": 5, \"dst\": -1, \"x\": [1]}\n";
+        let (g, st) = conv(&[("e.jsonl", lines)], &JsonOptions::default()).unwrap();
+        assert_eq!(ids(&g), ["-1", "3", "5"]);
+        assert_eq!((st.shape, st.edges, st.weighted), ("json-lines", 2, false));
+        let mixed = "{\"source\": \"a\", \"target\": 1}\n";
+        let e = conv(&[("e.jsonl", mixed)], &JsonOptions::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("e.jsonl:1: an integer id after string ones"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn refuses_json_that_is_no_graph() {
+        for (doc, want) in [
+            ("{\"a\": [1, 2], \"b\": [3]}", "not a graph"),
+            ("\"text\"", "single string JSON value"),
+            (
+                "{\"source\": 1, \"target\": 2}\n{oops\n",
+                "e.json:2: not valid JSON",
+            ),
+            ("", "empty file"),
+        ] {
+            let e = conv(&[("e.json", doc)], &JsonOptions::default())
+                .err()
+                .unwrap();
+            assert!(
+                matches!(e, Error::Format(_)) && e.to_string().contains(want),
+                "{e}"
+            );
+        }
     }
 }
