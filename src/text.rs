@@ -253,7 +253,7 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
             "{name} is an instant-embedding graph file already: open it, there is nothing to convert"
         )));
     }
-    if webgraph_properties(path).is_some() {
+    if crate::format::webgraph_properties(path).is_some() {
         return Err(Error::format(format!(
             "{name} is a WebGraph BV graph (a .properties file is beside it), not a text edge \
              list: convert it with format='webgraph'"
@@ -277,17 +277,6 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The `.properties` file of a WebGraph BV graph at `path` (`name.graph` next to
-/// `name.properties`), if there is one.
-pub fn webgraph_properties(path: &Path) -> Option<PathBuf> {
-    let ext = path.extension()?;
-    if ext != "graph" {
-        return None;
-    }
-    let p = path.with_extension("properties");
-    p.is_file().then_some(p)
 }
 
 // ------------------------------------------------------------------------------ messages

@@ -885,3 +885,101 @@ def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):
         warnings.simplefilter("error")
         cv.convert_with_stats(e, tmp_path / "h.graph", memory_limit="1G")
     assert (tmp_path / "g.graph").read_bytes() == (tmp_path / "h.graph").read_bytes()
+
+
+# ---------------------------------------------------------------------- registry and rules
+def test_formats_are_detected_by_magic_before_extension(tmp_path):
+    pq.write_table(edge_table(), tmp_path / "edges.bin")
+    assert cv.detect_format(tmp_path / "edges.bin") == "parquet"
+    (tmp_path / "edges.txt").write_text('{"nodes": [], "links": []}')
+    assert cv.detect_format(tmp_path / "edges.txt") == "json"
+    ie.datasets.karate().save(tmp_path / "karate.csv")
+    with pytest.raises(GraphFormatError, match="instant-embedding graph file already"):
+        cv.detect_format(tmp_path / "karate.csv")
+    (tmp_path / "cnr.graph").write_bytes(b"\x81\x02")
+    (tmp_path / "cnr.properties").write_text("nodes=2\n")
+    assert cv.detect_format(tmp_path / "cnr.graph") == "webgraph"
+    assert cv.detect_format(tmp_path / "cnr.properties") == "webgraph"
+    with pytest.raises(GraphFormatError, match=r"cnr\.graph is a WebGraph BV graph .*convert it"):
+        ie.Graph.open(tmp_path / "cnr.graph")
+    (tmp_path / "e.txt").write_text("0 1\n")
+    with pytest.raises(GraphFormatError, match=r"e\.txt is text .*instant_embedding\.convert"):
+        ie.Graph.open(tmp_path / "e.txt")
+
+
+def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
+    """The registry is the one place a format plugs in: detection, options, dispatch."""
+    from instant_embedding.readers import _registry
+
+    def read_pairs(paths, out, opts, progress):
+        pairs = [ln.split("->") for ln in open(paths[0]).read().split()]
+        g = ie.Graph.from_edges([a for a, _ in pairs], [b for _, b in pairs])
+        g.save(out)
+        return ie.Graph.open(out), {"edges_read": len(pairs)}
+
+    monkeypatch.setattr(_registry, "_FORMATS", dict(_registry._FORMATS))
+    cv.register(cv.Format("pairs", (".pairs",), read_pairs, options=frozenset({"id_kind"})))
+    (tmp_path / "e.pairs").write_text("a->b b->c\n")
+    g = ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph")
+    assert sorted(g.nodes) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="delimiter do"):
+        ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph", delimiter=",")
+    with pytest.raises(ValueError, match="registered already"):
+        cv.register(cv.Format("pairs", (".x",), read_pairs))
+
+
+def test_python_errors_name_parameters(tmp_path):
+    p = write(tmp_path / "h.csv", "alice,bob\n")
+    with pytest.raises(GraphFormatError, match=r"pass header=False"):
+        ie.convert(p, tmp_path / "g.graph")
+    assert ie.convert(p, tmp_path / "g.graph", header=False).num_edges == 1
+    w = write(tmp_path / "w.csv", "from,to,x,y\na,b,1,2\n")
+    with pytest.raises(ValueError, match=r"weighted=True, but no column is named weight: pass "
+                       r"weight_col"):
+        ie.convert(w, tmp_path / "g.graph", weighted=True)
+    with pytest.raises(ValueError, match="weight_col is given but weighted=False"):
+        ie.convert(w, tmp_path / "g.graph", weight_col="x", weighted=False)
+    model = ie.InstantEmbedding(dim=8)
+    from instant_embedding.export import write_embeddings
+
+    with pytest.raises(ValueError, match=r"format='parquet' does not match"):
+        write_embeddings(model, ie.datasets.karate(), None, tmp_path / "e.npy", format="parquet")
+    assert not (tmp_path / "e.npy").exists()
+
+
+def test_from_pandas_takes_the_first_two_named_columns(tmp_path):
+    df = pd.DataFrame({"id_1": ["u1", "u2"], "id_2": ["u2", "u3"], "w": [1.0, 2.0]})
+    g = cv.from_pandas(df)
+    assert sorted(g.nodes) == ["u1", "u2", "u3"] and not g.weighted
+    # read back from a to_csv with its index: the unnamed index column is skipped
+    df.to_csv(tmp_path / "e.csv")
+    back = pd.read_csv(tmp_path / "e.csv")
+    assert back.columns[0] == "Unnamed: 0"
+    g2 = cv.from_pandas(back)
+    assert sorted(g2.nodes) == ["u1", "u2", "u3"]
+
+
+def test_webgraph_inputs_reach_the_native_reader(tmp_path, monkeypatch):
+    """The webgraph format calls ``_core.convert_webgraph`` with the options it applies."""
+    (tmp_path / "cnr.graph").write_bytes(b"\x81\x02")
+    (tmp_path / "cnr.properties").write_text("nodes=3\narcs=2\n")
+    seen = {}
+
+    def fake(path, output, **kw):
+        seen.update(kw, path=path)
+        ie.Graph.from_edges([0, 1], [1, 2], directed=kw["directed"]).save(output)
+        return {"source_arcs": 2}
+
+    monkeypatch.setattr(_core, "convert_webgraph", fake, raising=False)
+    g = ie.convert(tmp_path / "cnr.graph", tmp_path / "g.graph", directed=True)
+    assert g.directed and g.num_edges == 2
+    assert seen["path"] == str(tmp_path / "cnr.graph") and seen["properties"] is None
+    assert (seen["self_loops"], seen["merge"]) == ("keep", "sum")
+    ie.convert(tmp_path / "cnr", tmp_path / "h.graph")  # the basename names it too
+    with pytest.raises(ValueError, match="no arc weights"):
+        ie.convert(tmp_path / "cnr.graph", tmp_path / "x.graph", weighted=True)
+    with pytest.raises(ValueError, match="delimiter do"):
+        ie.convert(tmp_path / "cnr.graph", tmp_path / "x.graph", delimiter=",")
+    monkeypatch.delattr(_core, "convert_webgraph", raising=False)
+    with pytest.raises(ImportError, match="no WebGraph reader"):
+        ie.convert(tmp_path / "cnr.graph", tmp_path / "x.graph")
