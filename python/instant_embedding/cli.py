@@ -208,6 +208,7 @@ def _convert(args: argparse.Namespace, inputs: list, output: str) -> tuple[Any, 
         self_loops=args.self_loops,
         merge=args.merge,
         var=args.var,
+        properties=args.properties,
         memory_limit=args.memory_limit,
         tmp_dir=args.tmp_dir,
         progress=_show_progress(args),
@@ -597,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "convert",
         parents=[common],
-        help="convert an edge list / CSV / Parquet / .mat / .bcsr into a graph file",
+        help="convert an edge list / CSV / JSON / Parquet / .mat / .bcsr into a graph file",
         description="Convert input files into an instant-embedding graph file (written "
         "atomically; bounded memory for text and Parquet input).",
         epilog="Examples:\n"
@@ -635,8 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         default=None,
-        help="edges are directed (default: undirected; for .mat/"
-        ".bcsr: undirected iff the matrix is symmetric)",
+        help="edges are directed (default: what node-link JSON says, for .mat/.bcsr "
+        "undirected iff the matrix is symmetric, else undirected)",
     )
     d.add_argument(
         "--undirected",
@@ -665,7 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter",
         "--sep",
         metavar="CHAR",
-        help="text field separator: ',', 'tab', 'space' (default: detected)",
+        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
+        "(default: detected)",
     )
     c.add_argument(
         "--comment",
@@ -677,7 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--header",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="first data line is a header (default: detected)",
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
     )
     c.add_argument("--src-col", metavar="COL", help="source column (index or name)")
     c.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
@@ -686,7 +689,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--id-kind",
         default="auto",
         choices=("auto", "int", "str"),
-        help="node id type (default: int if every id is an integer)",
+        help="node id type (default: int if every id is a canonical integer, such as 12 but "
+        "not 012)",
+    )
+    c.add_argument(
+        "--properties",
+        metavar="PATH",
+        help="WebGraph: the .properties file, when it is not beside the .graph file",
     )
     c.add_argument(
         "--var",
