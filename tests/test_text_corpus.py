@@ -201,7 +201,8 @@ def test_very_long_records_cross_read_blocks(tmp_path):
 
 
 def test_many_quoted_records_across_blocks(tmp_path):
-    rows = [(f"n{i % 997}, x", f'm"{i % 991}"') for i in range(250_000)]
+    pad = "p" * 40  # long ids: few records fill several read blocks
+    rows = [(f"n{i % 997}, {pad}", f'm"{i % 991}"{pad}') for i in range(60_000)]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(["source", "target"])
