@@ -9,7 +9,7 @@ One run
 2. converts it, each method in a fresh subprocess whose peak RSS is the kernel's ``ru_maxrss``
    of that child (``os.wait4``):
 
-   - ``ours-<limit>``: ``instant_embedding.convert.convert_with_stats(in, out,
+   - ``ours-<limit>``: ``instant_embedding.readers.convert_with_stats(in, out,
      memory_limit=<limit>, tmp_dir=<scratch>)`` (what ``instant-embedding convert in out
      --memory-limit <limit> --quiet`` runs), for each --memory-limit (default 1G and 256M).
      Reports the builder's ``peak_tmp_bytes`` (spill files) and the output file size.
@@ -133,7 +133,7 @@ def _vm(field: str) -> int:
 
 
 def child_ours(inp: str, out: str, limit: str, tmp_dir: str) -> dict[str, Any]:
-    from instant_embedding.convert import convert_with_stats
+    from instant_embedding.readers import convert_with_stats
 
     base_rss = _vm("VmRSS")
     t0 = time.perf_counter()
@@ -433,7 +433,7 @@ def main() -> int:
         skipped_peers, peers = peers, []
     peer_rlimit = None
     if args.peer_rlimit:
-        from instant_embedding.convert import parse_size
+        from instant_embedding.readers import parse_size
 
         peer_rlimit = parse_size(args.peer_rlimit)
 

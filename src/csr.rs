@@ -135,6 +135,24 @@ impl Graph {
             ));
         }
         let len = meta.len();
+        {
+            // Another format (a WebGraph `.graph`, an edge list...): say which, and what to do.
+            use std::io::Read;
+            let mut head = Vec::with_capacity(64);
+            (&file)
+                .take(64)
+                .read_to_end(&mut head)
+                .map_err(|e| Error::io(path, e))?;
+            let magic = &crate::format::MAGIC;
+            let foreign = if head.len() >= 8 {
+                head[..8] != magic[..]
+            } else {
+                !magic.starts_with(&head) // a truncated graph file starts with the magic
+            };
+            if foreign {
+                return Err(Error::format(crate::format::not_a_graph_file(path, &head)));
+            }
+        }
         if len < HEADER_LEN as u64 {
             let mut head = Vec::new();
             use std::io::Read;

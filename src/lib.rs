@@ -11,6 +11,7 @@ pub mod error;
 pub mod external;
 pub mod format;
 pub mod hashing;
+pub mod json;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;

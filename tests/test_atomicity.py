@@ -34,7 +34,7 @@ WRITER = r"""
 import os, sys
 import numpy as np
 import instant_embedding as ie
-from instant_embedding.convert import convert
+from instant_embedding import convert
 
 kind, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = np.random.default_rng(3)
@@ -77,7 +77,7 @@ def _expected(kind: str, tmp_path, n: int) -> list[bytes] | list[np.ndarray]:
         if kind == "save":
             g.save(p)
         else:
-            from instant_embedding.convert import convert
+            from instant_embedding import convert
 
             convert(tmp_path / f"edges{k}.txt", p)
         out.append(p.read_bytes())
@@ -292,7 +292,7 @@ def test_next_build_removes_leftovers_of_dead_writers_only(tmp_path):
     for d in (alive, other_host, other_target):
         d.mkdir()
     np.savetxt(tmp_path / "e.txt", np.array([[0, 1], [1, 2]]), fmt="%d")
-    from instant_embedding.convert import convert
+    from instant_embedding import convert
 
     convert(tmp_path / "e.txt", target)
     now = sorted(p.name for p in tmp_path.iterdir())

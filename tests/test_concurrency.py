@@ -265,7 +265,7 @@ def test_ctrl_c_with_expensive_queries(tmp_path):
 CONVERT_CHILD = """
 import signal, sys, time
 import numpy as np
-from instant_embedding.convert import convert
+from instant_embedding import convert
 
 src, out = sys.argv[1], sys.argv[2]
 signal.signal(signal.SIGINT, signal.default_int_handler)  # see INTERRUPT_CHILD

@@ -36,6 +36,32 @@ def _build(path, src, dst, weights=None, chunk=1000, **kw):
     return b.finish()
 
 
+def convert_text(inputs, output, progress=None, **kw):
+    """``_core.convert_text`` with an options object holding the facade's defaults."""
+    from types import SimpleNamespace
+
+    opts = dict(
+        format="edgelist",
+        directed=False,
+        weighted=None,
+        delimiter=None,
+        comment="#%",
+        header=None,
+        src_col=None,
+        dst_col=None,
+        weight_col=None,
+        id_kind="auto",
+        num_nodes=None,
+        self_loops="keep",
+        merge="sum",
+        memory_limit=2 << 30,
+        tmp_dir=None,
+        properties=None,
+    )
+    opts.update(kw)
+    return _core.convert_text(inputs, output, SimpleNamespace(**opts), progress=progress)
+
+
 def _only_files(d) -> list[str]:
     return sorted(os.listdir(d))
 
@@ -252,7 +278,7 @@ def _convert(tmp_path, content: bytes | str, name="in.txt", **kw):
         data = bz2.compress(data)
     f.write_bytes(data)
     out = tmp_path / "out.graph"
-    stats = _core.convert_text([os.fspath(f)], os.fspath(out), **kw)
+    stats = convert_text([os.fspath(f)], os.fspath(out), **kw)
     g = ie.Graph.open(out)
     g.validate()
     return g, stats
@@ -274,9 +300,10 @@ def test_text_csv_header_columns_weights(tmp_path):
         tmp_path,
         csv,
         "in.csv",
+        format="csv",
         directed=True,
         weighted=True,
-        skip_lines=1,
+        header=True,
         src_col=3,
         dst_col=2,
         weight_col=1,
@@ -291,15 +318,15 @@ def test_text_several_files_and_ids(tmp_path):
     (tmp_path / "b.txt.gz").write_bytes(gzip.compress(b"30 -4\n"))
     out = tmp_path / "o.graph"
     files = [os.fspath(tmp_path / "a.txt"), os.fspath(tmp_path / "b.txt.gz")]
-    s = _core.convert_text(files, os.fspath(out))
+    s = convert_text(files, os.fspath(out))
     g = ie.Graph.open(out)
     assert g.id_kind == "int64" and g.nodes.tolist() == [-4, 10, 20, 30]
     assert s["input_edges"] == 3
-    s = _core.convert_text(files, os.fspath(out), id_kind="str")
+    s = convert_text(files, os.fspath(out), id_kind="str")
     assert ie.Graph.open(out).nodes == ["-4", "10", "20", "30"]
     # An integer file followed by a string id re-reads everything as strings.
     (tmp_path / "c.txt").write_text("30 x\n")
-    s = _core.convert_text(files + [os.fspath(tmp_path / "c.txt")], os.fspath(out))
+    s = convert_text(files + [os.fspath(tmp_path / "c.txt")], os.fspath(out))
     assert s["passes"] == 2 and "x" in ie.Graph.open(out)
 
 
@@ -308,16 +335,20 @@ def test_text_several_files_and_ids(tmp_path):
     [
         ("1 2\n3\n", {}, r"in\.txt:2: found 1 columns, but line 1 has 2: '3'"),
         ("# h\n1 2 3\n4 5\n", {}, r"in\.txt:3: found 2 columns, but line 2 has 3"),
-        ("1\n", {}, r"in\.txt:1: found 1 column\(s\)"),
+        ("1\n", {}, r"in\.txt:1: found 1 column \(whitespace delimiter\), but an edge needs 2"),
         ("1 2 abc\n", {"weighted": True}, r"in\.txt:1: non-numeric weight"),
         ("1 2 1\n1 3 nan\n", {"weighted": True}, r"in\.txt:2: weight 'nan' is NaN"),
         ("1 2 inf\n", {"weighted": True}, r"in\.txt:1: weight 'inf' is infinite"),
         ("1 2 -2.5\n", {"weighted": True}, r"in\.txt:1: weight '-2\.5' is <= 0"),
         ("1 2 0\n", {"weighted": True}, r"in\.txt:1: weight '0' is <= 0"),
-        ("1 2\n3 123456789012345678901\n", {}, r"in\.txt:2: id 123456789012345678901 overflows"),
+        (
+            "1 2\n3 123456789012345678901\n",
+            {"id_kind": "int"},
+            r"in\.txt:2: id 123456789012345678901 overflows",
+        ),
         ("1 2\n1 -1\n", {"id_kind": "implicit"}, r"in\.txt:2: node id -1 is negative"),
         ("1 2\n1 a\n", {"id_kind": "int"}, r"in\.txt:2: id 'a' is not an integer"),
-        ("", {}, r"no edges found"),
+        ("", {}, r"in\.txt: empty file"),
         ("# nothing\n\n", {}, r"no edges found"),
     ],
 )
@@ -334,7 +365,7 @@ def test_text_error_keeps_existing_output(tmp_path):
     lines = "".join(f"{i} {i + 1}\n" for i in range(20000)) + "1 2 3\n"
     (tmp_path / "in.txt").write_text(lines)
     with pytest.raises(GraphFormatError, match=r"in\.txt:20001:"):
-        _core.convert_text([os.fspath(tmp_path / "in.txt")], os.fspath(out), memory_limit=TINY)
+        convert_text([os.fspath(tmp_path / "in.txt")], os.fspath(out), memory_limit=TINY)
     assert out.read_bytes() == b"old"
     assert _only_files(tmp_path) == ["in.txt", "out.graph"]
 
@@ -344,22 +375,22 @@ def test_text_parameter_errors(tmp_path):
     f.write_text("1 2\n")
     out = os.fspath(tmp_path / "o.graph")
     with pytest.raises(ValueError, match="weighted"):
-        _core.convert_text([os.fspath(f)], out, weight_col=2)
+        convert_text([os.fspath(f)], out, weight_col=2, weighted=False)
     with pytest.raises(ValueError, match="delimiter"):
-        _core.convert_text([os.fspath(f)], out, delimiter="ab")
-    with pytest.raises(ValueError, match="different columns"):
-        _core.convert_text([os.fspath(f)], out, dst_col=0)
+        convert_text([os.fspath(f)], out, delimiter="ab")
+    with pytest.raises(ValueError, match="same column"):
+        convert_text([os.fspath(f)], out, dst_col=0)
     with pytest.raises(FileNotFoundError):
-        _core.convert_text([os.fspath(tmp_path / "missing.txt")], out)
+        convert_text([os.fspath(tmp_path / "missing.txt")], out)
     with pytest.raises(ValueError, match="no input"):
-        _core.convert_text([], out)
+        convert_text([], out)
 
 
 def test_text_progress_and_interrupt(tmp_path):
     f = tmp_path / "in.txt"
     f.write_text("".join(f"{i} {i * 7 % 1000}\n" for i in range(30000)))
     seen = []
-    _core.convert_text(
+    convert_text(
         [os.fspath(f)], os.fspath(tmp_path / "o.graph"), progress=lambda d, t: seen.append((d, t))
     )
     size = f.stat().st_size
@@ -369,7 +400,7 @@ def test_text_progress_and_interrupt(tmp_path):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _core.convert_text([os.fspath(f)], os.fspath(tmp_path / "p.graph"), progress=stop)
+        convert_text([os.fspath(f)], os.fspath(tmp_path / "p.graph"), progress=stop)
     assert _only_files(tmp_path) == ["in.txt", "o.graph"]
 
 

@@ -15,7 +15,7 @@ import sys
 
 import instant_embedding as ie
 import pytest
-from instant_embedding.convert import convert, convert_with_stats, detect_format
+from instant_embedding.readers import convert, convert_with_stats, detect_format
 from instant_embedding.errors import GraphFormatError
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "webgraph")

@@ -58,3 +58,56 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ByteProgress:
+    """Progress of a conversion in arbitrary units (bytes, rows, arcs); quiet unless asked.
+
+    Unlike :class:`Progress`, ``set`` takes the absolute amount done and the total may be
+    unknown (``None``; a callable then receives ``-1``).
+    """
+
+    def __init__(self, total: int | None, progress: Any, unit: str, desc: str = "converting"):
+        self.total = total
+        self.done = 0
+        self._cb: Callable[[int, int], Any] | None = None
+        self._bar: Any = None
+        self._log_at = time.monotonic() + 5.0
+        self._log = False
+        self.desc = desc
+        if callable(progress):
+            self._cb = progress
+        elif progress:
+            try:
+                from tqdm.auto import tqdm
+
+                self._bar = tqdm(
+                    total=total,
+                    desc=desc,
+                    unit=unit,
+                    unit_scale=True,
+                    unit_divisor=1024 if unit == "B" else 1000,
+                    leave=False,
+                )
+            except ImportError:
+                self._log = True
+
+    def set(self, done: int) -> None:
+        if done <= self.done:
+            return
+        delta, self.done = done - self.done, done
+        if self._bar is not None:
+            self._bar.update(delta)
+        elif self._cb is not None:
+            self._cb(done, self.total if self.total is not None else -1)
+        elif self._log and time.monotonic() > self._log_at:
+            self._log_at = time.monotonic() + 5.0
+            logger.info("%s: %d / %s", self.desc, done, self.total)
+
+    def add(self, n: int) -> None:
+        self.set(self.done + n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

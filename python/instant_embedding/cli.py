@@ -51,12 +51,17 @@ def _open_graph(spec: str, prefetch: bool = False) -> Any:
             with open(spec, "rb") as f:
                 head = f.read(8)
             if head != _GRAPH_MAGIC:
-                root, ext = os.path.splitext(spec)
-                # A WebGraph file has our extension: suggest another output name.
-                target = f"{root}-ie.graph" if ext == ".graph" else f"{root}.graph"
+                root = os.path.splitext(spec)[0]
+                # An input named x.graph cannot be converted to x.graph.
+                target = f"{root}-ie.graph" if spec.endswith(".graph") else f"{root}.graph"
+                props = f"{root}.properties"
+                what = (
+                    f"is a WebGraph BV graph ({props} is beside it)"
+                    if spec.endswith(".graph") and os.path.isfile(props)
+                    else "is not an instant-embedding graph file"
+                )
                 raise ValueError(
-                    f"{spec} is not an instant-embedding graph file; convert it first: "
-                    f"instant-embedding convert {spec} {target}"
+                    f"{spec} {what}; convert it first: instant-embedding convert {spec} {target}"
                 )
         return Graph.open(spec, prefetch=prefetch)
     if spec in BUILTIN_GRAPHS:
@@ -127,7 +132,7 @@ REORDER_METHODS = ("communities", "bfs")
 
 # ====================================================================== convert
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .convert import detect_format
+    from .readers._build import check_output
 
     paths = list(args.paths or [])
     inputs = list(args.input or [])
@@ -141,24 +146,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         output = paths[-1]
     if not inputs:
         raise ValueError("convert needs at least one input file")
-    fmt = args.format
-    if fmt == "auto" and args.properties is not None:
-        fmt = "webgraph"
-    if fmt == "auto":
-        for p in inputs:
-            # A WebGraph basename names BASENAME.graph.
-            if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
-                raise FileNotFoundError(f"{p}: no such file or directory")
-        fmt = detect_format(inputs[0])
-    directed = args.directed
-    if directed is None and fmt not in ("mat", "bcsr"):
-        directed = False
     final_output = output
     if args.reorder:
-        # Convert next to the output, then write the reordered file over the output.
+        # Convert next to the output, then write the reordered file over the output; errors
+        # about the output name the user's path, never the temporary one.
+        check_output(final_output, inputs)
         output = f"{final_output}.unordered-{os.getpid()}.tmp"
     try:
-        g, stats = _convert(args, inputs, output, fmt, directed)
+        g, stats = _convert(args, inputs, output)
         if args.reorder:
             from ._core import DEFAULT_REORDER_ROUNDS
             from .graph import Graph, _reorder_file
@@ -179,8 +174,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
     _note(
         args,
         f"wrote {final_output}: {g.num_nodes:,} nodes, {g.num_edges:,} edges ({kind}{extra}, "
-        f"ids {g.id_kind}) from {fmt} input in {secs:.2f} s{rate}",
+        f"ids {g.id_kind}) from {stats.get('format')} input in {secs:.2f} s{rate}",
     )
+    if stats.get("columns"):
+        _note(args, f"columns read: {' -> '.join(stats['columns'][:2])}"
+              + (f", weights {stats['columns'][2]}" if len(stats["columns"]) > 2 else ""))
+    for h in stats.get("headers", []):
+        _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
     if args.reorder:
         _reorder_note(args, final_output, st)
     dropped = stats.get("self_loops_dropped")
@@ -189,16 +189,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _convert(
-    args: argparse.Namespace, inputs: list, output: str, fmt: str, directed: Any
-) -> tuple[Any, dict]:
-    from .convert import convert_with_stats
+def _convert(args: argparse.Namespace, inputs: list, output: str) -> tuple[Any, dict]:
+    from .readers import convert_with_stats
 
     return convert_with_stats(
         inputs,
         output,
-        format=fmt,
-        directed=directed,
+        format=args.format,
+        directed=args.directed,
         weighted=args.weighted,
         delimiter=args.delimiter,
         comment=args.comment,
@@ -214,6 +212,64 @@ def _convert(
         memory_limit=args.memory_limit,
         tmp_dir=args.tmp_dir,
         progress=_show_progress(args),
+    )
+
+
+# Python parameters as the command line spells them: the library's messages name parameters
+# (`header=False`, `weight_col`), the CLI's name flags.
+_FLAG_VALUES = {
+    ("header", "True"): "--header",
+    ("header", "False"): "--no-header",
+    ("weighted", "True"): "--weighted",
+    ("weighted", "False"): "--unweighted",
+    ("directed", "True"): "--directed",
+    ("directed", "False"): "--undirected",
+}
+_FLAG_NAMES = (
+    "delimiter",
+    "format",
+    "id_kind",
+    "src_col",
+    "dst_col",
+    "weight_col",
+    "var",
+    "memory_limit",
+    "self_loops",
+    "tmp_dir",
+    "merge",
+    "comment",
+    "header",
+    "weighted",
+    "directed",
+    "properties",
+)
+
+
+def cli_names(msg: str) -> str:
+    """``msg`` with the library's parameter names replaced by command-line flags."""
+    import re
+
+    def value(m: re.Match[str]) -> str:
+        name, val = m.group(1), m.group(2)
+        if (name, val) in _FLAG_VALUES:
+            return _FLAG_VALUES[(name, val)]
+        flag = "--" + name.replace("_", "-")
+        if not val:
+            return flag
+        v = val[1:-1] if val[:1] in "'\"" and len(val) > 1 else val
+        # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
+        return f"{flag} {v}" if v.replace("-", "").replace("_", "").isalnum() else f"{flag} {val}"
+
+    names = "|".join(_FLAG_NAMES)
+    msg = re.sub(
+        rf"\b({names})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)",
+        value,
+        msg,
+    )
+    return re.sub(
+        r"\b(id_kind|src_col|dst_col|weight_col|memory_limit|self_loops|tmp_dir)\b",
+        lambda m: "--" + m.group(1).replace("_", "-"),
+        msg,
     )
 
 
@@ -517,9 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
-    from .convert import FORMATS as IN_FORMATS
     from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS, DEFAULT_MAX_TOUCHED
     from .export import FORMATS as OUT_FORMATS
+    from .readers import formats as in_formats
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -542,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "convert",
         parents=[common],
-        help="convert an edge list / CSV / Parquet / .mat / .bcsr into a graph file",
+        help="convert an edge list / CSV / JSON / Parquet / .mat / .bcsr into a graph file",
         description="Convert input files into an instant-embedding graph file (written "
         "atomically; bounded memory for text and Parquet input).",
         epilog="Examples:\n"
@@ -571,8 +627,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--format",
         default="auto",
-        choices=IN_FORMATS,
-        help="input format (default: from extension / magic bytes)",
+        choices=("auto", *in_formats()),
+        help="input format (default: from the file's first bytes, then its extension)",
     )
     d = c.add_mutually_exclusive_group()
     d.add_argument(
@@ -581,8 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         default=None,
-        help="edges are directed (default: undirected; for .mat/"
-        ".bcsr: undirected iff the matrix is symmetric)",
+        help="edges are directed (default: what node-link JSON says, for .mat/.bcsr "
+        "undirected iff the matrix is symmetric, else undirected)",
     )
     d.add_argument(
         "--undirected",
@@ -611,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter",
         "--sep",
         metavar="CHAR",
-        help="text field separator: ',', 'tab', 'space' (default: detected)",
+        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
+        "(default: detected)",
     )
     c.add_argument(
         "--comment",
@@ -623,7 +680,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--header",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="first data line is a header (default: detected)",
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
     )
     c.add_argument("--src-col", metavar="COL", help="source column (index or name)")
     c.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
@@ -632,7 +690,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--id-kind",
         default="auto",
         choices=("auto", "int", "str"),
-        help="node id type (default: int if every id is an integer)",
+        help="node id type (default: int if every id is a canonical integer, such as 12 but "
+        "not 012)",
     )
     c.add_argument(
         "--var",
@@ -907,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the CLI reports every error in one line
         if args.verbose:
             raise
-        print(f"error: {_one_line(e)}", file=sys.stderr)
+        print(f"error: {cli_names(_one_line(e))}", file=sys.stderr)
         return 1
 
 

@@ -352,7 +352,7 @@ def build_graph(
     """Build a graph file from a dask DataFrame of edges, one partition at a time.
 
     Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
-    streamed as Arrow record batches through :func:`instant_embedding.convert.from_arrow` into
+    streamed as Arrow record batches through :func:`instant_embedding.from_arrow` into
     the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
     held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
     ``memory_limit``.
@@ -390,7 +390,7 @@ def build_graph(
     import dask
     import pyarrow as pa
 
-    from . import convert
+    from . import readers
 
     _batch.require_graph_builder("instant_embedding.dask.build_graph")
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
@@ -406,7 +406,7 @@ def build_graph(
             for pdf in dask.compute(*parts[start : start + max_in_flight]):
                 yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
-    return convert.from_arrow(
+    return readers.from_arrow(
         batches(),
         src_col,
         dst_col,

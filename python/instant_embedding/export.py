@@ -247,6 +247,16 @@ class EmbeddingWriter:
             if self.path == "-":
                 self._stream = sys.stdout
             fmt = format or format_from_path(self.path)
+            if format is not None and self.path != "-":
+                try:
+                    implied = format_from_path(self.path)
+                except ValueError:
+                    implied = format  # no known extension: the format decides
+                if implied != format:
+                    raise ValueError(
+                        f"{self.path}: format={format!r} does not match the file's extension, "
+                        f"which means {implied!r}: change the extension or drop format="
+                    )
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
         self.format = fmt

@@ -484,7 +484,7 @@ def _reorder_file(
     order: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """:meth:`Graph.reorder` without reopening; returns the writer's statistics."""
-    from .convert import _ConvertProgress
+    from ._progress import ByteProgress
 
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         raise TypeError(f"rounds must be an int, got {rounds!r}")
@@ -508,7 +508,7 @@ def _reorder_file(
             if bars:
                 bars[-1].close()
             desc = "writing" if bars else "ordering"
-            bars.append(_ConvertProgress(total, progress, "arcs", desc))
+            bars.append(ByteProgress(total, progress, "arcs", desc))
         bars[-1].set(done)
 
     try:

@@ -460,7 +460,7 @@ def build_graph(
     """Build a graph file from an edge table in Spark, without collecting edges on the driver.
 
     Spark writes the edge columns as Parquet shards to ``staging_dir``; the driver then streams
-    the shards, one record batch at a time, through :func:`instant_embedding.convert.from_arrow`
+    the shards, one record batch at a time, through :func:`instant_embedding.from_arrow`
     into the out-of-core builder, which writes ``output_path`` atomically. Driver memory stays
     bounded by a batch plus ``memory_limit``, whatever the number of edges.
 
@@ -504,7 +504,7 @@ def build_graph(
     """
     from pyspark.sql import types as T
 
-    from . import convert
+    from . import readers
 
     _batch.require_graph_builder("instant_embedding.spark.build_graph")
     _session(edges_df)
@@ -522,7 +522,7 @@ def build_graph(
     target = os.path.join(stage, "edges") if created else stage
     try:
         edges_df.select(*cols).write.mode("errorifexists").parquet(target)
-        return convert.from_arrow(
+        return readers.from_arrow(
             _parquet_dataset(target),
             src_col,
             dst_col,

@@ -491,6 +491,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
