@@ -15,8 +15,8 @@ import sys
 
 import instant_embedding as ie
 import pytest
-from instant_embedding.readers import convert, convert_with_stats, detect_format
 from instant_embedding.errors import GraphFormatError
+from instant_embedding.readers import convert, convert_with_stats, detect_format
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "webgraph")
 N = 10
@@ -118,7 +118,7 @@ def test_options_that_do_not_apply_are_value_errors(tiny, tmp_path):
     ):
         with pytest.raises(ValueError):
             convert(tiny, out, **kwargs)
-    with pytest.raises(ValueError, match="properties applies to webgraph input"):
+    with pytest.raises(ValueError, match=r"properties do\(es\) not apply to edgelist input"):
         convert(tiny + ".graph", out, format="edgelist", properties=tiny + ".properties")
     assert not out.exists()
 

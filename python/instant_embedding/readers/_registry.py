@@ -141,6 +141,16 @@ def detect_format(path: str | os.PathLike[str]) -> str:
             if f.magic is not None and f.magic(head, p):
                 return f.name
     name, _ = _strip_compression(p.lower())
+    if not compressed and name.endswith(".graph"):
+        # Neither our magic nor a WebGraph with its properties: reading it as text would be
+        # a guess, and a wrong one builds a wrong graph.
+        root = p[: -len(".graph")]
+        raise GraphFormatError(
+            f"{p} is not an instant-embedding graph file (no IEGRAPH magic), and there is no "
+            f"{os.path.basename(root)}.properties beside it for a WebGraph BV graph: pass the "
+            "WebGraph properties file (properties=PATH, --properties PATH) or the input's "
+            "format"
+        )
     for f in _FORMATS.values():
         if (f.compressed or not compressed) and name.endswith(f.extensions):
             return f.name
