@@ -1,10 +1,11 @@
 //! instant-embedding: local node embeddings (InstantEmbedding, Postăvaru et al. 2020) from a
 //! memory-mapped CSR graph file.
 //!
-//! The kernel (`csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `smooth`, `error`) knows nothing about
-//! Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
+//! The kernel (`config`, `csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `smooth`, `error`)
+//! knows nothing about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
 pub mod build;
+pub mod config;
 pub mod csr;
 pub mod embed;
 pub mod error;
@@ -19,5 +20,6 @@ pub mod text;
 #[cfg(feature = "python")]
 mod python;
 
+pub use config::EmbeddingConfig;
 pub use csr::Graph;
 pub use error::{Error, Result};

@@ -119,13 +119,14 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
             del g
         assert match, "target holds a file that is neither previous version (torn write)"
         seen[f"v{match[0]}"] += 1
+        ids = "out.ids.npy"  # embed_all(out=) writes the node ids beside the matrix
         for leftover in tmp_path.iterdir():
             name = leftover.name
             # the temp file of the atomic write, the out-of-core builder's scratch directory
-            assert name in (target.name, "edges0.txt", "edges1.txt") or name.startswith(
-                (f".{target.name}.tmp-", f".{target.name}.build-")), name
+            assert name in (target.name, ids, "edges0.txt", "edges1.txt") or name.startswith(
+                (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")), name
     # clean up what a killed writer could not remove
-    for leftover in tmp_path.glob(f".{target.name}.*"):
+    for leftover in [*tmp_path.glob(f".{target.name}.*"), *tmp_path.glob(".out.ids.npy.*")]:
         if leftover.is_dir():
             shutil.rmtree(leftover)
         else:
