@@ -123,6 +123,21 @@ def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
     assert np.array_equal(np.stack(back["embedding"].to_numpy()).astype(np.float32), sref)
 
 
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_smoothed_log1p_model_on_worker_processes(client, graphs, kind):
+    """The whole model (value and smoothing included) reaches the worker processes."""
+    model = ie.InstantEmbedding(dim=64, value="log1p", smooth=1)
+    path = graphs[kind]
+    nodes = _sample(path, k=120, seed=4)
+    want = model.embed(ie.Graph.open(path), nodes)
+    assert not np.array_equal(want, ie.InstantEmbedding(dim=64, value="log1p").embed(
+        ie.Graph.open(path), nodes))  # smoothing is on
+    for nparts in (1, 5):
+        ddf = dd.from_pandas(pd.DataFrame({"node": nodes}), npartitions=nparts)
+        res = ied.embed(ddf, path, model=model).compute()
+        assert np.array_equal(np.stack(res["embedding"].to_numpy()), want), (kind, nparts)
+
+
 def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path):
     ipath = graphs["int64"]
     known = _sample(ipath, k=3)

@@ -123,6 +123,24 @@ def test_bit_identical_to_local_and_dask_for_any_partitioning(spark, graphs, kin
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), ref)
 
 
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_smoothed_log1p_model_reaches_the_executors(spark, graphs, kind):
+    """The whole model (value and smoothing included) travels to the executors."""
+    model = ie.InstantEmbedding(dim=64, value="log1p", smooth=1)
+    path = graphs[kind]
+    nodes = _sample(path, 120, seed=8)
+    sql_type = "string" if kind == "utf8" else "bigint"
+    base = spark.createDataFrame([(n,) for n in nodes], f"node {sql_type}")
+    for df in (base.coalesce(1), base.repartition(4)):
+        rows = ies.embed(df, path, model=model, ship=(kind == "int64")).collect()
+        want = model.embed(ie.Graph.open(path), [r.node for r in rows])
+        assert np.array_equal(_rows_to_matrix(rows), want), kind
+    with pytest.deprecated_call():  # the loose settings of earlier releases still work
+        rows = ies.embed(base.coalesce(1), path, dim=8, eps=1e-4).collect()
+    want = ie.InstantEmbedding(8, eps=1e-4).embed(ie.Graph.open(path), [r.node for r in rows])
+    assert np.array_equal(_rows_to_matrix(rows), want)
+
+
 def test_vector_output_threads_and_other_columns(spark, graphs):
     path = graphs["int64"]
     nodes = _sample(path, 40, seed=5)
@@ -193,11 +211,12 @@ def test_ship_serves_a_rebuilt_graph_not_a_stale_copy(spark, tmp_path):
     path = str(tmp_path / "evolving.graph")
     df = spark.createDataFrame([(0,), (1,), (2,)], "node bigint")
     ie.datasets.karate().save(path)
-    first = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    m8 = ie.InstantEmbedding(8)
+    first = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, model=m8).collect())
     src = np.array([0, 1, 2, 0])
     dst = np.array([1, 2, 3, 3])
     ie.Graph.from_edges(src, dst, num_nodes=34).save(path)  # same path, new content
-    second = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    second = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, model=m8).collect())
     assert np.array_equal(second, ie.InstantEmbedding(8).embed(ie.Graph.open(path), [0, 1, 2]))
     assert not np.array_equal(first, second)
 

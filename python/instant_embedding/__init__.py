@@ -25,6 +25,7 @@ from .embedding import (
     DEFAULT_EPS,
     DEFAULT_MAX_TOUCHED,
     DEFAULT_SEED,
+    EmbeddingConfig,
     InstantEmbedding,
     ppr,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_MAX_TOUCHED",
     "DEFAULT_SEED",
     "BudgetExceededError",
+    "EmbeddingConfig",
     "Graph",
     "GraphFormatError",
     "InstantEmbedding",

@@ -3,10 +3,9 @@
 from collections.abc import Callable
 from typing import Any, Literal, TypedDict, final
 
-from typing_extensions import NotRequired
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import NotRequired
 
 __version__: str
 MAX_DIM: int
@@ -25,7 +24,7 @@ class _SettingInfo(TypedDict):
 
 @final
 class EmbeddingConfig:
-    """The settings that determine an embedding; immutable, validated when made."""
+    # The settings that determine an embedding; immutable, validated when made.
 
     dim: int
     alpha: float
