@@ -5,6 +5,7 @@
 //! about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
 pub mod build;
+pub mod config;
 pub mod csr;
 pub mod embed;
 pub mod error;
@@ -21,5 +22,6 @@ pub mod webgraph;
 #[cfg(feature = "python")]
 mod python;
 
+pub use config::EmbeddingConfig;
 pub use csr::Graph;
 pub use error::{Error, Result};

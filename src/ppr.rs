@@ -6,18 +6,19 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
-pub const DEFAULT_ALPHA: f64 = 0.15;
+pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
 /// Push threshold: a node `w` is pushed while `r[w] > eps * max(deg(w), 1)`.
-pub const DEFAULT_EPS: f64 = 1e-5;
+pub const DEFAULT_EPS: f64 = EmbeddingConfig::DEFAULT.ppr.eps;
 /// Smallest accepted teleport probability. A push costs O(1 / (alpha * eps)); below this (and
 /// certainly once `1 - alpha` rounds to 1.0) one query would run for hours or forever.
 pub const MIN_ALPHA: f64 = 1e-6;
 /// Default cap on the nodes one query may touch (guards memory on huge graphs).
-pub const DEFAULT_MAX_TOUCHED: usize = 50_000_000;
+pub const DEFAULT_MAX_TOUCHED: usize = EmbeddingConfig::DEFAULT.ppr.max_touched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -28,6 +29,9 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// Every variant's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["standard", "lazy"];
+
     pub fn parse(s: &str) -> Result<Variant> {
         match s {
             "standard" => Ok(Variant::Standard),
@@ -45,7 +49,8 @@ impl Variant {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+/// The push's settings: the part of [`EmbeddingConfig`] that `push` reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PprConfig {
     pub alpha: f64,
     pub eps: f64,
@@ -56,12 +61,7 @@ pub struct PprConfig {
 
 impl Default for PprConfig {
     fn default() -> Self {
-        PprConfig {
-            alpha: DEFAULT_ALPHA,
-            eps: DEFAULT_EPS,
-            variant: Variant::Standard,
-            max_touched: DEFAULT_MAX_TOUCHED,
-        }
+        EmbeddingConfig::DEFAULT.ppr
     }
 }
 

@@ -613,6 +613,7 @@ mod tests {
                                     eps: 1e-7,
                                     ..PprConfig::default()
                                 },
+                                ..EmbedConfig::default()
                             };
                             let (mut a, mut b) = (vec![0f32; 32], vec![0f32; 32]);
                             embed_one(&g, v, &cfg, &mut a).unwrap();

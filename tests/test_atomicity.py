@@ -106,6 +106,7 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
     rnd = random.Random(f"{kind}-{n}")
     seen = {"absent": 0, "v0": 0, "v1": 0, "killed_mid_write": 0, "tries": 0}
     expected = None
+    ids = "out.ids.npy"  # embed_all(out=) writes the node ids beside the matrix
     while seen["killed_mid_write"] < kills and seen["tries"] < 3 * kills:
         seen["tries"] += 1
         _remove(_in_flight(tmp_path, target))  # so what is left after the kill is this one's
@@ -147,9 +148,10 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
         for leftover in tmp_path.iterdir():
             name = leftover.name
             # the temp file of the atomic write, the out-of-core builder's scratch directory
-            assert name in (target.name, "edges0.txt", "edges1.txt") or name.startswith(
-                (f".{target.name}.tmp-", f".{target.name}.build-")), name
+            assert name in (target.name, ids, "edges0.txt", "edges1.txt") or name.startswith(
+                (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")), name
     _remove(_in_flight(tmp_path, target))  # what a killed writer could not remove
+    _remove(list(tmp_path.glob(f".{ids}.tmp-*")))
     assert seen["killed_mid_write"] == kills, f"kills did not land inside writes: {seen}"
     assert seen["absent"] + seen["v0"] + seen["v1"] == seen["tries"]
     return seen

@@ -139,7 +139,7 @@ def test_embed_all_out_file(tmp_path, random_graph):
     arr = model.embed_all(random_graph, out=out, batch_size=50)
     assert np.array_equal(np.load(out), model.embed_all(random_graph))
     assert arr.shape == (300, 32) and arr.dtype == np.float32
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.ids.npy", "emb.npy"]  # no temp file
 
 
 def test_progress_callback(random_graph):

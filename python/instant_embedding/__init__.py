@@ -21,6 +21,7 @@ from .embedding import (
     DEFAULT_EPS,
     DEFAULT_MAX_TOUCHED,
     DEFAULT_SEED,
+    EmbeddingConfig,
     InstantEmbedding,
     ppr,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_MAX_TOUCHED",
     "DEFAULT_SEED",
     "BudgetExceededError",
+    "EmbeddingConfig",
     "Graph",
     "GraphFormatError",
     "InstantEmbedding",

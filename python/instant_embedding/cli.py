@@ -296,7 +296,7 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 
 # ====================================================================== embed
 def cmd_embed(args: argparse.Namespace) -> int:
-    from .embedding import InstantEmbedding
+    from .embedding import EmbeddingConfig, InstantEmbedding
     from .export import format_from_path, write_embeddings
 
     graph_spec = args.graph if args.graph is not None else args.input
@@ -308,15 +308,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.output == "-" and fmt != "w2v":
         raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
     model = InstantEmbedding(
-        args.dim,
-        alpha=args.alpha,
-        eps=args.eps,
-        seed=args.seed,
-        variant=args.variant,
-        value=args.value,
-        smooth=args.smooth,
+        **{s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()},
         threads=args.threads,
-        max_touched=args.max_touched,
     )
     g = _open_graph(graph_spec, prefetch=args.prefetch)
     nodes = _parse_nodes(args.nodes, g)
@@ -417,7 +410,7 @@ def graph_info(
             support.append(len(sup_ids))
             lower_updates.append(float(deg[g.index(sup_ids)].sum()) if len(sup_ids) else 0.0)
             if stats_fn is not None:
-                st = stats_fn(g._g, int(g.index([node])[0]), alpha, eps, variant)
+                st = stats_fn(g._g, int(g.index([node])[0]), model.config)
                 touched.append(st["touched"])
                 pushes.append(st["pushes"])
                 heap.append(st["heap_bytes"])
@@ -569,11 +562,39 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== parser
+# Extra spellings of the embedding settings' flags (node2vec / PecanPy users' names).
+_SETTING_ALIASES = {"dim": ("-d", "--dimensions")}
+_SETTING_METAVARS = {"smooth": "K"}
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per embedding setting, with the kernel's defaults, choices and help."""
+    from .embedding import EmbeddingConfig
+
+    types: dict[str, Any] = {"int": int, "float": float, "str": str}
+    for s in EmbeddingConfig.settings():
+        name = s["name"]
+        flag = "--" + name.replace("_", "-")
+        aliases = _SETTING_ALIASES.get(name, ())
+        flags = [a for a in aliases if len(a) == 2] + [flag] + [a for a in aliases if len(a) > 2]
+        default = s["default"]
+        shown = f"{default:g}" if isinstance(default, float) else default
+        parser.add_argument(
+            *flags,
+            dest=name,
+            type=types[s["type"]],
+            default=default,
+            choices=s["choices"],
+            metavar=_SETTING_METAVARS.get(name),
+            help=f"{s['help']} (default: {shown})",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
-    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS, DEFAULT_MAX_TOUCHED
+    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS
     from .export import FORMATS as OUT_FORMATS
     from .readers import formats as in_formats
 
@@ -782,51 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="all",
         help="nodes to embed: 'all' (default), a file with one id per line, or comma-separated ids",
     )
-    e.add_argument(
-        "-d",
-        "--dim",
-        "--dimensions",
-        dest="dim",
-        type=int,
-        default=DEFAULT_DIM,
-        help=f"embedding dimension (default: {DEFAULT_DIM})",
-    )
-    e.add_argument(
-        "--alpha",
-        type=float,
-        default=DEFAULT_ALPHA,
-        help=f"PPR teleport probability (default: {DEFAULT_ALPHA})",
-    )
-    e.add_argument(
-        "--eps",
-        type=float,
-        default=DEFAULT_EPS,
-        help=f"PPR precision; smaller is slower and more accurate (default: {DEFAULT_EPS:g})",
-    )
-    e.add_argument("--seed", type=int, default=0, help="hash seed (default: 0)")
-    e.add_argument(
-        "--variant",
-        default="standard",
-        choices=("standard", "lazy"),
-        help="PPR push variant (default: standard)",
-    )
-    e.add_argument(
-        "--value",
-        default="p+r",
-        choices=("p+r", "p", "log1p"),
-        help="projected PPR value: estimate plus leftover residual (default), the estimate "
-        "alone (the paper's Algorithm 2 literally), or log1p: ln(1 + (p + r/2) n) over every "
-        "touched node (better on dense social graphs, see docs/QUALITY.md)",
-    )
-    e.add_argument(
-        "--smooth",
-        type=int,
-        default=0,
-        metavar="K",
-        help="neighbour smoothing steps: each replaces every row by the mean of its "
-        "neighbours' rows (default: 0; 2 with --value log1p is the best for node "
-        "classification in docs/QUALITY.md). Embeds the K-hop neighbourhood of the nodes",
-    )
+    _add_setting_flags(e)
     e.add_argument(
         "--threads",
         "--workers",
@@ -834,12 +811,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="worker threads (default: all CPUs)",
-    )
-    e.add_argument(
-        "--max-touched",
-        type=int,
-        default=DEFAULT_MAX_TOUCHED,
-        help="per-node cap on touched nodes (default: %(default)s)",
     )
     e.add_argument(
         "--prefetch",

@@ -43,6 +43,7 @@ from .io import atomic_tmp_path
 __all__ = [
     "FORMATS",
     "EmbeddingWriter",
+    "IdsFile",
     "format_from_path",
     "read_embeddings",
     "save_embeddings",
@@ -190,6 +191,64 @@ class _NpyStream:
             self.f.close()
             self.f = None
         _remove(self.path)
+
+
+def _check_id_lines(ids: list[str]) -> None:
+    for x in ids:
+        if "\n" in x or "\r" in x:
+            raise ValueError(
+                f"node id {x!r} contains a line break, which the ids file cannot "
+                "represent; write .parquet instead"
+            )
+
+
+def _remove_stale_sidecar(path: str, kind: str) -> None:
+    """Removes the ids file of the other kind, left by an earlier file at ``path``."""
+    _remove(sidecar_path(path, "str" if kind == "int" else "int"))
+
+
+class IdsFile:
+    """The ids file beside an ``.npy`` embedding matrix of every node of ``graph``.
+
+    Writes ``graph``'s ids in internal order (row ``k`` of the matrix embeds id ``k``) to a
+    temporary file at once; :meth:`commit` moves it into place at :func:`sidecar_path` and
+    removes a stale ids file of the other kind, :meth:`abort` drops it. The same files as
+    :class:`EmbeddingWriter` writes for the ``npy`` format.
+
+    Raises
+    ------
+    ValueError
+        A string id holds a line break (the text ids file cannot represent it).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], graph: Any, *, chunk: int = 1 << 20):
+        self.path = os.fspath(path)
+        self.kind = "str" if graph.id_kind == "utf8" else "int"
+        self.tmp = atomic_tmp_path(sidecar_path(self.path, self.kind))
+        n = graph.num_nodes
+        try:
+            if self.kind == "int":
+                stream = _NpyStream(self.tmp, "<i8", 1, None, n)
+                for start in range(0, n, chunk):
+                    idx = np.arange(start, min(start + chunk, n), dtype=np.int64)
+                    stream.write(np.asarray(graph.ids(idx), dtype="<i8"))
+                stream.finish()
+            else:
+                with open(self.tmp, "wb") as f:
+                    for start in range(0, n, chunk):
+                        ids = graph.ids(np.arange(start, min(start + chunk, n), dtype=np.int64))
+                        _check_id_lines(ids)
+                        f.write("".join(x + "\n" for x in ids).encode("utf-8"))
+        except BaseException:
+            _remove(self.tmp)
+            raise
+
+    def commit(self) -> None:
+        _fsync_replace(self.tmp, sidecar_path(self.path, self.kind))
+        _remove_stale_sidecar(self.path, self.kind)
+
+    def abort(self) -> None:
+        _remove(self.tmp)
 
 
 # ====================================================================== writer
@@ -370,12 +429,7 @@ class EmbeddingWriter:
                         "text format cannot represent; write .npy/.npz/.parquet instead"
                     )
         elif self.format in ("npy", "npz"):
-            for x in ids:
-                if "\n" in x or "\r" in x:
-                    raise ValueError(
-                        f"node id {x!r} contains a line break, which the ids file cannot "
-                        "represent; write .parquet instead"
-                    )
+            _check_id_lines(ids)
 
     def _start_ids(self, kind: str) -> None:
         if self.format not in ("npy", "npz"):
@@ -473,12 +527,10 @@ class EmbeddingWriter:
         kind = self._empty_ids_kind()
         assert self._emb is not None
         self._emb.finish()
-        side = sidecar_path(self.path, kind)
-        other = sidecar_path(self.path, "str" if kind == "int" else "int")
         side_tmp = self._finish_ids()
-        _fsync_replace(side_tmp, side)
+        _fsync_replace(side_tmp, sidecar_path(self.path, kind))
         _fsync_replace(self._emb.path, self.path)
-        _remove(other)
+        _remove_stale_sidecar(self.path, kind)
 
     def _finish_ids(self) -> str:
         if self._ids_int is not None:
