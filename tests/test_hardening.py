@@ -390,7 +390,7 @@ ids, p = ie.ppr(g, 1)
 out["leaf_support"] = len(ids)
 # What a query holds (allocation accounting of its workspace, not the process's RSS).
 for name, v in [("hub", 0), ("leaf", 1)]:
-    out[name] = _core.ppr_stats(g._g, v, 0.15, 1e-5, "standard")
+    out[name] = _core.ppr_stats(g._g, v, ie.EmbeddingConfig(dim=64, alpha=0.15, eps=1e-5))
 # An eps small enough to push the hub touches every leaf: refused by max_touched ...
 try:
     ie.InstantEmbedding(dim=64, eps=1e-9, max_touched=1000).embed(g, 0)
