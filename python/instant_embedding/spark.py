@@ -7,10 +7,10 @@ Every node's embedding depends only on the read-only graph file, so each Spark t
 partition of node ids independently (no shuffle), and the result is bit-identical to
 :meth:`InstantEmbedding.embed` whatever the partitioning. See ``docs/DISTRIBUTED.md``.
 
->>> from instant_embedding.spark import embed, worker_errors   # doctest: +SKIP
->>> out = embed(nodes_df, "/shared/graphs/web.graph", node_col="node", dim=128)
->>> with worker_errors():                      # clean errors from the executors
-...     out.write.parquet("s3a://bucket/embeddings/")
+>>> from instant_embedding.spark import embed, worker_errors
+>>> out = embed(nodes_df, "/shared/graphs/web.graph", node_col="node", dim=128)  # doctest: +SKIP
+>>> with worker_errors():                      # doctest: +SKIP
+...     out.write.parquet("s3a://bucket/embeddings/")   # clean errors from the executors
 """
 
 from __future__ import annotations
