@@ -415,7 +415,7 @@ def graph_info(
                 pushes.append(st["pushes"])
                 heap.append(st["heap_bytes"])
 
-        def q(v: list[float]) -> dict[str, float]:
+        def q(v: Sequence[float]) -> dict[str, float]:
             return {"median": _percentile(v, 50), "p95": _percentile(v, 95), "max": float(max(v))}
 
         est["support_nodes"] = q(support)

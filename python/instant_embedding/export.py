@@ -129,7 +129,7 @@ def _npy_header(descr: str, shape: tuple[int, ...], size: int | None = None) -> 
 
 def _reserved_header(descr: str, ndim: int, d: int | None) -> int:
     big = 2**63 - 1
-    shape = (big, d) if ndim == 2 else (big,)
+    shape: tuple[int, ...] = (big, d) if ndim == 2 and d is not None else (big,)
     return len(_npy_header(descr, shape))
 
 
@@ -660,10 +660,10 @@ class EmbeddingWriter:
                 pass
 
 
-def _text_wrapper(raw: IO[bytes]) -> IO[str]:
+def _text_wrapper(raw: IO[bytes] | gzip.GzipFile) -> IO[str]:
     import io
 
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")  # type: ignore[arg-type]
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
 
 
 # ====================================================================== high-level API
@@ -703,6 +703,8 @@ def write_embeddings(
     threads : int, optional
         Overrides ``model.threads``.
     progress : bool or callable, default False
+        True shows progress on stderr (a tqdm bar if tqdm is installed, else a status line
+        with the percentage and time left); a callable receives ``(done, total)``.
 
     Returns
     -------
@@ -729,7 +731,7 @@ def write_embeddings(
     # Smoothed rows of all nodes come from one embed_all (one sparse product per step) rather
     # than per batch, where each batch would embed its whole neighbourhood again.
     smoothed_all = None
-    if seq is None and getattr(model, "smooth", 0):
+    if seq is None and getattr(model, "smooth", False):
         smoothed_all = model.embed_all(graph, threads=threads, progress=progress)
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=total)
     try:

@@ -160,7 +160,7 @@ class Graph:
         if len(kinds) > 1:
             raise TypeError("src, dst and nodes mix int and str node ids; use one kind")
         kind = kinds.pop() if kinds else "int"
-        w = None
+        w32: npt.NDArray[np.float32] | None = None
         if weights is not None:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != (len(s),):
@@ -172,7 +172,6 @@ class Graph:
                 w32 = w.astype(np.float32)
             if not np.all(np.isfinite(w32)):
                 raise ValueError("a weight overflows float32")
-            w = w32
         if merge not in ("sum", "max"):
             raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
 
@@ -216,7 +215,7 @@ class Graph:
             np.ascontiguousarray(d_idx, dtype=np.uint32),
             n,
             bool(directed),
-            w,
+            w32,
             int_ids,
             str_ids,
             merge,
@@ -374,7 +373,7 @@ class Graph:
 
     def __contains__(self, node: object) -> bool:
         try:
-            self.index([node])  # type: ignore[list-item]
+            self.index([node])  # type: ignore[arg-type]
         except (NodeNotFoundError, TypeError, ValueError, OverflowError):
             return False
         return True
@@ -399,7 +398,7 @@ class Graph:
         TypeError
             Ids of the wrong kind (e.g. strings for an integer-id graph).
         """
-        if self._g.id_kind == "implicit" and type(nodes) in (list, tuple) and len(nodes) <= 8:
+        if self._g.id_kind == "implicit" and isinstance(nodes, (list, tuple)) and len(nodes) <= 8:
             # Fast path for the single-node latency case: a few plain ints.
             n = self._g.num_nodes
             if all(type(x) is int and 0 <= x < n for x in nodes):

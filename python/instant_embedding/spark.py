@@ -9,11 +9,12 @@ partition of node ids independently (no shuffle), and the result is bit-identica
 executors as one pickled :class:`~instant_embedding.batch.EmbeddingTask`. See
 ``docs/DISTRIBUTED.md``.
 
->>> from instant_embedding.spark import embed, worker_errors   # doctest: +SKIP
+>>> from instant_embedding import InstantEmbedding
+>>> from instant_embedding.spark import embed, worker_errors
 >>> model = InstantEmbedding(dim=128, value="log1p", smooth=1)
->>> out = embed(nodes_df, "/shared/graphs/web.graph", node_col="node", model=model)
->>> with worker_errors():                      # clean errors from the executors
-...     out.write.parquet("s3a://bucket/embeddings/")
+>>> out = embed(nodes_df, "/graphs/web.graph", node_col="node", model=model)  # doctest: +SKIP
+>>> with worker_errors():                      # doctest: +SKIP
+...     out.write.parquet("s3a://bucket/embeddings/")   # clean errors from the executors
 """
 
 from __future__ import annotations
