@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
-
-logger = logging.getLogger("instant_embedding")
 
 ProgressArg = bool | None | Callable[[int, int], Any]
 
@@ -165,7 +162,7 @@ class _StatusLine:
         self.width = 0  # of the line on screen, to blank what a shorter line leaves behind
         self.written = ""
 
-    def text(self, done: int, now: float) -> str:
+    def text(self, done: int, now: float, final: bool = False) -> str:
         elapsed = max(now - self.start, 1e-9)
         rate = done / elapsed
         head = f"{self.desc}: "
@@ -175,7 +172,7 @@ class _StatusLine:
         else:
             head += self._amount(done)
         head += f", {self._amount(rate)}/s"
-        if self.total > 0 and done >= self.total:
+        if (self.total > 0 and done >= self.total) or (final and self.total <= 0):
             return f"{head}, done in {_clock_time(elapsed)}"
         if self.total > 0 and done > 0:
             return f"{head}, ETA {_clock_time((self.total - done) / rate)}"
@@ -197,7 +194,7 @@ class _StatusLine:
             self._write(self.text(done, now), final=False)
 
     def finish(self, done: int) -> None:
-        line = self.text(done, self.clock())
+        line = self.text(done, self.clock(), final=True)
         if self.in_place or line != self.written:
             self._write(line, final=True)
 

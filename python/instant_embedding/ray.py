@@ -9,11 +9,12 @@ Each actor opens the graph file once and embeds the Arrow batches it is given
 travel to the actors as one pickled :class:`~instant_embedding.batch.EmbeddingTask`. See
 ``docs/DISTRIBUTED.md``.
 
->>> import ray, instant_embedding as ie                            # doctest: +SKIP
+>>> import instant_embedding as ie
 >>> from instant_embedding import ray as ier
 >>> model = ie.InstantEmbedding(dim=128, value="log1p", smooth=1)
->>> out = ier.embed(ray.data.read_parquet("nodes/"), "/shared/g.graph", model=model)
->>> with ier.worker_errors():
+>>> import ray                                                      # doctest: +SKIP
+>>> out = ier.embed(ray.data.read_parquet("nodes/"), "/g.graph", model=model)  # doctest: +SKIP
+>>> with ier.worker_errors():                                       # doctest: +SKIP
 ...     out.write_parquet("embeddings/")
 """
 
