@@ -11,6 +11,8 @@ pub mod error;
 pub mod external;
 pub mod format;
 pub mod hashing;
+pub mod live;
+pub mod livelog;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;
