@@ -569,6 +569,45 @@ pub fn read_log_at(bytes: &[u8], slot: Slot) -> Result<LogContents> {
     })
 }
 
+/// Recomputes every checksum of a (possibly damaged) log in place: the header's, each
+/// segment's and trailer's found by walking the segment lengths from the start, and the
+/// slots' (which are also pointed at the trailers they name). For fuzzing and tests: lets a
+/// mutation get past the checksums and reach the structural checks. Never panics.
+pub fn forge_checksums(b: &mut [u8]) {
+    if b.len() < DATA_START as usize {
+        return;
+    }
+    let c = checksum(&b[..120]);
+    put_u64(b, 120, c);
+    let mut trailers: Vec<(u64, u64)> = Vec::new(); // (offset, checksum)
+    let mut pos = DATA_START as usize;
+    while pos + OPS_HEADER_LEN <= b.len() && rd_u32(b, pos) == OPS_MAGIC {
+        let len = rd_u64(b, pos + 32);
+        let Some(end) = (pos as u64)
+            .checked_add(len)
+            .filter(|&e| e <= b.len() as u64 && len >= (OPS_HEADER_LEN + TRAILER_LEN) as u64)
+        else {
+            break;
+        };
+        let at = end as usize - TRAILER_LEN;
+        let seg = checksum(&b[pos..at]);
+        put_u64(b, at + 104, seg);
+        let tc = checksum(&b[at..at + 120]);
+        put_u64(b, at + 120, tc);
+        trailers.push((at as u64, tc));
+        pos = end as usize;
+    }
+    for off in SLOT_OFFSETS {
+        let o = off as usize;
+        let trailer = rd_u64(b, o + 8);
+        if let Some(&(_, tc)) = trailers.iter().find(|t| t.0 == trailer) {
+            put_u64(b, o + 16, tc);
+        }
+        let c = checksum(&b[o..o + 56]);
+        put_u64(b, o + 56, c);
+    }
+}
+
 /// A segment under construction: bytes to be written at `base` (the committed end).
 pub(crate) struct SegmentBuf {
     pub base: u64,

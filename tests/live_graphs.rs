@@ -506,3 +506,183 @@ fn one_writer_at_a_time() {
     drop(w);
     LiveWriter::open(&path, None, false).unwrap();
 }
+
+/// Logs of a few committed batches (created nodes, removals, a hub) for three base graphs.
+fn sample_logs(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for (k, (kind, directed, weighted)) in [
+        (Kind::Implicit, false, false),
+        (Kind::Int, true, true),
+        (Kind::Str, false, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut model = Model {
+            kind,
+            directed,
+            weighted,
+            merge: Merge::Sum,
+            edges: BTreeMap::new(),
+            nodes: BTreeSet::new(),
+        };
+        for i in 0..12u64 {
+            model.add(id_of(kind, i), id_of(kind, (i * 5 + 1) % 12), 1.0);
+        }
+        let path = dir.join(format!("s{k}.graph"));
+        save(&model.build(), &path).unwrap();
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let wts = [0.5f32, 2.0, 1.25];
+        let add = |w: &mut LiveWriter, a: &[u64], b: &[u64]| {
+            let s: Vec<LogId> = a.iter().map(|&x| id_of(kind, x)).collect();
+            let d: Vec<LogId> = b.iter().map(|&x| id_of(kind, x)).collect();
+            w.add_edges(
+                &ids(kind, &s),
+                &ids(kind, &d),
+                weighted.then_some(&wts[..s.len()]),
+            )
+            .unwrap();
+        };
+        add(&mut w, &[0, 13, 14], &[15, 2, 13]);
+        w.commit().unwrap();
+        let s: Vec<LogId> = [0u64, 3].iter().map(|&x| id_of(kind, x)).collect();
+        let d: Vec<LogId> = [15u64, 4].iter().map(|&x| id_of(kind, x)).collect();
+        w.remove_edges(&ids(kind, &s), &ids(kind, &d)).unwrap();
+        add(&mut w, &[16, 1], &[1, 16]);
+        w.commit().unwrap();
+        add(&mut w, &[5, 5, 5], &[17, 18, 19]);
+        w.commit().unwrap();
+        drop(w);
+        out.push((
+            std::fs::read(&path).unwrap(),
+            std::fs::read(log_path(&path)).unwrap(),
+        ));
+    }
+    out
+}
+
+fn graph_from(image: &[u8]) -> Graph {
+    let mut words = vec![0u64; image.len().div_ceil(8)];
+    for (w, c) in words.iter_mut().zip(image.chunks(8)) {
+        let mut a = [0u8; 8];
+        a[..c.len()].copy_from_slice(c);
+        *w = u64::from_le_bytes(a);
+    }
+    Graph::from_image(words, image.len()).unwrap()
+}
+
+/// Every accessor, a push and an embedding per node, lookups and `validate` on a graph read
+/// through a (possibly damaged) log: errors only, never a panic; once `validate` passes, every
+/// in-range query works.
+fn touch(g: &Graph) {
+    let n = g.num_nodes() as u32;
+    let mut errors = Vec::new();
+    let mut note = |r: instant_embedding::Result<()>| {
+        if let Err(e) = r {
+            assert!(!e.to_string().is_empty());
+            errors.push(e);
+        }
+    };
+    let cfg = PprConfig {
+        eps: 1e-2,
+        ..PprConfig::default()
+    };
+    for v in 0..n + 2 {
+        note(g.degree(v).map(drop));
+        note(g.neighbors_checked(v).map(drop));
+        note(g.weights(v).map(drop));
+        note(g.strength(v).map(drop));
+        note(g.node_id(v).map(drop));
+        note(g.hash_key(v).map(drop));
+        note(ppr_state(g, v, &cfg).map(drop));
+    }
+    for id in g.int_ids().unwrap_or_default() {
+        note(g.lookup_int(id).map(drop));
+    }
+    note(g.lookup_str("n5").map(drop));
+    let all: Vec<u32> = (0..n).collect();
+    let ecfg = EmbedConfig {
+        dim: 8,
+        ppr: cfg,
+        ..EmbedConfig::default()
+    };
+    note(embed_nodes(g, &all, &ecfg, None).map(drop));
+    if g.validate().is_ok() {
+        let bad: Vec<_> = errors
+            .iter()
+            .filter(|e| !matches!(e, instant_embedding::Error::NodeIndexOutOfRange { .. }))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "validate() passed but queries failed: {bad:?}"
+        );
+    }
+}
+
+/// The property-test twin of the `change_log` fuzz target (which needs nightly): thousands of
+/// structured mutations of valid logs, half with every checksum forged so they reach the
+/// structural checks, read by `read_log` and attached to their graph.
+#[test]
+fn mutated_logs_never_crash_and_validated_ones_answer_queries() {
+    use instant_embedding::livelog::{forge_checksums, read_log};
+    let dir = tempfile::tempdir().unwrap();
+    let logs = sample_logs(dir.path());
+    // The unmutated logs are valid and read back.
+    for (base, log) in &logs {
+        let g = instant_embedding::live::with_log_bytes(graph_from(base), log).unwrap();
+        assert!(g.is_live());
+        g.validate().unwrap();
+        assert_eq!(read_log(log).unwrap().commits.len(), 3);
+        touch(&g);
+    }
+    let cases = std::env::var("IE_LOG_MUTATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1500u64);
+    let (mut opened, mut validated) = (0, 0);
+    for case in 0..cases {
+        let r = |k: u64| splitmix64(case * 7 + k);
+        let (base, log) = &logs[(r(0) % logs.len() as u64) as usize];
+        let mut m = log.clone();
+        for step in 0..1 + r(1) % 3 {
+            let at = (r(2 + step) % m.len() as u64) as usize;
+            match r(10 + step) % 6 {
+                0 => m[at] ^= 1 << (r(20 + step) % 8),
+                1 if at + 4 <= m.len() => {
+                    let v = [0u32, 1, 2, 255, 256, u32::MAX, 20, 12][(r(30) % 8) as usize];
+                    m[at & !3..(at & !3) + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                2 if at + 8 <= m.len() => {
+                    let v = [0u64, 256, 8, u64::MAX, m.len() as u64, 1 << 40][(r(31) % 6) as usize];
+                    m[at & !7..(at & !7) + 8].copy_from_slice(&v.to_le_bytes());
+                }
+                3 => m.truncate(at.max(1)),
+                4 => m.extend(std::iter::repeat_n(r(40) as u8, (r(41) % 300) as usize)),
+                _ => {
+                    let len = (r(50) % 64) as usize;
+                    let from = (r(51) % m.len() as u64) as usize;
+                    if from + len <= m.len() && at + len <= m.len() {
+                        let chunk = m[from..from + len].to_vec();
+                        m[at..at + len].copy_from_slice(&chunk);
+                    }
+                }
+            }
+        }
+        if r(60) % 2 == 0 {
+            forge_checksums(&mut m);
+        }
+        let _ = read_log(&m);
+        if let Ok(g) = instant_embedding::live::with_log_bytes(graph_from(base), &m) {
+            opened += 1;
+            validated += u64::from(g.validate().is_ok());
+            touch(&g);
+        }
+    }
+    eprintln!("{cases} mutated logs: {opened} opened, {validated} validated");
+    // The mutations reach the checks past the header and the superblocks.
+    assert!(opened > cases / 10, "{opened} of {cases} opened");
+    assert!(
+        validated > 0 && validated < opened,
+        "{validated} of {opened} validated"
+    );
+}

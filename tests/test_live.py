@@ -488,3 +488,29 @@ def test_spark_dask_worker_cache_sees_new_commits(tmp_path):
     assert np.array_equal(MODEL.embed(again, [50]), MODEL.embed(ie.Graph.open(path), [50]))
     del first
     batch.clear_cache()
+
+
+def test_cli_update_info_compact(tmp_path, capsys):
+    from instant_embedding import cli
+
+    edges = tmp_path / "e.tsv"
+    edges.write_text("a\tb\t1.5\nb\tc\t2\n")
+    graph = str(tmp_path / "g.graph")
+    assert cli.main(["convert", str(edges), graph, "--weighted", "-q"]) == 0
+    add = tmp_path / "add.csv"
+    add.write_text("src,dst,w\nc,d,0.5\na,b,1\n")
+    rm = tmp_path / "rm.txt"
+    rm.write_text("b c\nx y\n")
+    argv = ["update", graph, "--add", str(add), "--remove", str(rm), "--weight-col", "w"]
+    assert cli.main(argv) == 0
+    assert "2 edges added, 1 of 2 removed" in capsys.readouterr().err
+    g = ie.Graph.open(graph)
+    want = ie.Graph.from_edges(["a", "c"], ["b", "d"], weights=[2.5, 0.5], nodes=["b"])
+    assert_same_graph(g, want, "cli update")
+    assert cli.main(["info", graph, "--sample", "0"]) == 0
+    assert "change log   1 commits: 2 adds, 2 removes" in capsys.readouterr().out
+    assert cli.main(["compact", graph]) == 0
+    assert ie.Graph.open(graph).log_info()["commits"] == 0
+    assert_same_graph(ie.Graph.open(graph), want, "cli compact")
+    assert cli.main(["update", graph]) == 1
+    assert "nothing to do" in capsys.readouterr().err

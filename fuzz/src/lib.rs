@@ -116,6 +116,44 @@ pub fn base_graphs() -> &'static [Vec<u8>] {
     })
 }
 
+/// Valid change logs of `base_graphs()[0..3]`, each with three commits (created nodes,
+/// removals, a hub): `(index of the base graph, log bytes)`. Written once through the real
+/// writer in a temporary directory.
+pub fn valid_logs() -> &'static [(usize, Vec<u8>)] {
+    use instant_embedding::live::{log_path, Ids, LiveWriter};
+    static LOGS: OnceLock<Vec<(usize, Vec<u8>)>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut out = Vec::new();
+        for (k, base) in base_graphs().iter().enumerate().take(3) {
+            let path = dir.path().join(format!("b{k}.graph"));
+            std::fs::write(&path, base).expect("write base graph");
+            let mut w = LiveWriter::open(&path, None, false).expect("writer");
+            let g = w.snapshot();
+            let ids = |v: &[i64]| match g.id_kind() {
+                instant_embedding::format::IdKind::Utf8 => {
+                    Ids::Str(v.iter().map(|x| format!("new{x}")).collect())
+                }
+                _ => Ids::Int(v.to_vec()),
+            };
+            let w3 = [0.5f32, 2.0, 1.25];
+            let wts = |n: usize| g.weighted().then_some(&w3[..n]);
+            w.add_edges(&ids(&[1, 13, 14]), &ids(&[15, 2, 13]), wts(3))
+                .expect("add");
+            w.commit().expect("commit");
+            w.remove_edges(&ids(&[1, 3]), &ids(&[15, 4])).expect("remove");
+            w.add_edges(&ids(&[16, 1]), &ids(&[1, 16]), wts(2)).expect("add");
+            w.commit().expect("commit");
+            w.add_edges(&ids(&[5, 5, 5]), &ids(&[17, 18, 19]), wts(3))
+                .expect("add");
+            w.commit().expect("commit");
+            drop(w);
+            out.push((k, std::fs::read(log_path(&path)).expect("read log")));
+        }
+        out
+    })
+}
+
 /// Calls every read accessor on every node (and two past the end), a standard and a lazy push
 /// and an embedding per node, id lookups and `validate`, checking the oracle's contract.
 pub fn touch_everything(g: &Graph) {
