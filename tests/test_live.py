@@ -514,3 +514,16 @@ def test_cli_update_info_compact(tmp_path, capsys):
     assert_same_graph(ie.Graph.open(graph), want, "cli compact")
     assert cli.main(["update", graph]) == 1
     assert "nothing to do" in capsys.readouterr().err
+
+
+def test_save_of_a_live_graph_writes_its_current_state(tmp_path):
+    path = str(tmp_path / "s.graph")
+    ie.datasets.karate().save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([0, 40], [40, 33])
+        g.remove_edges([0], [1])
+        g.save(tmp_path / "copy.graph")
+        copy = ie.Graph.open(tmp_path / "copy.graph")
+        assert copy.log_info() is None and copy.num_nodes == 41
+        copy.validate()
+        assert_same_graph(copy, g, "saved copy")
