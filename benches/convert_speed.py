@@ -4,8 +4,8 @@ One run
 
 1. generates a seeded synthetic undirected edge list as text (``u<TAB>v`` lines, int64 ids with
    gaps, power-law-ish degrees, no self loops, some duplicate and reversed edges) of --edges
-   lines in a scratch directory (default ``/work/scratch/convbench``, else the system temp
-   folder; never inside the repository) and deletes it at the end (unless --keep);
+   lines in a scratch directory (default ``convbench`` in the system temp folder, or
+   --scratch; never inside the repository) and deletes it at the end (unless --keep);
 2. converts it, each method in a fresh subprocess whose peak RSS is the kernel's ``ru_maxrss``
    of that child (``os.wait4``):
 
@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, RESULTS, machine_info, print_table, write_json  # noqa: E402
 
 PEERS = ("pandas-pyarrow", "pyarrow", "pandas-c")
-DEFAULT_SCRATCH = Path("/work/scratch/convbench")
+DEFAULT_SCRATCH = Path(tempfile.gettempdir()) / "convbench"
 
 
 # --------------------------------------------------------------------------- sizes
@@ -577,7 +577,7 @@ def main() -> int:
             f"~{extra['hours']:.2f} h at the measured rate, temp disk ~"
             f"{human(extra['peak_tmp_bytes'])}, output ~{human(extra['out_bytes'])}, "
             f"RAM: measured peak RSS {human(extra['peak_rss_bytes'])} at {edges:,} edges "
-            "(private memory also grows with the node count: see docs/CONVERT_SPEED.md)"
+            "(private memory also grows with the node count: see docs/BENCHMARKS.md, Conversion)"
         )
     print(f"load before: {load_before}\nload after:  {load_after}")
 

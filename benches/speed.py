@@ -1,6 +1,6 @@
 """Speed benchmark: per-node latency and memory, and all-node throughput against peers.
 
-Two modes (issue 5):
+Two modes:
 
 ``latency`` (default)
     For each graph, d in --dims, eps in --eps: the wall time of one
@@ -674,7 +674,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "throughput":
             args.peers = [p for p in args.peers if p in ("ours", "numba")]
     if args.out is None:
-        stem = "speed" if args.mode == "latency" else "throughput"
+        stem = "throughput" if args.mode == "throughput" else (
+            "speed_reorder" if args.reorder else "speed"
+        )
         # Smoke results are not figures: they go to the ignored cache, not benches/results.
         args.out = (C.cache_dir() / f"{stem}_smoke.json") if args.smoke else (
             C.RESULTS / f"{stem}.json"
@@ -689,7 +691,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         "wall_s": round(time.time() - t0, 1),
-        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "config": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items()},
         **res,
     }
     print()

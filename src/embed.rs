@@ -27,13 +27,13 @@ pub const MAX_DIM: usize = 1 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
     /// `p + r`: the estimate plus the residual the push left behind (default; see docs/SPEC.md
-    /// and docs/BENCHMARKS.md for why).
+    /// and docs/QUALITY.md for why).
     PPlusR,
     /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
     P,
     /// `p + r/2` over every touched node, transformed by `ln(1 + x n)` instead of
     /// `max(ln(x n), 0)`: better on BlogCatalog, PPI and PubMed, slightly worse on Cora, and
-    /// ~3x more projected terms (docs/QUALITY.md, "Beyond the paper").
+    /// more projected terms (docs/QUALITY.md).
     Log1p,
 }
 

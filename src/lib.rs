@@ -1,8 +1,8 @@
 //! instant-embedding: local node embeddings (InstantEmbedding, Postăvaru et al. 2020) from a
 //! memory-mapped CSR graph file.
 //!
-//! The kernel (`csr`, `format`, `build`, `ppr`, `hashing`, `embed`, `smooth`, `error`) knows nothing about
-//! Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
+//! The kernel (every module but `python`: see CONTRIBUTING.md for what each does) knows nothing
+//! about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
 pub mod build;
 pub mod csr;

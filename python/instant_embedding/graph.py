@@ -272,7 +272,7 @@ class Graph:
         of their neighbours' external ids, so every push performs the same operations. Only
         the internal order changes (``nodes``, ``degrees()`` and ``embed_all`` follow it). A
         graph with implicit ids gets int64 ids equal to its old indices. See docs/FORMAT.md
-        (flag ``permuted``) and docs/SPEED.md for measurements.
+        (flag ``permuted``) and docs/BENCHMARKS.md for measurements.
 
         Parameters
         ----------
