@@ -642,8 +642,8 @@ impl Graph {
 
     /// External id of internal node `v`.
     pub fn node_id(&self, v: u32) -> Result<NodeId<'_>> {
-        self.check_node(v)?;
         if v as usize >= self.hot.n {
+            self.check_node(v)?;
             return self.new_node_id(v);
         }
         match self.header.id_kind {
@@ -651,6 +651,17 @@ impl Graph {
             IdKind::Int64 => Ok(NodeId::Int(self.ids_words()[v as usize] as i64)),
             IdKind::Utf8 => Ok(NodeId::Str(self.str_id(v)?)),
         }
+    }
+
+    /// The hash key of a node created by the change log, or the out-of-range error.
+    #[cold]
+    #[inline(never)]
+    fn new_hash_key(&self, v: u32) -> Result<u64> {
+        self.check_node(v)?;
+        Ok(match self.new_node_id(v)? {
+            NodeId::Int(i) => i as u64,
+            NodeId::Str(s) => fnv1a64(s.as_bytes()),
+        })
     }
 
     /// The id of a node created by the change log (`base n <= v < n`).
@@ -679,12 +690,11 @@ impl Graph {
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     #[inline]
     pub fn hash_key(&self, v: u32) -> Result<u64> {
-        self.check_node(v)?;
+        // One compare against the file's node count: the range check of a graph without a
+        // log, and the branch to the log's ids otherwise (kept out of line so that this stays
+        // small enough to inline into the projection loop).
         if v as usize >= self.hot.n {
-            return Ok(match self.new_node_id(v)? {
-                NodeId::Int(i) => i as u64,
-                NodeId::Str(s) => fnv1a64(s.as_bytes()),
-            });
+            return self.new_hash_key(v);
         }
         match self.header.id_kind {
             IdKind::Implicit => Ok(u64::from(v)),

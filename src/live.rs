@@ -239,7 +239,7 @@ impl Overlay {
                 return Err(bad("bad id run"));
             }
             let (first, count, bytes_len) = (h[1], h[2], h[3]);
-            if first + count > t.num_nodes {
+            if count > t.num_nodes || first + count > t.num_nodes {
                 return Err(bad("id run past the node count"));
             }
             let ids = at + RUN_HEADER_LEN as u64;
