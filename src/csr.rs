@@ -86,8 +86,8 @@ struct Hot {
 unsafe impl Send for Graph {}
 unsafe impl Sync for Graph {}
 
-/// A row as `live_row` returns it: neighbours, weights, stored strength.
-type LiveRow<'a> = (&'a [u32], &'a [f32], Option<f64>);
+/// A row as `live_row` returns it: neighbours and weights (empty on unweighted graphs).
+type LiveRow<'a> = (&'a [u32], &'a [f32]);
 
 /// A node's external id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -465,22 +465,21 @@ impl Graph {
     }
 
     /// `v`'s row from the log, the base file (unchanged nodes) or empty (created nodes
-    /// without arcs): neighbours, weights (empty on unweighted graphs), and the strength
-    /// stored with it (`None`: read it from the base file).
+    /// without arcs).
     #[inline]
     fn live_row<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<LiveRow<'a>> {
         if v as usize >= self.n {
             return Err(self.out_of_range(v));
         }
         if let Some(r) = l.record(v)? {
-            return Ok((r.nbrs, r.wts, Some(r.strength)));
+            return Ok((r.nbrs, r.wts));
         }
         if v < l.base_n() {
             let nb = self.neighbors_in::<false>(v)?;
             let w = self.weights_in::<false>(v)?.unwrap_or(&[]);
-            return Ok((nb, w, None));
+            return Ok((nb, w));
         }
-        Ok((&[], &[], Some(0.0)))
+        Ok((&[], &[]))
     }
 
     /// Out-neighbours of `v`, each checked to be `< n`.
@@ -537,19 +536,19 @@ impl Graph {
     pub(crate) fn strength_in<const LIVE: bool>(&self, v: u32) -> Result<f64> {
         if LIVE {
             if let Some(l) = self.live.as_deref() {
-                let (nb, _, stored) = self.live_row(l, v)?;
-                if !self.header.weighted {
-                    return Ok(nb.len() as f64);
+                if v as usize >= self.n {
+                    return Err(self.out_of_range(v));
                 }
-                if let Some(s) = stored {
-                    if !(s.is_finite() && s >= 0.0) {
-                        return Err(Error::format(format!(
-                            "corrupted strength at node {v}: {s}"
-                        )));
-                    }
-                    return Ok(s);
-                }
-                return self.strength_in::<false>(v);
+                // From the tree's leaf (no read of the row itself: a threshold lookup of a
+                // cold query costs no extra page).
+                return match l.strength(v)? {
+                    Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
+                        "corrupted strength at node {v}: {s}"
+                    ))),
+                    Some(s) => Ok(s),
+                    None if v < l.base_n() => self.strength_in::<false>(v),
+                    None => Ok(0.0),
+                };
             }
         }
         if self.header.weighted {

@@ -285,20 +285,40 @@ impl Overlay {
         crate::livelog::read_log_at(self.bytes(), self.slot).map(|_| ())
     }
 
-    /// The tree entry of `v` (`v < n`): a row record's offset, or 0.
+    /// The leaf entry of `v` (`v < n`): its row record's offset (0: none) and the row's
+    /// strength (its degree on unweighted graphs), which the push's thresholds read without
+    /// touching the record.
     #[inline]
-    fn entry(&self, v: u32) -> Result<u64> {
+    fn leaf(&self, v: u32) -> Result<(u64, f64)> {
         let mut off = self.trailer.root;
-        let mut level = self.trailer.depth;
+        let mut level = self.trailer.depth - 1;
         while level > 0 {
             if off == 0 {
-                return Ok(0);
+                return Ok((0, 0.0));
             }
-            level -= 1;
             let page: &[u64] = self.slice(off, FANOUT as u64)?;
             off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
+            level -= 1;
         }
-        Ok(off)
+        if off == 0 {
+            return Ok((0, 0.0));
+        }
+        let page: &[u64] = self.slice(off, 2 * FANOUT as u64)?;
+        let slot = 2 * (v as usize & (FANOUT - 1));
+        Ok((page[slot], f64::from_bits(page[slot + 1])))
+    }
+
+    #[inline]
+    fn entry(&self, v: u32) -> Result<u64> {
+        self.leaf(v).map(|e| e.0)
+    }
+
+    /// The strength (unweighted: degree) of `v`'s row in the log, or None when the row is
+    /// not in the log. `v < n`.
+    #[inline]
+    pub(crate) fn strength(&self, v: u32) -> Result<Option<f64>> {
+        let (off, s) = self.leaf(v)?;
+        Ok((off != 0).then_some(s))
     }
 
     /// `v`'s row in the log, or None when it is the base file's row (or empty, for a created
@@ -459,8 +479,9 @@ impl Overlay {
     }
 
     fn walk(&self, off: u64, level: u32, prefix: u64, out: &mut Vec<u32>) -> Result<()> {
-        let page: &[u64] = self.slice(off, FANOUT as u64)?;
-        for (i, &e) in page.iter().enumerate() {
+        let width = if level == 0 { 2 } else { 1 };
+        let page: &[u64] = self.slice(off, (width * FANOUT) as u64)?;
+        for (i, &e) in page.iter().step_by(width).enumerate() {
             if e == 0 {
                 continue;
             }
@@ -1590,12 +1611,18 @@ fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(Segment
             _ => false,
         };
         changed += u64::from(!had);
-        entries.push((*v, seg.pos()));
         let strength = if stage.weighted {
             strength_of(&row.iter().map(|e| e.1).collect::<Vec<f32>>())
         } else {
             0.0
         };
+        // The leaf keeps the threshold's input: the strength, or the degree.
+        let leaf = if stage.weighted {
+            strength
+        } else {
+            row.len() as f64
+        };
+        entries.push((*v, seg.pos(), leaf));
         let mut head = [0u8; RECORD_HEADER_LEN];
         head[..4].copy_from_slice(&v.to_le_bytes());
         head[4..8].copy_from_slice(&(row.len() as u32).to_le_bytes());
@@ -1756,7 +1783,8 @@ fn write_run(seg: &mut SegmentBuf, first: u32, ids: &[LogId]) {
     seg.align8();
 }
 
-/// Copy-on-write update of the radix tree: sets `entries` (node, record offset; ascending) on
+/// Copy-on-write update of the radix tree: sets `entries` (node, record offset, strength or
+/// degree; ascending) on
 /// top of the tree at `old_root` (depth `old_depth`), growing it to `depth`. Appends the new
 /// pages and returns the new root.
 fn write_tree(
@@ -1765,22 +1793,23 @@ fn write_tree(
     old_root: u64,
     old_depth: u32,
     depth: u32,
-    entries: &[(u32, u64)],
+    entries: &[(u32, u64, f64)],
 ) -> Result<u64> {
-    type Page = Box<[u64; FANOUT]>;
-    let mut dirty: BTreeMap<(u32, u64), Page> = BTreeMap::new();
+    // Leaves hold (record offset, strength) pairs, inner pages child offsets.
+    let words = |level: u32| if level == 0 { 2 * FANOUT } else { FANOUT };
+    let mut dirty: BTreeMap<(u32, u64), Vec<u64>> = BTreeMap::new();
     // A deeper tree keeps the old one as its first subtree.
     if old_root != 0 && depth > old_depth {
-        let mut p: Page = Box::new([0; FANOUT]);
+        let mut p = vec![0; words(old_depth)];
         p[0] = old_root;
         dirty.insert((old_depth, 0), p);
         for level in old_depth + 1..depth {
-            dirty.insert((level, 0), Box::new([0; FANOUT]));
+            dirty.insert((level, 0), vec![0; words(level)]);
         }
     }
     // The committed page at (level, prefix), or zeros.
-    let load = |level: u32, prefix: u64| -> Result<Page> {
-        let mut p: Page = Box::new([0; FANOUT]);
+    let load = |level: u32, prefix: u64| -> Result<Vec<u64>> {
+        let mut p = vec![0; words(level)];
         if old_root == 0 || level >= old_depth {
             return Ok(p);
         }
@@ -1799,30 +1828,32 @@ fn write_tree(
             }
             k -= 1;
         }
-        p.copy_from_slice(o.slice::<u64>(off, FANOUT as u64)?);
+        p.copy_from_slice(o.slice::<u64>(off, words(level) as u64)?);
         Ok(p)
     };
-    let set = |dirty: &mut BTreeMap<(u32, u64), Page>,
+    let set = |dirty: &mut BTreeMap<(u32, u64), Vec<u64>>,
                level: u32,
                prefix: u64,
                slot: usize,
-               value: u64|
+               values: &[u64]|
      -> Result<()> {
         let page = match dirty.entry((level, prefix)) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => e.insert(load(level, prefix)?),
         };
-        page[slot] = value;
+        let at = slot * values.len();
+        page[at..at + values.len()].copy_from_slice(values);
         Ok(())
     };
-    for &(v, off) in entries {
+    for &(v, off, strength) in entries {
         let v = u64::from(v);
+        let slot = (v as usize) & (FANOUT - 1);
         set(
             &mut dirty,
             0,
             v >> FANOUT_BITS,
-            (v as usize) & (FANOUT - 1),
-            off,
+            slot,
+            &[off, strength.to_bits()],
         )?;
     }
     let mut root = 0;
@@ -1839,13 +1870,8 @@ fn write_tree(
                 seg.put(&w.to_le_bytes());
             }
             if level + 1 < depth {
-                set(
-                    &mut dirty,
-                    level + 1,
-                    prefix >> FANOUT_BITS,
-                    (prefix as usize) & (FANOUT - 1),
-                    at,
-                )?;
+                let slot = (prefix as usize) & (FANOUT - 1);
+                set(&mut dirty, level + 1, prefix >> FANOUT_BITS, slot, &[at])?;
             } else {
                 root = at;
             }
@@ -1943,6 +1969,14 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
                 }
                 if g.weighted() && rec.strength.to_bits() != strength_of(rec.wts).to_bits() {
                     return Err(bad(format!("the strength of node {v} is wrong")));
+                }
+                let leaf = if g.weighted() {
+                    rec.strength
+                } else {
+                    rec.nbrs.len() as f64
+                };
+                if o.strength(*v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
+                    return Err(bad(format!("the tree's strength of node {v} is wrong")));
                 }
             }
             for (k, id) in stage.new_ids.iter().enumerate() {

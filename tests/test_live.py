@@ -527,3 +527,17 @@ def test_save_of_a_live_graph_writes_its_current_state(tmp_path):
         assert copy.log_info() is None and copy.num_nodes == 41
         copy.validate()
         assert_same_graph(copy, g, "saved copy")
+
+
+def test_reorder_and_validate_understand_live_graphs(tmp_path):
+    path = str(tmp_path / "o.graph")
+    ie.Graph.from_edges([5, 7, 9, 11], [7, 9, 11, 5], weights=[1.0, 2.0, 3.0, 4.0]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([1, 13, 8], [5, 7, 13], [0.5, 1.5, 2.5])  # ids below, above and between
+        g.remove_edges([9], [11])
+        assert g.permuted
+        g.validate()
+        r = g.reorder(tmp_path / "r.graph", method="bfs")
+        assert r.log_info() is None and r.num_nodes == g.num_nodes == 7
+        r.validate()
+        assert_same_graph(r, g, "reordered live graph")

@@ -70,6 +70,7 @@ class Graph:
     @property
     def base_num_nodes(self) -> int: ...
 
+@final
 class LiveWriter:
     @staticmethod
     def open(path: str, merge: str | None = None, prefetch: bool = False) -> LiveWriter: ...
