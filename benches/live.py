@@ -54,6 +54,23 @@ from _common import (  # noqa: E402
 )
 
 
+def synthetic_file(path: Path, n: int, m: int, seed: int, work: Path) -> None:
+    """Like :func:`synthetic`, built out of core from an ``.npy`` edge array (large sizes)."""
+    from instant_embedding.convert import convert
+
+    rng = np.random.default_rng(seed)
+    src = (rng.pareto(1.5, m) * n / 50).astype(np.int64) % n
+    dst = rng.integers(0, n, m)
+    keep = src != dst
+    edges = np.stack([src[keep] * 3 + 7, dst[keep] * 3 + 7], 1)
+    del src, dst, keep
+    tmp = work / "synthetic.npy"
+    np.save(tmp, edges)
+    del edges
+    convert(str(tmp), str(path))
+    tmp.unlink()
+
+
 def synthetic(path: Path, n: int, m: int, seed: int) -> None:
     """A seeded random graph with skewed degrees and int64 ids with gaps."""
     import instant_embedding as ie
@@ -226,19 +243,20 @@ if what == "compact":
         g.compact(threads=int(sys.argv[3]))
 else:
     convert(sys.argv[3], path)
-print(json.dumps({"seconds": time.perf_counter() - t}))
+dt = time.perf_counter() - t
+status = dict(l.split(":", 1) for l in open("/proc/self/status"))
+kb = lambda k: int(status[k].split()[0])
+print(json.dumps({"seconds": dt, "peak_rss_mib": kb("VmHWM") / 1024}))
 """
 
 
 def child(args: list[str]) -> dict[str, Any]:
-    p = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.PIPE, text=True)
-    _, status, ru = os.wait4(p.pid, 0)
-    out = p.stdout.read() if p.stdout else ""
-    if status != 0:
-        raise RuntimeError(f"child {args[0]} failed: {status}")
-    res = json.loads(out.strip().splitlines()[-1])
-    res["peak_rss_mib"] = ru.ru_maxrss / 1024
-    return res
+    # Peak RSS is the child's own VmHWM (of its address space after exec; it counts the
+    # mapped pages of the files it reads, too): a fork's ru_maxrss would start at ours.
+    r = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"child {args[0]} failed: {r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def part_compaction(base: Path, work: Path, changes: int, threads: int) -> dict[str, Any]:
@@ -278,7 +296,7 @@ def part_compaction(base: Path, work: Path, changes: int, threads: int) -> dict[
         "threads": threads,
     }
     for p in work.iterdir():
-        if p.is_file():
+        if p.is_file() and p != base:
             p.unlink()
     return res
 
@@ -288,6 +306,12 @@ def main() -> int:
     ap.add_argument("--dataset", default="blogcatalog", help="throughput and latency graph")
     ap.add_argument("--compact-dataset", default="cnr_2000", help="compaction graph")
     ap.add_argument("--compact-changes", type=int, default=1_000_000)
+    ap.add_argument(
+        "--compact-synthetic",
+        type=int,
+        default=0,
+        help="compact a synthetic graph of this many edges instead of --compact-dataset",
+    )
     ap.add_argument("--throughput-edges", type=int, default=20_000, help="per batch size")
     ap.add_argument("--warm", type=int, default=300, help="warm queries per setting")
     ap.add_argument("--cold", type=int, default=30, help="cold queries per setting")
@@ -295,7 +319,13 @@ def main() -> int:
     ap.add_argument("--scratch", default=None, help="scratch folder (default: system temp)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny run for CI (results in temp dir)")
+    ap.add_argument(
+        "--parts",
+        default="throughput,latency,compaction",
+        help="comma separated subset of throughput,latency,compaction",
+    )
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
 
     work = Path(tempfile.mkdtemp(prefix="livebench-", dir=args.scratch))
     res: dict[str, Any] = {"benchmark": "live", "machine": machine_info()}
@@ -308,18 +338,30 @@ def main() -> int:
             warm_q, cold_q, changes = 20, 3, 2000
         else:
             base = dataset_graph(args.dataset)
-            big = dataset_graph(args.compact_dataset)
+            if args.compact_synthetic:
+                big = work / "synthetic.graph"
+                m = args.compact_synthetic
+                synthetic_file(big, m // 10, m, seed=3, work=work)
+            else:
+                big = dataset_graph(args.compact_dataset)
             sizes, total, fr = [1, 100, 10_000], args.throughput_edges, [0.001, 0.01, 0.1]
             warm_q, cold_q, changes = args.warm, args.cold, args.compact_changes
         res["dataset"] = "synthetic" if args.smoke else args.dataset
         res["load_before"] = os.getloadavg()
-        res["throughput"] = part_throughput(base, work, sizes, total)
-        print_table(res["throughput"])
-        res["latency"] = part_latency(base, work, fr, warm_q, cold_q)
-        print_table(res["latency"])
-        res["compaction_dataset"] = "synthetic" if args.smoke else args.compact_dataset
-        res["compaction"] = part_compaction(big, work, changes, args.threads)
-        print(json.dumps(res["compaction"], indent=1))
+        if "throughput" in parts:
+            res["throughput"] = part_throughput(base, work, sizes, total)
+            print_table(res["throughput"])
+        if "latency" in parts:
+            res["latency"] = part_latency(base, work, fr, warm_q, cold_q)
+            print_table(res["latency"])
+        res["compaction_dataset"] = (
+            "synthetic" if args.smoke
+            else f"synthetic-{args.compact_synthetic}" if args.compact_synthetic
+            else args.compact_dataset
+        )
+        if "compaction" in parts:
+            res["compaction"] = part_compaction(big, work, changes, args.threads)
+            print(json.dumps(res["compaction"], indent=1))
         res["load_after"] = os.getloadavg()
         res["ru_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     finally:
@@ -327,6 +369,13 @@ def main() -> int:
     if args.smoke:
         assert all(r["bit_identical"] for r in res["latency"])
         assert res["compaction"]["same_edge_count"]
+    # One result file: parts run separately are merged into it.
+    out_old = Path(args.out) if args.out else RESULTS / "live.json"
+    if not args.smoke and out_old.exists():
+        old = json.loads(out_old.read_text())
+        for k in ("throughput", "latency", "compaction", "compaction_dataset"):
+            if k not in res and k in old:
+                res[k] = old[k]
     out = Path(args.out) if args.out else (
         Path(tempfile.mkdtemp(prefix="livebench-out-")) / "live.json"
         if args.smoke

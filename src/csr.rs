@@ -278,6 +278,13 @@ impl Graph {
     #[inline]
     pub fn prefetch_degree(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
+        if let Some(l) = self.live.as_deref() {
+            // The threshold of a changed row is in its tree leaf.
+            if (v as usize) < self.n {
+                l.prefetch_leaf(v, hinted);
+            }
+        }
+        #[cfg(unix)]
         if (v as usize) < self.hot.n {
             // SAFETY: v < n and indptr has n + 1 entries.
             let p = unsafe { self.hot.indptr.add(v as usize) };
@@ -309,6 +316,12 @@ impl Graph {
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]
     pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
+        #[cfg(unix)]
+        if let Some(l) = self.live.as_deref() {
+            if (v as usize) < self.n && l.prefetch_record(v, hinted) {
+                return;
+            }
+        }
         #[cfg(unix)]
         if let Ok((s, e)) = self.row(v) {
             if e > s {

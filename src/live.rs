@@ -308,6 +308,74 @@ impl Overlay {
         Ok((page[slot], f64::from_bits(page[slot + 1])))
     }
 
+    /// Read-ahead hint for the bytes `[off, off + len)` of the mapped log, unless every page
+    /// of it was hinted in this query (`hinted`, shared with the graph file's hints: log pages
+    /// are keyed with a high bit set).
+    #[cfg(unix)]
+    fn will_need(&self, off: u64, len: u64, hinted: &mut std::collections::HashSet<usize>) {
+        const LOG_PAGE: usize = 1 << 62;
+        if let Bytes::Map(m) = &self.data {
+            let end = off.saturating_add(len).min(self.end);
+            if off >= end {
+                return;
+            }
+            let (first, last) = (off / 4096, (end - 1) / 4096);
+            let mut fresh = last - first > 64;
+            if !fresh {
+                for page in first..=last {
+                    fresh |= hinted.insert(LOG_PAGE | page as usize);
+                }
+            }
+            if fresh {
+                let _ = m.advise_range(
+                    memmap2::Advice::WillNeed,
+                    off as usize,
+                    (end - off) as usize,
+                );
+            }
+        }
+    }
+
+    /// Hints the leaf entry of `v` (its threshold), walking only the inner pages.
+    #[cfg(unix)]
+    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut std::collections::HashSet<usize>) {
+        let mut off = self.trailer.root;
+        let mut level = self.trailer.depth - 1;
+        while level > 0 && off != 0 {
+            let Ok(page) = self.slice::<u64>(off, FANOUT as u64) else {
+                return;
+            };
+            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
+            level -= 1;
+        }
+        if off != 0 {
+            self.will_need(off + 16 * (v as u64 & (FANOUT as u64 - 1)), 16, hinted);
+        }
+    }
+
+    /// Hints `v`'s row record when it has one (returns whether it has).
+    #[cfg(unix)]
+    pub(crate) fn prefetch_record(
+        &self,
+        v: u32,
+        hinted: &mut std::collections::HashSet<usize>,
+    ) -> bool {
+        match self.leaf(v) {
+            Ok((off, strength)) if off != 0 => {
+                // The length is known on unweighted graphs (the leaf holds the degree);
+                // otherwise hint a page, which holds most rows.
+                let len = if self.header.weighted {
+                    4096
+                } else {
+                    (RECORD_HEADER_LEN as u64).saturating_add((strength as u64).saturating_mul(4))
+                };
+                self.will_need(off, len, hinted);
+                true
+            }
+            _ => false,
+        }
+    }
+
     #[inline]
     fn entry(&self, v: u32) -> Result<u64> {
         self.leaf(v).map(|e| e.0)
