@@ -354,12 +354,12 @@ def main() -> int:
         if "latency" in parts:
             res["latency"] = part_latency(base, work, fr, warm_q, cold_q)
             print_table(res["latency"])
-        res["compaction_dataset"] = (
-            "synthetic" if args.smoke
-            else f"synthetic-{args.compact_synthetic}" if args.compact_synthetic
-            else args.compact_dataset
-        )
         if "compaction" in parts:
+            res["compaction_dataset"] = (
+                "synthetic" if args.smoke
+                else f"synthetic-{args.compact_synthetic}" if args.compact_synthetic
+                else args.compact_dataset
+            )
             res["compaction"] = part_compaction(big, work, changes, args.threads)
             print(json.dumps(res["compaction"], indent=1))
         res["load_after"] = os.getloadavg()
@@ -376,6 +376,7 @@ def main() -> int:
         for k in ("throughput", "latency", "compaction", "compaction_dataset"):
             if k not in res and k in old:
                 res[k] = old[k]
+                res.setdefault("earlier_parts", {})[k] = old.get("machine", {})
     out = Path(args.out) if args.out else (
         Path(tempfile.mkdtemp(prefix="livebench-out-")) / "live.json"
         if args.smoke
