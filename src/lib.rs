@@ -17,6 +17,7 @@ pub mod ppr;
 pub mod reorder;
 pub mod smooth;
 pub mod text;
+pub mod webgraph;
 
 #[cfg(feature = "python")]
 mod python;

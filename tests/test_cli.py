@@ -5,33 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import run_cli as run
 from instant_embedding import cli
 from instant_embedding.export import read_embeddings
-
-
-def command() -> list[str]:
-    exe = shutil.which("instant-embedding")
-    if exe is None:  # not on PATH (e.g. a venv that is not activated): same entry point
-        venv_exe = os.path.join(os.path.dirname(sys.executable), "instant-embedding")
-        exe = venv_exe if os.path.exists(venv_exe) else None
-    return [exe] if exe else [sys.executable, "-m", "instant_embedding"]
-
-
-def run(*args: str, cwd=None, ok: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RAYON_NUM_THREADS="2")
-    p = subprocess.run(
-        command() + list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=120
-    )
-    if ok:
-        assert p.returncode == 0, p.stderr
-    return p
-
 
 EDGES = "# tiny graph\n0 1\n1 2\n2 0\n2 3\n3 4\n4 5\n5 3\n"
 

@@ -194,3 +194,18 @@ def convert_text(
     tmp_dir: str | None = None,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
+def convert_webgraph(
+    path: str,
+    output: str,
+    *,
+    properties: str | None = None,
+    directed: bool = False,
+    weighted: bool = False,
+    id_kind: str = "auto",
+    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    memory_limit: int | None = None,
+    tmp_dir: str | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...

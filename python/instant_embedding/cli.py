@@ -52,9 +52,12 @@ def _open_graph(spec: str, prefetch: bool = False) -> Any:
             with open(spec, "rb") as f:
                 head = f.read(8)
             if head != _GRAPH_MAGIC:
+                root, ext = os.path.splitext(spec)
+                # A WebGraph file has our extension: suggest another output name.
+                target = f"{root}-ie.graph" if ext == ".graph" else f"{root}.graph"
                 raise ValueError(
                     f"{spec} is not an instant-embedding graph file; convert it first: "
-                    f"instant-embedding convert {spec} {os.path.splitext(spec)[0]}.graph"
+                    f"instant-embedding convert {spec} {target}"
                 )
         return Graph.open(spec, prefetch=prefetch)
     if spec in BUILTIN_GRAPHS:
@@ -140,9 +143,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not inputs:
         raise ValueError("convert needs at least one input file")
     fmt = args.format
+    if fmt == "auto" and args.properties is not None:
+        fmt = "webgraph"
     if fmt == "auto":
         for p in inputs:
-            if not os.path.exists(p):
+            # A WebGraph basename names BASENAME.graph.
+            if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
                 raise FileNotFoundError(f"{p}: no such file or directory")
         fmt = detect_format(inputs[0])
     directed = args.directed
@@ -205,6 +211,7 @@ def _convert(
         self_loops=args.self_loops,
         merge=args.merge,
         var=args.var,
+        properties=args.properties,
         memory_limit=args.memory_limit,
         tmp_dir=args.tmp_dir,
         progress=_show_progress(args),
@@ -653,7 +660,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  instant-embedding convert edges.csv g.graph --src-col from --dst-col to "
         "--weight-col w\n"
         "  instant-embedding convert blogcatalog.mat blog.graph --var network\n"
-        "  instant-embedding convert shards/ g.graph   # directory of Parquet files",
+        "  instant-embedding convert shards/ g.graph   # directory of Parquet files\n"
+        "  instant-embedding convert cnr-2000.graph cnr.ie.graph   # WebGraph BV graph",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument(
@@ -740,6 +748,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--var",
         metavar="NAME",
         help=".mat variable (default: the only sparse matrix, e.g. 'network')",
+    )
+    c.add_argument(
+        "--properties",
+        metavar="PATH",
+        help="WebGraph input: its .properties file, when it is not BASENAME.properties "
+        "beside BASENAME.graph",
     )
     c.add_argument(
         "--self-loops",

@@ -58,7 +58,7 @@ PathLike = str | os.PathLike[str]
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3
 
 #: Input formats :func:`convert` understands.
-FORMATS = ("auto", "edgelist", "csv", "tsv", "parquet", "arrow", "mat", "bcsr", "npy")
+FORMATS = ("auto", "edgelist", "csv", "tsv", "parquet", "arrow", "mat", "bcsr", "npy", "webgraph")
 
 _INT64_MAX = np.iinfo(np.int64).max
 _CHUNK_EDGES = 1 << 20  # edges per chunk fed to the builder
@@ -1202,9 +1202,13 @@ def detect_format(path: PathLike) -> str:
     """The input format of ``path``: from its extension, else its first bytes, else text.
 
     Returns one of ``"edgelist"``, ``"csv"``, ``"tsv"``, ``"parquet"``, ``"arrow"``,
-    ``"mat"``, ``"bcsr"``, ``"npy"``. A directory is a Parquet (or Arrow) dataset.
+    ``"mat"``, ``"bcsr"``, ``"npy"``, ``"webgraph"``. A directory is a Parquet (or Arrow)
+    dataset. A WebGraph BV graph is named by its ``.properties`` file, its ``.graph`` file (one
+    without this library's magic, with a ``.properties`` file beside it) or its basename.
     """
     p = os.fspath(path)
+    if _webgraph_input(p):
+        return "webgraph"
     if os.path.isdir(p):
         files = _dataset_files(p)
         if any(f.endswith((".arrow", ".feather", ".ipc")) for f in files) and not any(
@@ -1225,10 +1229,33 @@ def detect_format(path: PathLike) -> str:
         head = f.read(8)
     if head.startswith(b"IEGRAPH\x00"):
         raise GraphFormatError(f"{p}: is already an instant-embedding graph file")
+    if ext == ".graph":
+        raise GraphFormatError(
+            f"{p}: not an instant-embedding graph file, and there is no "
+            f"{_root_name(p)}.properties beside it: if it is a WebGraph BV graph, give the "
+            "path of its .properties file"
+        )
     for magic, fmt in _MAGIC:
         if head.startswith(magic):
             return fmt
     return "edgelist"
+
+
+def _root_name(path: str) -> str:
+    """``path`` without its last extension."""
+    return os.path.splitext(path)[0]
+
+
+def _webgraph_input(p: str) -> bool:
+    """Whether ``p`` names a WebGraph BV graph (see :func:`detect_format`)."""
+    if p.endswith(".properties"):
+        return os.path.isfile(p)
+    if p.endswith(".graph"):
+        if not os.path.isfile(_root_name(p) + ".properties"):
+            return False
+        with open(p, "rb") as f:
+            return f.read(8) != b"IEGRAPH\x00"
+    return not os.path.exists(p) and os.path.isfile(p + ".graph")
 
 
 def _dataset_files(d: str) -> list[str]:
@@ -1259,6 +1286,7 @@ def convert(
     self_loops: str = "keep",
     merge: str = "sum",
     var: str | None = None,
+    properties: PathLike | None = None,
     memory_limit: int | str | None = None,
     tmp_dir: PathLike | None = None,
     progress: Any = False,
@@ -1276,9 +1304,11 @@ def convert(
     format : str, default "auto"
         One of ``"edgelist"`` (whitespace/TAB/comma separated text), ``"csv"``, ``"tsv"``,
         ``"parquet"``, ``"arrow"`` (IPC/Feather), ``"mat"`` (MATLAB), ``"bcsr"`` (VERSE
-        XGFS), ``"npy"`` (an int (k, 2) or (k, 3) edge array). "auto" uses the extension
-        (after a ``.gz``/``.bz2``/``.zst``/``.xz`` suffix), then the file's magic bytes, and
-        falls back to a text edge list.
+        XGFS), ``"npy"`` (an int (k, 2) or (k, 3) edge array), ``"webgraph"`` (a WebGraph
+        BV graph: ``BASENAME.graph`` + ``BASENAME.properties``, given as either file or the
+        basename; node ids are ``0..n-1``). "auto" uses the extension (after a
+        ``.gz``/``.bz2``/``.zst``/``.xz`` suffix), then the file's magic bytes, and falls back
+        to a text edge list.
     directed : bool or None, default False
         Whether edges are directed. For matrices (``.mat``, ``.bcsr``) None means: undirected
         if the matrix is symmetric, directed otherwise.
@@ -1312,6 +1342,9 @@ def convert(
     var : str, optional
         ``.mat`` variable holding the adjacency matrix; default: the only sparse matrix
         (e.g. ``network`` in BlogCatalog's file).
+    properties : path, optional
+        WebGraph input: the ``.properties`` file, when it is not ``BASENAME.properties``
+        beside ``BASENAME.graph``.
     memory_limit : int or str, optional
         Memory budget of the out-of-core builder, e.g. ``"2G"`` (default 2 GiB): edge buffers
         *and* the per-node structures (id map, counters, ``indptr``: about 16-40 bytes per
@@ -1355,6 +1388,7 @@ def convert(
         self_loops=self_loops,
         merge=merge,
         var=var,
+        properties=properties,
         memory_limit=memory_limit,
         tmp_dir=tmp_dir,
         progress=progress,
@@ -1377,8 +1411,11 @@ def convert_with_stats(
     )
     if not paths:
         raise ValueError("no input files given")
+    if kwargs.get("properties") is not None and fmt == "auto":
+        fmt = "webgraph"
     for p in paths:
-        if not os.path.exists(p):
+        # A WebGraph basename names BASENAME.graph.
+        if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
             raise FileNotFoundError(f"{p}: no such file or directory")
     out = _check_output(output, paths)
     if fmt == "auto":
@@ -1394,6 +1431,8 @@ def convert_with_stats(
         if os.path.isdir(p) and fmt not in ("parquet", "arrow"):
             raise IsADirectoryError(f"{p}: is a directory (only Parquet/Arrow datasets can be)")
     t0 = time.perf_counter()
+    if fmt != "webgraph" and kwargs.pop("properties", None) is not None:
+        raise ValueError(f"properties applies to webgraph input, not to {fmt} input")
     if fmt in ("edgelist", "csv", "tsv"):
         g, stats = _convert_text(paths, out, fmt, **kwargs)
     elif fmt in ("parquet", "arrow"):
@@ -1401,7 +1440,12 @@ def convert_with_stats(
     else:
         if len(paths) != 1:
             raise ValueError(f"format {fmt!r} takes exactly one input file, got {len(paths)}")
-        reader = {"mat": _convert_mat, "bcsr": _convert_bcsr, "npy": _convert_npy}[fmt]
+        reader = {
+            "mat": _convert_mat,
+            "bcsr": _convert_bcsr,
+            "npy": _convert_npy,
+            "webgraph": _convert_webgraph,
+        }[fmt]
         g, stats = reader(paths[0], out, **kwargs)
     stats["format"] = fmt
     stats["seconds"] = time.perf_counter() - t0
@@ -1523,6 +1567,61 @@ def _reject_text_options(opts: dict[str, Any], fmt: str) -> None:
     }
     if bad:
         raise ValueError(f"option(s) {', '.join(sorted(bad))} do not apply to {fmt} input")
+
+
+# ---------------------------------------------------------------------- WebGraph BV graphs
+def _convert_webgraph(
+    path: str,
+    out: str,
+    *,
+    directed: bool | None = False,
+    weighted: bool | None = None,
+    src_col: Any = None,
+    dst_col: Any = None,
+    weight_col: Any = None,
+    id_kind: str = "auto",
+    self_loops: str = "keep",
+    merge: str = "sum",
+    properties: PathLike | None = None,
+    memory_limit: Any = None,
+    tmp_dir: Any = None,
+    progress: Any = False,
+    **ignored: Any,
+) -> tuple[Graph, dict[str, Any]]:
+    """A BV graph, decoded in Rust by the ``webgraph`` crate into the out-of-core builder."""
+    _reject_text_options(ignored, "webgraph")
+    if any(c is not None for c in (src_col, dst_col, weight_col)):
+        raise ValueError("src_col, dst_col and weight_col do not apply to webgraph input")
+    if weighted:
+        raise ValueError("weighted=True: a WebGraph BV graph has no arc weights")
+    if id_kind == "str":
+        raise ValueError("id_kind='str' does not apply to webgraph input: its ids are 0..n-1")
+    if path.endswith(".graph"):
+        graph_file = path
+    elif path.endswith(".properties"):
+        graph_file = _root_name(path) + ".graph"
+    else:
+        graph_file = path + ".graph"
+    total = os.path.getsize(graph_file) if os.path.isfile(graph_file) else None
+    bar = _ConvertProgress(total, progress, "B")
+    try:
+        stats = _core.convert_webgraph(
+            path,
+            out,
+            properties=None if properties is None else os.fspath(properties),
+            directed=_directed_flag(directed, "webgraph"),
+            self_loops=self_loops,
+            merge=merge,
+            memory_limit=parse_size(memory_limit),
+            tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
+            progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+        )
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats = dict(stats)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["source_arcs"])
+    return g, stats
 
 
 # ---------------------------------------------------------------------- numpy edge arrays

@@ -605,6 +605,8 @@ class Graph:
             if all(type(x) is int and 0 <= x < n for x in nodes):
                 return np.array(nodes, dtype=np.uint32)
         kind, arr = _as_id_array(nodes, "nodes")
+        if len(arr) == 0:  # an empty list has no id kind: valid for every graph
+            return np.zeros(0, dtype=np.uint32)
         if kind == "str":
             if self.id_kind != "utf8":
                 raise NodeNotFoundError(

@@ -1,4 +1,5 @@
-//! Bindings of the out-of-core builder (`GraphBuilder`) and the text converter (`convert_text`).
+//! Bindings of the out-of-core builder (`GraphBuilder`) and the text and WebGraph converters
+//! (`convert_text`, `convert_webgraph`).
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use crate::external::{
 };
 use crate::reorder;
 use crate::text::{self, Delimiter, TextOptions, TextStats};
+use crate::webgraph::{self, WebGraphFiles};
 
 enum State {
     Open(Box<ExternalBuilder>),
@@ -404,6 +406,50 @@ pub fn convert_text<'py>(
         text::convert_text(&inputs, &output, &text, &build, Some(hook))
     })?;
     stats_dict(py, &b, Some(&t))
+}
+
+/// Converts a WebGraph BV graph (`path`: its basename, `.graph` or `.properties` file) to a
+/// graph file (see `webgraph.rs`); the build options are those of `convert_text`. Returns
+/// statistics.
+#[pyfunction]
+#[pyo3(signature = (path, output, *, properties=None, directed=false, weighted=false,
+                    id_kind="auto", num_nodes=None, self_loops="keep", merge="sum",
+                    memory_limit=None, tmp_dir=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn convert_webgraph<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    output: PathBuf,
+    properties: Option<PathBuf>,
+    directed: bool,
+    weighted: bool,
+    id_kind: &str,
+    num_nodes: Option<u64>,
+    self_loops: &str,
+    merge: &str,
+    memory_limit: Option<u64>,
+    tmp_dir: Option<PathBuf>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let build = build_options(
+        directed,
+        weighted,
+        id_kind,
+        num_nodes,
+        self_loops,
+        merge,
+        memory_limit,
+        tmp_dir,
+    )?;
+    let files = WebGraphFiles::resolve(&path, properties.as_deref());
+    let (b, w) = with_progress(py, progress, move |hook| {
+        webgraph::convert_webgraph(&files, &output, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", w.input_bytes)?;
+    d.set_item("source_nodes", w.nodes)?;
+    d.set_item("source_arcs", w.arcs)?;
+    Ok(d)
 }
 
 /// Writes a copy of `graph` with its nodes renumbered for locality (see `reorder.rs`); returns

@@ -513,6 +513,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_class::<live::PyLiveWriter>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
