@@ -13,6 +13,8 @@ pub mod external;
 pub mod format;
 pub mod hashing;
 pub mod json;
+pub mod live;
+pub mod livelog;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;

@@ -70,3 +70,13 @@ fn corpus_push_params() {
     });
     assert!(n > 0, "no corpus file decodes to an input");
 }
+
+#[test]
+fn corpus_change_log() {
+    let n = replay("change_log", |b| {
+        ie_fuzz::decode::<ie_fuzz::ChangeLogInput>(b)
+            .map(ie_fuzz::change_log)
+            .is_some()
+    });
+    assert!(n > 0, "no corpus file decodes to an input");
+}

@@ -120,6 +120,46 @@ pub fn base_graphs() -> &'static [Vec<u8>] {
     })
 }
 
+/// Valid change logs of `base_graphs()[0..3]`, each with three commits (created nodes,
+/// removals, a hub): `(index of the base graph, log bytes)`. Written once through the real
+/// writer in a temporary directory.
+pub fn valid_logs() -> &'static [(usize, Vec<u8>)] {
+    use instant_embedding::live::{log_path, Ids, LiveWriter};
+    static LOGS: OnceLock<Vec<(usize, Vec<u8>)>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut out = Vec::new();
+        for (k, base) in base_graphs().iter().enumerate().take(3) {
+            let path = dir.path().join(format!("b{k}.graph"));
+            std::fs::write(&path, base).expect("write base graph");
+            let mut w = LiveWriter::open(&path, None, false).expect("writer");
+            let g = w.snapshot();
+            let ids = |v: &[i64]| match g.id_kind() {
+                instant_embedding::format::IdKind::Utf8 => {
+                    Ids::Str(v.iter().map(|x| format!("new{x}")).collect())
+                }
+                _ => Ids::Int(v.to_vec()),
+            };
+            let w3 = [0.5f32, 2.0, 1.25];
+            let wts = |n: usize| g.weighted().then_some(&w3[..n]);
+            w.add_edges(&ids(&[1, 13, 14]), &ids(&[15, 2, 13]), wts(3))
+                .expect("add");
+            w.commit().expect("commit");
+            w.remove_edges(&ids(&[1, 3]), &ids(&[15, 4]))
+                .expect("remove");
+            w.add_edges(&ids(&[16, 1]), &ids(&[1, 16]), wts(2))
+                .expect("add");
+            w.commit().expect("commit");
+            w.add_edges(&ids(&[5, 5, 5]), &ids(&[17, 18, 19]), wts(3))
+                .expect("add");
+            w.commit().expect("commit");
+            drop(w);
+            out.push((k, std::fs::read(log_path(&path)).expect("read log")));
+        }
+        out
+    })
+}
+
 /// Calls every read accessor on every node (and two past the end), a standard and a lazy push
 /// and an embedding per node, id lookups and `validate`, checking the oracle's contract.
 pub fn touch_everything(g: &Graph) {
@@ -422,5 +462,78 @@ pub fn push_params(inp: PushInput) {
         let mut out = vec![0f32; ecfg.dim];
         embed_one(&g, seed, &ecfg, &mut out).expect("embed on a valid graph");
         assert!(out.iter().all(|x| x.is_finite()));
+    }
+}
+
+/// One edit of a change log (`change_log`).
+#[derive(Arbitrary, Debug)]
+pub enum LogEdit {
+    Byte { at: u16, value: u8 },
+    U32 { at: u16, value: u32 },
+    U64 { at: u16, value: u64 },
+    Truncate { at: u16 },
+    Extend { bytes: Vec<u8> },
+    Copy { from: u16, to: u16, len: u8 },
+}
+
+/// Input of `change_log`: which valid log, whether to forge its checksums, the edits.
+#[derive(Arbitrary, Debug)]
+pub struct ChangeLogInput {
+    pub which: u8,
+    pub forge: bool,
+    pub edits: Vec<LogEdit>,
+}
+
+/// The change log of a live graph (`GRAPH.live`): edits to one of three valid logs (byte and
+/// word overwrites, truncation, extension, copies), tried as they are or with every checksum
+/// forged so they reach the structural checks. `read_log` must return or fail cleanly; a log
+/// that attaches to its graph must be safe to query, and once it validates, every in-range
+/// query must succeed (`touch_everything`). The same kind of mutations run without nightly in
+/// `tests/live_graphs.rs` (`mutated_logs_never_crash_and_validated_ones_answer_queries`).
+pub fn change_log(inp: ChangeLogInput) {
+    use instant_embedding::live::with_log_bytes;
+    use instant_embedding::livelog::{forge_checksums, read_log};
+    let logs = valid_logs();
+    let (base, log) = &logs[inp.which as usize % logs.len()];
+    let mut m = log.clone();
+    for e in inp.edits.iter().take(8) {
+        let len = m.len();
+        if len == 0 {
+            break;
+        }
+        match e {
+            LogEdit::Byte { at, value } => m[*at as usize % len] = *value,
+            LogEdit::U32 { at, value } => {
+                let i = (*at as usize % len) & !3;
+                if i + 4 <= len {
+                    m[i..i + 4].copy_from_slice(&value.to_le_bytes());
+                }
+            }
+            LogEdit::U64 { at, value } => {
+                let i = (*at as usize % len) & !7;
+                if i + 8 <= len {
+                    m[i..i + 8].copy_from_slice(&value.to_le_bytes());
+                }
+            }
+            LogEdit::Truncate { at } => m.truncate(*at as usize % len),
+            LogEdit::Extend { bytes } => m.extend_from_slice(bytes),
+            LogEdit::Copy { from, to, len: l } => {
+                let (f, t, l) = (*from as usize % len, *to as usize % len, *l as usize);
+                if f + l <= len && t + l <= len {
+                    let chunk = m[f..f + l].to_vec();
+                    m[t..t + l].copy_from_slice(&chunk);
+                }
+            }
+        }
+    }
+    if inp.forge {
+        forge_checksums(&mut m);
+    }
+    if let Err(e) = read_log(&m) {
+        assert!(!e.to_string().is_empty(), "error without a message");
+    }
+    let g = from_bytes(&base_graphs()[*base]).expect("valid base graph");
+    if let Ok(live) = with_log_bytes(g, &m) {
+        touch_everything(&live);
     }
 }

@@ -294,7 +294,8 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
 
     The cache is keyed by the absolute path and the file's identity (device, inode, size,
     modification time): one ``stat`` per call detects a file replaced at the same path (e.g. by
-    :meth:`Graph.save`, which renames a new file into place), which is then reopened. At most
+    :meth:`Graph.save`, which renames a new file into place), which is then reopened, and
+    :meth:`Graph.refresh` picks up newer commits of a live graph's change log. At most
     8 graphs stay open per process (least recently used are dropped). Thread-safe.
 
     Parameters
@@ -322,6 +323,7 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
         hit = _graphs.get(key)
         if hit is not None and hit[0] == ident:
             _graphs.move_to_end(key)
+            hit[1].refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
             return hit[1]
         g = Graph.open(key)
         _graphs[key] = (ident, g)

@@ -1,4 +1,5 @@
-"""The ``instant-embedding`` command line: ``convert``, ``embed``, ``info`` and ``demo``.
+"""The ``instant-embedding`` command line: ``convert``, ``embed``, ``info``, ``update``,
+``compact``, ``reorder`` and ``demo``.
 
 Flag names follow node2vec and PecanPy (``--input``, ``--output``, ``--dimensions``,
 ``--workers``, ``--weighted``, ``--directed``, ``--delimiter``). Errors print one line
@@ -294,6 +295,106 @@ def cmd_reorder(args: argparse.Namespace) -> int:
     return 0
 
 
+# ====================================================================== update / compact
+def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
+    """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
+    ids of ``graph``'s kind.
+
+    The file goes through the converter (one call; a reader returning edge arrays can replace
+    it here) into a temporary graph file with ``graph``'s direction, so that every format,
+    compression and column option of ``convert`` works. Duplicate edges in the file are
+    merged there by ``--merge`` (as conversion does), self-loops are kept.
+    """
+    import tempfile
+
+    from .readers import convert
+
+    id_kind = "str" if graph.id_kind == "utf8" else "int"
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
+        g = convert(
+            path,
+            os.path.join(d, "edges.graph"),
+            format=args.format,
+            directed=graph.directed,
+            weighted=weighted,
+            delimiter=args.delimiter,
+            src_col=_column(args.src_col),
+            dst_col=_column(args.dst_col),
+            weight_col=_column(args.weight_col) if weighted else None,
+            id_kind=id_kind,
+            merge=args.merge or "sum",
+        )
+        return _edges_of(g, weighted and g.weighted)
+
+
+def _edges_of(g: Any, weighted: bool) -> Any:
+    """Every edge of ``g`` once (undirected: ``u <= v`` by internal index) as id arrays."""
+    src, dst, wts = [], [], []
+    for v in range(g.num_nodes):
+        nb, w = g._g.neighbors(v)
+        keep = np.ones(len(nb), dtype=bool) if g.directed else nb >= v
+        dst.append(nb[keep])
+        src.append(np.full(int(keep.sum()), v, dtype=np.uint32))
+        if weighted:
+            wts.append(w[keep])
+    s = np.concatenate(src) if src else np.zeros(0, np.uint32)
+    t = np.concatenate(dst) if dst else np.zeros(0, np.uint32)
+    w = np.concatenate(wts) if weighted and wts else None
+    return g.ids(s), g.ids(t), w
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from .graph import Graph
+
+    if not args.add and not args.remove:
+        raise ValueError("nothing to do: give --add FILE and/or --remove FILE")
+    g = Graph.open(args.graph, writable=True, merge=args.merge)
+    try:
+        t0 = time.perf_counter()
+        before = g.num_nodes, g.num_edges
+        added = removed = existed = 0
+        with g.batch():
+            for f in args.add or []:
+                s, d, w = read_edge_file(f, g, args, g.weighted)
+                g.add_edges(s, d, w)
+                added += len(s)
+            for f in args.remove or []:
+                s, d, _ = read_edge_file(f, g, args, False)
+                existed += g.remove_edges(s, d)
+                removed += len(s)
+        info = g.log_info() or {}
+        _note(
+            args,
+            f"{args.graph}: {added:,} edges added, {existed:,} of {removed:,} removed "
+            f"({g.num_nodes - before[0]:+,} nodes, {g.num_edges - before[1]:+,} edges) in one "
+            f"commit ({info.get('commits', 0):,} in the log, "
+            f"{_fmt_bytes(info.get('bytes', 0))}); {_fmt_seconds(time.perf_counter() - t0)}",
+        )
+    finally:
+        g.close()
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from .graph import Graph
+
+    g = Graph.open(args.graph, writable=True)
+    try:
+        info = g.log_info() or {}
+        t0 = time.perf_counter()
+        g.compact(threads=args.threads)
+        _note(
+            args,
+            f"{args.graph}: folded {info.get('commits', 0):,} commits "
+            f"({_fmt_bytes(info.get('bytes', 0))} of log) into a new file of "
+            f"{_fmt_bytes(os.path.getsize(args.graph))} in "
+            f"{_fmt_seconds(time.perf_counter() - t0)}",
+        )
+    finally:
+        g.close()
+    return 0
+
+
 # ====================================================================== embed
 def cmd_embed(args: argparse.Namespace) -> int:
     from .embedding import EmbeddingConfig, InstantEmbedding
@@ -380,6 +481,7 @@ def graph_info(
         "id_kind": g.id_kind,
         "permuted": g.permuted,
         "file_bytes": os.path.getsize(g.path) if g.path else None,
+        "log": g.log_info() if hasattr(g, "log_info") else None,
     }
     zero = int(np.count_nonzero(deg == 0))
     info["degree"] = {
@@ -457,6 +559,14 @@ def cmd_info(args: argparse.Namespace) -> int:
     ]
     if info["file_bytes"] is not None:
         lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
+    log = info.get("log")
+    if log is not None:
+        lines.append(
+            f"change log   {log['commits']:,} commits: {log['adds']:,} adds, "
+            f"{log['removes']:,} removes; {log['new_nodes']:,} new nodes, "
+            f"{log['changed_nodes']:,} rows in the log; {_fmt_bytes(log['bytes'])} "
+            f"(merge={log['merge']}; `compact` folds it into the file)"
+        )
     zero_key = "zero_out_degree" if "zero_out_degree" in d else "isolated"
     lines.append(
         f"{d['kind']:<12} min {d['min']:,}  mean {d['mean']:,.2f}  median {d['median']:,.1f}  "
@@ -875,6 +985,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=cmd_info)
+
+    # ---- update
+    u = sub.add_parser(
+        "update",
+        parents=[common],
+        help="add and remove edges of a graph file in place (one durable commit)",
+        description="Add the edges of --add files and remove those of --remove files, in "
+        "one atomic, durable commit to GRAPH's change log (GRAPH.live). Unknown ids become "
+        "new nodes. Files are read like `convert` input (any format). Embeddings of the "
+        "result are bit-identical to those of a graph rebuilt from the final edge list. "
+        "See docs/LIVE.md.",
+    )
+    u.add_argument("graph", metavar="GRAPH", help="graph file")
+    u.add_argument("--add", action="append", metavar="FILE", help="edges to add (repeatable)")
+    u.add_argument(
+        "--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"
+    )
+    u.add_argument(
+        "--format", default="auto", choices=IN_FORMATS, help="input format"
+    )
+    u.add_argument("--delimiter", default=None, help="text field separator")
+    u.add_argument("--src-col", default=None, help="source column (index or name)")
+    u.add_argument("--dst-col", default=None, help="destination column (index or name)")
+    u.add_argument("--weight-col", default=None, help="weight column (weighted graphs)")
+    u.add_argument(
+        "--merge",
+        choices=("sum", "max"),
+        default=None,
+        help="weights of an edge added again: sum or max (fixed when the log is created; "
+        "default sum)",
+    )
+    u.set_defaults(func=cmd_update)
+
+    # ---- compact
+    k = sub.add_parser(
+        "compact",
+        parents=[common],
+        help="fold a graph file's change log into a new file (atomically)",
+        description="Write GRAPH with its change log (GRAPH.live) folded in, replace it "
+        "atomically and start an empty log. The graph does not change.",
+    )
+    k.add_argument("graph", metavar="GRAPH", help="graph file")
+    k.add_argument("-t", "--threads", type=int, default=None, help="threads (default: all CPUs)")
+    k.set_defaults(func=cmd_compact)
 
     # ---- demo
     m = sub.add_parser(

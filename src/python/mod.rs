@@ -4,6 +4,7 @@
 mod config;
 mod convert;
 mod errors;
+mod live;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,9 +42,29 @@ impl PyGraph {
     #[staticmethod]
     #[pyo3(signature = (path, prefetch=false))]
     fn open(py: Python<'_>, path: PathBuf, prefetch: bool) -> PyResult<Self> {
-        let mut g = py.detach(|| Graph::open(&path)).py_err()?;
-        g.set_prefetch(prefetch);
+        let g = py.detach(|| crate::live::open(&path, prefetch)).py_err()?;
         Ok(PyGraph { inner: Arc::new(g) })
+    }
+
+    /// A newer snapshot of this graph's file and change log, or None when nothing changed.
+    fn refreshed(&self, py: Python<'_>) -> PyResult<Option<PyGraph>> {
+        let g = self.inner.clone();
+        let fresh = py.detach(move || crate::live::refreshed(&g)).py_err()?;
+        Ok(fresh.map(|g| PyGraph { inner: Arc::new(g) }))
+    }
+
+    /// Facts about the change log this snapshot shows, or None when the file has none.
+    fn log_info(&self) -> Option<std::collections::HashMap<&'static str, u64>> {
+        self.inner
+            .log_state()
+            .filter(|s| s.info.exists)
+            .map(|s| live::info_dict(&s.info))
+    }
+
+    /// Nodes of the graph file alone (without those its change log created).
+    #[getter]
+    fn base_num_nodes(&self) -> usize {
+        self.inner.base_num_nodes()
     }
 
     /// Whether pushes send read-ahead hints for this mapping (`Graph.open(prefetch=True)`).
@@ -455,6 +476,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_class::<PyEmbeddingConfig>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
+    m.add_class::<live::PyLiveWriter>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
