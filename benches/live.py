@@ -56,7 +56,7 @@ from _common import (  # noqa: E402
 
 def synthetic_file(path: Path, n: int, m: int, seed: int, work: Path) -> None:
     """Like :func:`synthetic`, built out of core from an ``.npy`` edge array (large sizes)."""
-    from instant_embedding.convert import convert
+    from instant_embedding.readers import convert
 
     rng = np.random.default_rng(seed)
     src = (rng.pareto(1.5, m) * n / 50).astype(np.int64) % n
@@ -235,7 +235,7 @@ def part_latency(
 CHILD = r"""
 import sys, time, json
 import instant_embedding as ie
-from instant_embedding.convert import convert
+from instant_embedding.readers import convert
 what, path = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 if what == "compact":

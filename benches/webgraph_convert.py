@@ -67,7 +67,7 @@ from _common import (  # noqa: E402
 def child(argv: list[str]) -> None:
     """Converts in this process and prints one JSON line."""
     from instant_embedding import _core
-    from instant_embedding.convert import convert_with_stats, parse_size
+    from instant_embedding.readers import convert_with_stats, parse_size
 
     method, src, out, props, directed, loops, mem, num_nodes = argv
     kwargs: dict[str, Any] = {"directed": directed == "1", "self_loops": loops}
@@ -107,7 +107,7 @@ def run_child(*argv: str) -> dict[str, Any]:
 
 def smoke_inputs(tmp: Path) -> dict[str, Any]:
     """The test fixture and an undirected edge list of the same graph, written from it."""
-    from instant_embedding.convert import convert
+    from instant_embedding.readers import convert
 
     base = REPO / "tests" / "data" / "webgraph" / "tiny"
     g = convert(str(base), tmp / "directed.graph", directed=True)

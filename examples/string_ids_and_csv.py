@@ -16,7 +16,7 @@ from importlib import resources
 
 import instant_embedding as ie
 import numpy as np
-from instant_embedding.convert import convert
+from instant_embedding.readers import convert
 
 
 def write_csv(path: str) -> int:

@@ -458,6 +458,7 @@ pub fn push_params(inp: PushInput) {
             seed: inp.eps_bits,
             ppr: cfg,
             value: if inp.value_p { Value::P } else { Value::PPlusR },
+            smooth: 0,
         };
         let mut out = vec![0f32; ecfg.dim];
         embed_one(&g, seed, &ecfg, &mut out).expect("embed on a valid graph");

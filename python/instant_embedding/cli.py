@@ -318,6 +318,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
             directed=graph.directed,
             weighted=weighted,
             delimiter=args.delimiter,
+            header=args.header,
             src_col=_column(args.src_col),
             dst_col=_column(args.dst_col),
             weight_col=_column(args.weight_col) if weighted else None,
@@ -1003,9 +1004,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"
     )
     u.add_argument(
-        "--format", default="auto", choices=IN_FORMATS, help="input format"
+        "--format", default="auto", choices=("auto", *in_formats()), help="input format"
     )
     u.add_argument("--delimiter", default=None, help="text field separator")
+    u.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
+    )
     u.add_argument("--src-col", default=None, help="source column (index or name)")
     u.add_argument("--dst-col", default=None, help="destination column (index or name)")
     u.add_argument("--weight-col", default=None, help="weight column (weighted graphs)")
