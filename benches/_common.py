@@ -50,8 +50,8 @@ PAPER_NAMES = {
 
 # --------------------------------------------------------------------------- locations
 def shared_dir() -> Path | None:
-    """The shared folder: ``$IE_SHARED``, else ``../shared`` beside the repo, else /work/shared."""
-    cands = [os.environ.get("IE_SHARED"), REPO.parent / "shared", "/work/shared"]
+    """The shared data folder: ``$IE_SHARED``, else ``../shared`` beside the repository."""
+    cands = [os.environ.get("IE_SHARED"), REPO.parent / "shared"]
     for c in cands:
         if c and Path(c, "datasets").is_dir():
             return Path(c)
@@ -328,6 +328,12 @@ def machine_info() -> dict[str, Any]:
         "instant_embedding": version,
         "commit": _git_commit(),
     }
+
+
+def repo_relative(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the repository when inside it (results never record local paths)."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:

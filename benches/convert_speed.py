@@ -4,12 +4,12 @@ One run
 
 1. generates a seeded synthetic undirected edge list as text (``u<TAB>v`` lines, int64 ids with
    gaps, power-law-ish degrees, no self loops, some duplicate and reversed edges) of --edges
-   lines in a scratch directory (default ``/work/scratch/convbench``, else the system temp
-   folder; never inside the repository) and deletes it at the end (unless --keep);
+   lines in a scratch directory (default ``convbench`` in the system temp folder, or
+   --scratch; never inside the repository) and deletes it at the end (unless --keep);
 2. converts it, each method in a fresh subprocess whose peak RSS is the kernel's ``ru_maxrss``
    of that child (``os.wait4``):
 
-   - ``ours-<limit>``: ``instant_embedding.convert.convert_with_stats(in, out,
+   - ``ours-<limit>``: ``instant_embedding.readers.convert_with_stats(in, out,
      memory_limit=<limit>, tmp_dir=<scratch>)`` (what ``instant-embedding convert in out
      --memory-limit <limit> --quiet`` runs), for each --memory-limit (default 1G and 256M).
      Reports the builder's ``peak_tmp_bytes`` (spill files) and the output file size.
@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, RESULTS, machine_info, print_table, write_json  # noqa: E402
 
 PEERS = ("pandas-pyarrow", "pyarrow", "pandas-c")
-DEFAULT_SCRATCH = Path("/work/scratch/convbench")
+DEFAULT_SCRATCH = Path(tempfile.gettempdir()) / "convbench"
 
 
 # --------------------------------------------------------------------------- sizes
@@ -133,7 +133,7 @@ def _vm(field: str) -> int:
 
 
 def child_ours(inp: str, out: str, limit: str, tmp_dir: str) -> dict[str, Any]:
-    from instant_embedding.convert import convert_with_stats
+    from instant_embedding.readers import convert_with_stats
 
     base_rss = _vm("VmRSS")
     t0 = time.perf_counter()
@@ -433,7 +433,7 @@ def main() -> int:
         skipped_peers, peers = peers, []
     peer_rlimit = None
     if args.peer_rlimit:
-        from instant_embedding.convert import parse_size
+        from instant_embedding.readers import parse_size
 
         peer_rlimit = parse_size(args.peer_rlimit)
 
@@ -577,7 +577,7 @@ def main() -> int:
             f"~{extra['hours']:.2f} h at the measured rate, temp disk ~"
             f"{human(extra['peak_tmp_bytes'])}, output ~{human(extra['out_bytes'])}, "
             f"RAM: measured peak RSS {human(extra['peak_rss_bytes'])} at {edges:,} edges "
-            "(private memory also grows with the node count: see docs/CONVERT_SPEED.md)"
+            "(private memory also grows with the node count: see docs/BENCHMARKS.md, Conversion)"
         )
     print(f"load before: {load_before}\nload after:  {load_after}")
 

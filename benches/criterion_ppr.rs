@@ -91,6 +91,7 @@ fn bench(c: &mut Criterion) {
             seed: 0,
             value: Value::PPlusR,
             ppr: cfg,
+            ..EmbedConfig::default()
         };
         let mut out = vec![0f32; 512];
         let mut i = 0usize;

@@ -1,13 +1,13 @@
 """The paper's Figure 2 for us: per-node time and memory against |E| (log-log).
 
-Reads ``benches/results/speed.json`` (``speed.py latency``; add more files for the synthetic
-graphs) and plots, at one setting (default d=512, eps=1e-5, the paper's), the median warm and
-cold time of one node's embedding and the memory one query adds, against the graph's number of
-undirected edges, with the paper's InstantEmbedding per-node times at the paper's graph sizes
-(``results.json``) for reference.
+Reads ``benches/results/speed.json`` and ``speed_billion.json`` (``speed.py latency``; pass
+other files to plot them instead) and plots, at one setting (default d=512, eps=1e-5, the
+paper's), the median warm and cold time of one node's embedding and the memory one query adds,
+against the graph's number of undirected edges, with the paper's InstantEmbedding per-node
+times at the paper's graph sizes (``results.json``) for reference.
 
     python benches/plot_fig2.py [--dim 512] [--eps 1e-5] [--out docs/fig2_speed.png] \
-        [benches/results/speed.json benches/results/speed_synthetic.json ...]
+        [benches/results/speed.json benches/results/speed_billion.json ...]
 
 matplotlib is a benchmark-only dependency (benches/requirements.txt).
 """
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eps", type=float, default=1e-5)
     ap.add_argument("--out", type=Path, default=C.REPO / "docs" / "fig2_speed.png")
     args = ap.parse_args(argv)
-    inputs = args.inputs or sorted(C.RESULTS.glob("speed*.json"))
+    inputs = args.inputs or [C.RESULTS / "speed.json", C.RESULTS / "speed_billion.json"]
     rows = load_rows(inputs, args.dim, args.eps)
     if not rows:
         sys.exit(f"no rows at d={args.dim}, eps={args.eps} in {[str(p) for p in inputs]}")

@@ -56,8 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import _quality_peers as P  # noqa: E402
 
-# Label fraction per data set: the paper's 10% for BlogCatalog and PPI (REPORT.md: the PPI
-# table's first column, headed "1%", is reproduced by 10% of the labelled nodes).
+# Label fraction per data set: the paper's 10% for BlogCatalog and PPI (the paper's PPI table
+# heads its first column "1%"; 10% of the labelled nodes is what reproduces it).
 FRACTIONS = {"blogcatalog": 0.1, "ppi_homo_sapiens_lcc": 0.1, "cora": 0.1, "pubmed": 0.1}
 PAPER_KEY = {"blogcatalog": ("Blogcatalog", "10.00%"), "ppi_homo_sapiens_lcc": ("PPI", "1.00%")}
 OPS = ("hadamard", "dot", "cosine", "l1", "l2", "average")
@@ -459,7 +459,7 @@ def task_umap(data: Data, args: argparse.Namespace, out: Results, path: Path) ->
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    out.add({"task": "umap", "dataset": data.name, "png": str(path), "umap_s": secs})
+    out.add({"task": "umap", "dataset": data.name, "png": C.repo_relative(path), "umap_s": secs})
     out.save()
     print(f"wrote {path}")
 
@@ -574,8 +574,10 @@ def main(argv: list[str] | None = None) -> None:
         args.methods = [m for m in args.methods if m.startswith("ie-") or _importable(m)]
         args.lp_max_edges = 100
     os.environ.setdefault("RAYON_NUM_THREADS", "2")
-    meta = {"machine": C.machine_info(), "command": " ".join([sys.executable, *sys.argv]),
-            "threads": 2, "args": {k: v for k, v in vars(args).items()}}
+    meta = {"machine": C.machine_info(), "command": " ".join(["python benches/quality.py", *argv]),
+            "threads": 2,
+            "args": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
+                     for k, v in vars(args).items()}}
     out = Results(args.out, meta, merge=not args.no_merge and not args.smoke)
     for name in args.datasets:
         data = smoke_dataset() if name == "smoke" else load_dataset(name)

@@ -1,6 +1,6 @@
 """Speed benchmark: per-node latency and memory, and all-node throughput against peers.
 
-Two modes (issue 5):
+Two modes:
 
 ``latency`` (default)
     For each graph, d in --dims, eps in --eps: the wall time of one
@@ -199,8 +199,7 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     try:
         from instant_embedding import _core
 
-        st = [_core.ppr_stats(g._g, int(i), model.alpha, model.eps, model.variant)
-              for i in idx[:100]]
+        st = [_core.ppr_stats(g._g, int(i), model.config) for i in idx[:100]]
         for k in ("pushes", "touched", "support", "heap_bytes"):
             out[f"{k}_median"] = float(np.median([x[k] for x in st]))
     except (ImportError, AttributeError, TypeError):
@@ -674,7 +673,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "throughput":
             args.peers = [p for p in args.peers if p in ("ours", "numba")]
     if args.out is None:
-        stem = "speed" if args.mode == "latency" else "throughput"
+        stem = "throughput" if args.mode == "throughput" else (
+            "speed_reorder" if args.reorder else "speed"
+        )
         # Smoke results are not figures: they go to the ignored cache, not benches/results.
         args.out = (C.cache_dir() / f"{stem}_smoke.json") if args.smoke else (
             C.RESULTS / f"{stem}.json"
@@ -689,7 +690,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         "wall_s": round(time.time() - t0, 1),
-        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "config": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
+                   for k, v in vars(args).items()},
         **res,
     }
     print()

@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         seed: 0,
         value,
         ppr: cfg,
+        ..EmbedConfig::default()
     };
     let mut out = vec![0f32; dim];
     let mut best = f64::INFINITY;

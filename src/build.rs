@@ -518,8 +518,22 @@ pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
     f.commit()
 }
 
-/// Saves a graph (in memory or mapped) to `target` atomically.
+/// Saves a graph (in memory or mapped) to `target` atomically. A live graph is written with
+/// its change log folded in (as `compact` writes it).
 pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
+    if graph.is_live() {
+        let order: Vec<u32> = (0..graph.num_nodes() as u32).collect();
+        let pool = crate::embed::pool(1)?;
+        let mut stats = crate::reorder::ReorderStats::default();
+        return crate::reorder::write_permuted(
+            graph,
+            &order,
+            target.as_ref(),
+            &pool,
+            None,
+            &mut stats,
+        );
+    }
     write_atomic(target, graph.image())
 }
 

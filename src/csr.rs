@@ -19,6 +19,7 @@ use memmap2::Mmap;
 use crate::error::{Error, Result};
 use crate::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
 use crate::hashing::fnv1a64;
+use crate::live::{LogState, Overlay};
 
 enum Backing {
     Mmap(Mmap),
@@ -61,6 +62,13 @@ pub struct Graph {
     hash_keys: OnceLock<std::result::Result<Box<[u64]>, String>>,
     /// Keys hashed by projections on this graph so far (decides when that table pays).
     keyed: AtomicU64,
+    /// Node count: the base file's, plus the nodes its change log created.
+    n: usize,
+    /// The change log's rows and ids, when it changes anything (see `live.rs`); None reads
+    /// the base file alone, through the same code as a graph without a log.
+    live: Option<Box<Overlay>>,
+    /// Which change log (if any) and which commit of it this snapshot shows.
+    log: Option<LogState>,
 }
 
 /// Raw pointers to the sections the push reads per arc, so the hot loop does not re-derive
@@ -77,6 +85,9 @@ struct Hot {
 // sharing `&[u8]`.
 unsafe impl Send for Graph {}
 unsafe impl Sync for Graph {}
+
+/// A row as `live_row` returns it: neighbours and weights (empty on unweighted graphs).
+type LiveRow<'a> = (&'a [u32], &'a [f32]);
 
 /// A node's external id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,8 +121,15 @@ macro_rules! section_view {
 }
 
 impl Graph {
-    /// Memory-maps a graph file. Cost O(1) in the graph size: only the header is read and checked.
+    /// Memory-maps a graph file and, when there is one, its change log (`PATH.live`, see
+    /// `live.rs`). Cost O(1) in the graph and log sizes: only the headers and the newest commit
+    /// record are read and checked.
     pub fn open(path: impl AsRef<Path>) -> Result<Graph> {
+        crate::live::open(path.as_ref(), false)
+    }
+
+    /// Memory-maps a graph file alone, ignoring any change log.
+    pub fn open_base(path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
         // Opening a FIFO blocks until a writer appears: refuse anything but a regular file or a
         // directory (reported below) before opening it.
@@ -135,6 +153,24 @@ impl Graph {
             ));
         }
         let len = meta.len();
+        {
+            // Another format (a WebGraph `.graph`, an edge list...): say which, and what to do.
+            use std::io::Read;
+            let mut head = Vec::with_capacity(64);
+            (&file)
+                .take(64)
+                .read_to_end(&mut head)
+                .map_err(|e| Error::io(path, e))?;
+            let magic = &crate::format::MAGIC;
+            let foreign = if head.len() >= 8 {
+                head[..8] != magic[..]
+            } else {
+                !magic.starts_with(&head) // a truncated graph file starts with the magic
+            };
+            if foreign {
+                return Err(Error::format(crate::format::not_a_graph_file(path, &head)));
+            }
+        }
         if len < HEADER_LEN as u64 {
             let mut head = Vec::new();
             use std::io::Read;
@@ -186,6 +222,7 @@ impl Graph {
     }
 
     fn assemble(backing: Backing, header: Header, path: Option<PathBuf>) -> Graph {
+        let n = header.num_nodes as usize;
         let mut g = Graph {
             backing,
             header,
@@ -201,6 +238,9 @@ impl Graph {
             work: AtomicU64::new(0),
             hash_keys: OnceLock::new(),
             keyed: AtomicU64::new(0),
+            n,
+            live: None,
+            log: None,
         };
         g.hot = Hot {
             indptr: g.indptr().as_ptr(),
@@ -256,6 +296,13 @@ impl Graph {
     #[inline]
     pub fn prefetch_degree(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
+        if let Some(l) = self.live.as_deref() {
+            // The threshold of a changed row is in its tree leaf.
+            if (v as usize) < self.n {
+                l.prefetch_leaf(v, hinted);
+            }
+        }
+        #[cfg(unix)]
         if (v as usize) < self.hot.n {
             // SAFETY: v < n and indptr has n + 1 entries.
             let p = unsafe { self.hot.indptr.add(v as usize) };
@@ -287,6 +334,12 @@ impl Graph {
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]
     pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
+        #[cfg(unix)]
+        if let Some(l) = self.live.as_deref() {
+            if (v as usize) < self.n && l.prefetch_record(v, hinted) {
+                return;
+            }
+        }
         #[cfg(unix)]
         if let Ok((s, e)) = self.row(v) {
             if e > s {
@@ -338,13 +391,25 @@ impl Graph {
     }
     #[inline]
     pub fn num_nodes(&self) -> usize {
-        self.header.num_nodes as usize
+        self.n
+    }
+    /// Nodes of the base file (without those its change log created).
+    #[inline]
+    pub fn base_num_nodes(&self) -> usize {
+        self.hot.n
     }
     pub fn num_arcs(&self) -> u64 {
-        self.header.num_arcs
+        match &self.live {
+            Some(l) => l.trailer.num_arcs,
+            None => self.header.num_arcs,
+        }
     }
     pub fn num_edges(&self) -> u64 {
-        self.header.num_edges
+        match &self.live {
+            Some(l) if self.header.directed => l.trailer.num_arcs,
+            Some(l) => (l.trailer.num_arcs + l.trailer.self_loops) / 2,
+            None => self.header.num_edges,
+        }
     }
     pub fn directed(&self) -> bool {
         self.header.directed
@@ -356,6 +421,24 @@ impl Graph {
         self.header.id_kind
     }
 
+    /// Whether rows are read through a change log (see `live.rs`).
+    #[inline]
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+    pub(crate) fn overlay(&self) -> Option<&Overlay> {
+        self.live.as_deref()
+    }
+    /// The change log this snapshot was opened with (None for in-memory graphs).
+    pub fn log_state(&self) -> Option<&LogState> {
+        self.log.as_ref()
+    }
+    pub(crate) fn set_log(&mut self, overlay: Option<Box<Overlay>>, state: LogState) {
+        self.n = overlay.as_ref().map_or(self.hot.n, |o| o.num_nodes());
+        self.live = overlay;
+        self.log = Some(state);
+    }
+
     #[inline]
     fn check_node(&self, v: u32) -> Result<()> {
         if (v as usize) < self.num_nodes() {
@@ -363,12 +446,12 @@ impl Graph {
         } else {
             Err(Error::NodeIndexOutOfRange {
                 index: u64::from(v),
-                num_nodes: self.header.num_nodes,
+                num_nodes: self.n as u64,
             })
         }
     }
 
-    /// Bounds-checked row range of node `v` in `indices`.
+    /// Bounds-checked row range of node `v` in the base file's `indices`.
     #[inline(always)]
     fn row(&self, v: u32) -> Result<(usize, usize)> {
         let h = &self.hot;
@@ -387,7 +470,7 @@ impl Graph {
     fn out_of_range(&self, v: u32) -> Error {
         Error::NodeIndexOutOfRange {
             index: u64::from(v),
-            num_nodes: self.header.num_nodes,
+            num_nodes: self.n as u64,
         }
     }
 
@@ -395,9 +478,39 @@ impl Graph {
     /// `neighbors_checked` or check each id before using it as an index.
     #[inline(always)]
     pub fn neighbors(&self, v: u32) -> Result<&[u32]> {
+        self.neighbors_in::<true>(v)
+    }
+
+    /// `neighbors`, reading the change log only when `LIVE`: the push is compiled once per
+    /// case, so a graph without a log runs exactly the code it ran before logs existed.
+    #[inline(always)]
+    pub(crate) fn neighbors_in<const LIVE: bool>(&self, v: u32) -> Result<&[u32]> {
+        if LIVE {
+            if let Some(l) = self.live.as_deref() {
+                return self.live_row(l, v).map(|r| r.0);
+            }
+        }
         let (s, e) = self.row(v)?;
         // SAFETY: s <= e <= m = len(indices), checked by `row`.
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
+    }
+
+    /// `v`'s row from the log, the base file (unchanged nodes) or empty (created nodes
+    /// without arcs).
+    #[inline]
+    fn live_row<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<LiveRow<'a>> {
+        if v as usize >= self.n {
+            return Err(self.out_of_range(v));
+        }
+        if let Some(r) = l.record(v)? {
+            return Ok((r.nbrs, r.wts));
+        }
+        if v < l.base_n() {
+            let nb = self.neighbors_in::<false>(v)?;
+            let w = self.weights_in::<false>(v)?.unwrap_or(&[]);
+            return Ok((nb, w));
+        }
+        Ok((&[], &[]))
     }
 
     /// Out-neighbours of `v`, each checked to be `< n`.
@@ -415,8 +528,19 @@ impl Graph {
     /// Edge weights of `v`'s out-arcs (weighted graphs only).
     #[inline]
     pub fn weights(&self, v: u32) -> Result<Option<&[f32]>> {
+        self.weights_in::<true>(v)
+    }
+
+    /// `weights`, reading the change log only when `LIVE` (see `neighbors_in`).
+    #[inline(always)]
+    pub(crate) fn weights_in<const LIVE: bool>(&self, v: u32) -> Result<Option<&[f32]>> {
         if !self.header.weighted {
             return Ok(None);
+        }
+        if LIVE {
+            if let Some(l) = self.live.as_deref() {
+                return self.live_row(l, v).map(|r| Some(r.1));
+            }
         }
         let (s, e) = self.row(v)?;
         Ok(Some(&self.weights_all()[s..e]))
@@ -425,6 +549,9 @@ impl Graph {
     /// Out-degree (number of out-arcs) of `v`.
     #[inline(always)]
     pub fn degree(&self, v: u32) -> Result<u64> {
+        if let Some(l) = self.live.as_deref() {
+            return self.live_row(l, v).map(|r| r.0.len() as u64);
+        }
         let (s, e) = self.row(v)?;
         Ok((e - s) as u64)
     }
@@ -432,8 +559,33 @@ impl Graph {
     /// Weighted out-degree (sum of out-arc weights); the plain degree for unweighted graphs.
     #[inline(always)]
     pub fn strength(&self, v: u32) -> Result<f64> {
+        self.strength_in::<true>(v)
+    }
+
+    /// `strength`, reading the change log only when `LIVE` (see `neighbors_in`).
+    #[inline(always)]
+    pub(crate) fn strength_in<const LIVE: bool>(&self, v: u32) -> Result<f64> {
+        if LIVE {
+            if let Some(l) = self.live.as_deref() {
+                if v as usize >= self.n {
+                    return Err(self.out_of_range(v));
+                }
+                // From the tree's leaf (no read of the row itself: a threshold lookup of a
+                // cold query costs no extra page).
+                return match l.strength(v)? {
+                    Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
+                        "corrupted strength at node {v}: {s}"
+                    ))),
+                    Some(s) => Ok(s),
+                    None if v < l.base_n() => self.strength_in::<false>(v),
+                    None => Ok(0.0),
+                };
+            }
+        }
         if self.header.weighted {
-            self.check_node(v)?;
+            if v as usize >= self.hot.n {
+                return Err(self.out_of_range(v));
+            }
             let s = self.strength_all()[v as usize];
             if !(s.is_finite() && s >= 0.0) {
                 return Err(Error::format(format!(
@@ -442,7 +594,8 @@ impl Graph {
             }
             Ok(s)
         } else {
-            Ok(self.degree(v)? as f64)
+            let (s, e) = self.row(v)?;
+            Ok((e - s) as f64)
         }
     }
 
@@ -519,7 +672,10 @@ impl Graph {
 
     /// External id of internal node `v`.
     pub fn node_id(&self, v: u32) -> Result<NodeId<'_>> {
-        self.check_node(v)?;
+        if v as usize >= self.hot.n {
+            self.check_node(v)?;
+            return self.new_node_id(v);
+        }
         match self.header.id_kind {
             IdKind::Implicit => Ok(NodeId::Int(i64::from(v))),
             IdKind::Int64 => Ok(NodeId::Int(self.ids_words()[v as usize] as i64)),
@@ -527,6 +683,27 @@ impl Graph {
         }
     }
 
+    /// The hash key of a node created by the change log, or the out-of-range error.
+    #[cold]
+    #[inline(never)]
+    fn new_hash_key(&self, v: u32) -> Result<u64> {
+        self.check_node(v)?;
+        Ok(match self.new_node_id(v)? {
+            NodeId::Int(i) => i as u64,
+            NodeId::Str(s) => fnv1a64(s.as_bytes()),
+        })
+    }
+
+    /// The id of a node created by the change log (`base n <= v < n`).
+    #[cold]
+    fn new_node_id(&self, v: u32) -> Result<NodeId<'_>> {
+        match self.live.as_deref() {
+            Some(l) => l.new_id(v, self.header.id_kind),
+            None => Err(self.out_of_range(v)),
+        }
+    }
+
+    /// The string id of base node `v` (`v < base n`).
     fn str_id(&self, v: u32) -> Result<&str> {
         let offs = self.ids_words();
         let (s, e) = (offs[v as usize], offs[v as usize + 1]);
@@ -543,7 +720,12 @@ impl Graph {
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     #[inline]
     pub fn hash_key(&self, v: u32) -> Result<u64> {
-        self.check_node(v)?;
+        // One compare against the file's node count: the range check of a graph without a
+        // log, and the branch to the log's ids otherwise (kept out of line so that this stays
+        // small enough to inline into the projection loop).
+        if v as usize >= self.hot.n {
+            return self.new_hash_key(v);
+        }
         match self.header.id_kind {
             IdKind::Implicit => Ok(u64::from(v)),
             IdKind::Int64 => Ok(self.ids_words()[v as usize]),
@@ -552,17 +734,23 @@ impl Graph {
     }
 
     /// Internal index of the int id `id`, by binary search over `id_index` (O(log n), no
-    /// in-memory map so opening stays O(1)).
+    /// in-memory map so opening stays O(1)), then over the change log's created ids.
     pub fn lookup_int(&self, id: i64) -> Result<Option<u32>> {
         match self.header.id_kind {
-            IdKind::Implicit => Ok(if id >= 0 && (id as u64) < self.header.num_nodes {
+            IdKind::Implicit => Ok(if id >= 0 && (id as u64) < self.n as u64 {
                 Some(id as u32)
             } else {
                 None
             }),
             IdKind::Int64 => {
                 let ids = self.ids_words();
-                self.search(|v| (ids[v as usize] as i64).cmp(&id))
+                match self.search(|v| (ids[v as usize] as i64).cmp(&id))? {
+                    Some(v) => Ok(Some(v)),
+                    None => match self.live.as_deref() {
+                        Some(l) => l.lookup_int(id),
+                        None => Ok(None),
+                    },
+                }
             }
             IdKind::Utf8 => Ok(None),
         }
@@ -580,18 +768,23 @@ impl Graph {
                         Ordering::Equal
                     }
                 })?;
-                match err {
-                    Some(e) => Err(e),
-                    None => Ok(r),
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                match (r, self.live.as_deref()) {
+                    (Some(v), _) => Ok(Some(v)),
+                    (None, Some(l)) => l.lookup_str(id),
+                    (None, None) => Ok(None),
                 }
             }
             _ => Ok(None),
         }
     }
 
+    /// Binary search of the base file's `id_index`.
     fn search(&self, mut cmp: impl FnMut(u32) -> Ordering) -> Result<Option<u32>> {
         let idx = self.id_index();
-        let n = self.num_nodes() as u32;
+        let n = self.hot.n as u32;
         let (mut lo, mut hi) = (0usize, idx.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -613,21 +806,96 @@ impl Graph {
     /// All int ids in internal order (None for string-id graphs).
     pub fn int_ids(&self) -> Option<Vec<i64>> {
         match self.header.id_kind {
-            IdKind::Implicit => Some((0..self.header.num_nodes as i64).collect()),
-            IdKind::Int64 => Some(self.ids_words().iter().map(|&w| w as i64).collect()),
+            IdKind::Implicit => Some((0..self.n as i64).collect()),
+            IdKind::Int64 => {
+                let mut ids: Vec<i64> = self.ids_words().iter().map(|&w| w as i64).collect();
+                for v in self.hot.n..self.n {
+                    // Created ids were checked when the graph was opened only for their
+                    // bounds; a corrupted one reads as 0 here and fails `validate`.
+                    ids.push(match self.node_id(v as u32) {
+                        Ok(NodeId::Int(i)) => i,
+                        _ => 0,
+                    });
+                }
+                Some(ids)
+            }
             IdKind::Utf8 => None,
         }
     }
 
+    /// The int id of node `v` (int64 and implicit ids).
+    pub(crate) fn int_id(&self, v: u32) -> Result<i64> {
+        match self.node_id(v)? {
+            NodeId::Int(i) => Ok(i),
+            NodeId::Str(_) => Err(Error::input("this graph has string ids")),
+        }
+    }
+
+    /// The string id of node `v` (utf8 ids).
+    pub(crate) fn string_id(&self, v: u32) -> Result<&str> {
+        match self.node_id(v)? {
+            NodeId::Str(s) => Ok(s),
+            NodeId::Int(_) => Err(Error::input("this graph has integer ids")),
+        }
+    }
+
+    /// Total bytes of the string ids (base and created).
+    pub(crate) fn id_bytes_len(&self) -> Result<u64> {
+        let mut total = self.id_bytes().len() as u64;
+        if self.header.id_kind == IdKind::Utf8 {
+            for v in self.hot.n..self.n {
+                total += self.string_id(v as u32)?.len() as u64;
+            }
+        }
+        Ok(total)
+    }
+
     // ---------------------------------------------------------------- full validation
 
-    /// `rank[v]`: the position of `v`'s external id in id order (the inverse of `id_index`).
-    /// For an unpermuted file this is the identity. O(n) time and 4n bytes.
-    pub fn id_ranks(&self) -> Result<Vec<u32>> {
+    /// Every node in id order (internal indices sorted by external id): the base file's
+    /// `id_index` merged with the change log's created nodes. O(n) time and 4n bytes.
+    pub fn id_order(&self) -> Result<Vec<u32>> {
         let n = self.num_nodes();
         if self.header.id_kind == IdKind::Implicit {
             return Ok((0..n as u32).collect());
         }
+        let base = self.id_index();
+        let Some(l) = self.live.as_deref() else {
+            return Ok(base.to_vec());
+        };
+        let created = l.new_nodes_by_id(self.header.id_kind)?;
+        let mut out = Vec::with_capacity(n);
+        let (mut i, mut j) = (0, 0);
+        while i < base.len() || j < created.len() {
+            let take_base = if i == base.len() {
+                false
+            } else if j == created.len() {
+                true
+            } else {
+                let (a, b) = (base[i], created[j]);
+                if a as usize >= self.hot.n {
+                    return Err(Error::format("id_index is not a permutation of the nodes"));
+                }
+                match (self.node_id(a)?, self.node_id(b)?) {
+                    (NodeId::Int(x), NodeId::Int(y)) => x < y,
+                    (NodeId::Str(x), NodeId::Str(y)) => x.as_bytes() < y.as_bytes(),
+                    _ => true,
+                }
+            };
+            if take_base {
+                out.push(base[i]);
+                i += 1;
+            } else {
+                out.push(created[j]);
+                j += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `id_ranks` of the base file alone.
+    fn base_ranks(&self) -> Result<Vec<u32>> {
+        let n = self.hot.n;
         let mut rank = vec![u32::MAX; n];
         for (k, &v) in self.id_index().iter().enumerate() {
             if v as usize >= n || rank[v as usize] != u32::MAX {
@@ -638,12 +906,34 @@ impl Graph {
         Ok(rank)
     }
 
-    /// Whether internal indices differ from id order (a renumbered file, see `reorder.rs`).
-    pub fn permuted(&self) -> bool {
-        self.header.permuted
+    /// `rank[v]`: the position of `v`'s external id in id order (the inverse of `id_order`).
+    /// For an unpermuted file this is the identity. O(n) time and 4n bytes.
+    pub fn id_ranks(&self) -> Result<Vec<u32>> {
+        let n = self.num_nodes();
+        if self.header.id_kind == IdKind::Implicit {
+            return Ok((0..n as u32).collect());
+        }
+        let mut rank = vec![u32::MAX; n];
+        for (k, &v) in self.id_order()?.iter().enumerate() {
+            if v as usize >= n || rank[v as usize] != u32::MAX {
+                return Err(Error::format("id_index is not a permutation of the nodes"));
+            }
+            rank[v as usize] = k as u32;
+        }
+        Ok(rank)
     }
 
-    /// Checks every section's checksum (reads the whole file once, sequentially).
+    /// Whether internal indices differ from id order (a renumbered file, see `reorder.rs`, or
+    /// a change log that created nodes with ids below existing ones).
+    pub fn permuted(&self) -> bool {
+        match &self.live {
+            Some(l) => l.trailer.permuted(),
+            None => self.header.permuted,
+        }
+    }
+
+    /// Checks every section's checksum (reads the whole file once, sequentially), and every
+    /// commit's checksum in the change log.
     pub fn verify_checksums(&self) -> Result<()> {
         let bytes = self.backing.bytes();
         for (i, s) in self.header.sections.iter().enumerate() {
@@ -655,13 +945,33 @@ impl Graph {
                 )));
             }
         }
+        if let Some(l) = self.live.as_deref() {
+            l.verify()?;
+        }
         Ok(())
     }
 
-    /// Full O(n + m) check of every invariant and checksum. Returns the first problem found.
+    /// Full check of every invariant and checksum: O(n + m) for the graph file; for a live
+    /// graph also the whole change log, its operations replayed against the rows it stores
+    /// (see `live.rs`). Returns the first problem found.
     pub fn validate(&self) -> Result<()> {
-        self.verify_checksums()?;
-        let n = self.num_nodes();
+        self.validate_base()?;
+        crate::live::validate_log(self)
+    }
+
+    /// Full O(n + m) check of the graph file's invariants and checksums.
+    fn validate_base(&self) -> Result<()> {
+        let bytes = self.backing.bytes();
+        for (i, s) in self.header.sections.iter().enumerate() {
+            let data = &bytes[s.offset as usize..(s.offset + s.len) as usize];
+            if checksum(data) != s.checksum {
+                return Err(Error::format(format!(
+                    "checksum mismatch in section {} (file corrupted)",
+                    SECTION_NAMES[i]
+                )));
+            }
+        }
+        let n = self.hot.n;
         let ip = self.indptr();
         let idx = self.indices();
         for v in 0..n {
@@ -671,7 +981,7 @@ impl Graph {
         }
         // Rows are sorted by internal index, or, in a permuted file, by the rank of the id.
         let rank = if self.header.permuted {
-            Some(self.id_ranks()?)
+            Some(self.base_ranks()?)
         } else {
             None
         };

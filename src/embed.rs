@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+pub use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
 use crate::hashing::SignedHasher;
-use crate::ppr::{push, PprConfig, Workspace};
+use crate::ppr::{push, Workspace};
 
-pub const DEFAULT_DIM: usize = 512;
-pub const DEFAULT_SEED: u64 = 0;
+pub const DEFAULT_DIM: usize = EmbeddingConfig::DEFAULT.dim;
+pub const DEFAULT_SEED: u64 = EmbeddingConfig::DEFAULT.seed;
 /// Largest accepted embedding dimension (keeps `dim` * rows allocations sane).
 pub const MAX_DIM: usize = 1 << 20;
 
@@ -27,17 +28,28 @@ pub const MAX_DIM: usize = 1 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Value {
     /// `p + r`: the estimate plus the residual the push left behind (default; see docs/SPEC.md
-    /// and docs/BENCHMARKS.md for why).
+    /// and docs/QUALITY.md for why).
     PPlusR,
     /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
     P,
     /// `p + r/2` over every touched node, transformed by `ln(1 + x n)` instead of
     /// `max(ln(x n), 0)`: better on BlogCatalog, PPI and PubMed, slightly worse on Cora, and
-    /// ~3x more projected terms (docs/QUALITY.md, "Beyond the paper").
+    /// more projected terms (docs/QUALITY.md).
     Log1p,
 }
 
 impl Value {
+    /// Every value's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["p+r", "p", "log1p"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Value::PPlusR => "p+r",
+            Value::P => "p",
+            Value::Log1p => "log1p",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<Value> {
         match s {
             "p+r" => Ok(Value::PPlusR),
@@ -50,36 +62,8 @@ impl Value {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub struct EmbedConfig {
-    pub dim: usize,
-    pub seed: u64,
-    pub value: Value,
-    pub ppr: PprConfig,
-}
-
-impl Default for EmbedConfig {
-    fn default() -> Self {
-        EmbedConfig {
-            dim: DEFAULT_DIM,
-            seed: DEFAULT_SEED,
-            value: Value::PPlusR,
-            ppr: PprConfig::default(),
-        }
-    }
-}
-
-impl EmbedConfig {
-    pub fn validate(&self) -> Result<()> {
-        if self.dim == 0 || self.dim > MAX_DIM {
-            return Err(Error::param(format!(
-                "dim must satisfy 1 <= dim <= {MAX_DIM}, got {}",
-                self.dim
-            )));
-        }
-        self.ppr.validate()
-    }
-}
+/// The short name used throughout the kernel.
+pub type EmbedConfig = EmbeddingConfig;
 
 struct Scratch {
     ws: Workspace,
@@ -236,7 +220,11 @@ fn fixed_point(v: f64) -> i64 {
 }
 
 /// Embeds `nodes` (internal indices) into a row-major `nodes.len() x dim` matrix, in parallel
-/// on `pool` (or serially when `pool` is None).
+/// on `pool` (or serially when `pool` is None), smoothed by `cfg.smooth` steps (docs/SPEC.md
+/// §2b): the rows of the nodes within `cfg.smooth` hops are embedded first, then averaged
+/// towards `nodes` one hop per step; when `nodes` is every node in order, each step is one
+/// sparse product over the whole graph. Row `i` depends only on `nodes[i]`, so the result is
+/// the same for any thread count or split of `nodes`.
 pub fn embed_nodes(
     graph: &Graph,
     nodes: &[u32],
@@ -244,6 +232,21 @@ pub fn embed_nodes(
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
     cfg.validate()?;
+    if cfg.smooth == 0 {
+        return embed_rows(graph, nodes, cfg, pool);
+    }
+    let plan = crate::smooth::Plan::new(graph, nodes, cfg.smooth)?;
+    let rows = embed_rows(graph, &plan.base_nodes(), cfg, pool)?;
+    plan.apply(graph, rows, cfg.dim, pool)
+}
+
+/// The unsmoothed rows (docs/SPEC.md §2) of `nodes`.
+fn embed_rows(
+    graph: &Graph,
+    nodes: &[u32],
+    cfg: &EmbedConfig,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<f32>> {
     let d = cfg.dim;
     let total = nodes
         .len()
@@ -333,17 +336,10 @@ pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 
 #[cfg(test)]
 mod tests {
-    /// Python-visible signature defaults are literals (so `inspect.signature` shows numbers);
-    /// they must equal the kernel's constants.
-    #[test]
-    fn binding_literal_defaults_match_kernel_constants() {
-        assert_eq!(crate::ppr::DEFAULT_MAX_TOUCHED, 50_000_000);
-    }
-
     use super::*;
     use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
     use crate::hashing::splitmix64;
-    use crate::ppr::sort_by_node;
+    use crate::ppr::{sort_by_node, PprConfig};
 
     /// The support filter's cut-off `x > fl(1/n)` (embed_one) never drops a node whose term
     /// `ln(x n)` is positive: at and just below the cut-off, the term is <= 0.
@@ -471,5 +467,47 @@ mod tests {
         assert!(fresh.hash_keys().unwrap().is_none());
         assert_eq!(first, again);
         assert_eq!(&again[..32], &one[..]);
+    }
+
+    /// Smoothing in the kernel: a node's smoothed row is the same whether it is embedded alone,
+    /// in any subset (duplicates included), on any number of threads, or with every node (the
+    /// whole-graph plan); and smoothing changes the rows.
+    #[test]
+    fn smoothed_rows_are_the_same_for_any_subset_threads_or_the_whole_graph() {
+        let n = 300u32;
+        for ids in [
+            IdTable::Implicit,
+            IdTable::Str((0..n).map(|i| format!("v{i}")).collect()),
+        ] {
+            let g = chord_ring(n, ids);
+            let d = 16;
+            let cfg = EmbedConfig {
+                dim: d,
+                smooth: 2,
+                ppr: PprConfig {
+                    eps: 1e-3,
+                    ..PprConfig::default()
+                },
+                ..EmbedConfig::default()
+            };
+            let all: Vec<u32> = (0..n).collect();
+            let whole = embed_nodes(&g, &all, &cfg, None).unwrap();
+            assert_ne!(
+                whole,
+                embed_nodes(&g, &all, &cfg.unsmoothed(), None).unwrap()
+            );
+            let pool = pool(3).unwrap();
+            assert_eq!(whole, embed_nodes(&g, &all, &cfg, Some(&pool)).unwrap());
+            let reversed: Vec<u32> = all.iter().rev().copied().collect();
+            for pick in [vec![5u32], vec![7, 7, 299, 0], reversed] {
+                for p in [None, Some(&*pool)] {
+                    let got = embed_nodes(&g, &pick, &cfg, p).unwrap();
+                    for (i, &v) in pick.iter().enumerate() {
+                        let v = v as usize;
+                        assert_eq!(got[i * d..(i + 1) * d], whole[v * d..(v + 1) * d]);
+                    }
+                }
+            }
+        }
     }
 }

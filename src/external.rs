@@ -977,6 +977,40 @@ impl ExternalBuilder {
         self.push_index(s, d, w)
     }
 
+    /// Adds a node with an int id and no edges (isolated unless edges name it later).
+    pub fn push_node_int(&mut self, id: i64) -> Result<()> {
+        let p = self.int_index(id)?;
+        self.note_node(p);
+        Ok(())
+    }
+
+    /// Adds a node with a string id and no edges.
+    pub fn push_node_str(&mut self, id: &str) -> Result<()> {
+        let p = self.str_index(id)?;
+        self.note_node(p);
+        Ok(())
+    }
+
+    fn note_node(&mut self, p: u32) {
+        if p as usize >= self.counts.len() {
+            self.grow_counts(p as usize);
+        }
+        self.p_hi = self.p_hi.max(u64::from(p) + 1);
+    }
+
+    /// Whether a string id was given to this builder (false for int-id builders).
+    pub fn has_str_id(&self, id: &[u8]) -> bool {
+        match &self.ids {
+            Ids::Str(s) => {
+                let StrIds { offs, bytes, table } = s;
+                table
+                    .find(xxh3_64(id), |&p| StrIds::slice(offs, bytes, p) == id)
+                    .is_some()
+            }
+            _ => false,
+        }
+    }
+
     fn check_batch(&self, len_s: usize, len_d: usize, weights: Option<usize>) -> Result<()> {
         if len_s != len_d {
             return Err(Error::input(format!(

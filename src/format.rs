@@ -302,6 +302,70 @@ impl Header {
     }
 }
 
+/// The `.properties` file of a WebGraph BV graph at `path` (`NAME.graph` next to
+/// `NAME.properties`), if there is one.
+pub fn webgraph_properties(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    if path.extension()? != "graph" {
+        return None;
+    }
+    let p = path.with_extension("properties");
+    p.is_file().then_some(p)
+}
+
+/// What a file that is not a graph file looks like, from its first bytes, and what to do: the
+/// message of a graph open that meets another format.
+pub fn not_a_graph_file(path: &std::path::Path, head: &[u8]) -> String {
+    let name = path.display();
+    let what = if let Some(props) = webgraph_properties(path) {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy())
+            .unwrap_or_default();
+        return format!(
+            "{name} is a WebGraph BV graph ({} is beside it), not an instant-embedding graph \
+             file: convert it first, e.g. instant_embedding.convert({:?}, \"{stem}-ie.graph\")",
+            props.display(),
+            name.to_string()
+        );
+    } else if head.starts_with(b"PAR1") {
+        "a Parquet file"
+    } else if head.starts_with(b"ARROW1") {
+        "an Arrow IPC file"
+    } else if head.starts_with(b"\x93NUMPY") {
+        "a .npy array"
+    } else if head.starts_with(b"MATLAB") {
+        "a MATLAB file"
+    } else if head.starts_with(b"XGFS") {
+        "a VERSE .bcsr file"
+    } else if [
+        &b"\x1f\x8b"[..],
+        b"BZh",
+        b"\x28\xb5\x2f\xfd",
+        b"\xfd7zXZ\x00",
+    ]
+    .iter()
+    .any(|m| head.starts_with(m))
+    {
+        "compressed data"
+    } else if head
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(head)
+        .iter()
+        .find(|c| !c.is_ascii_whitespace())
+        .is_some_and(|&c| c == b'{' || c == b'[')
+    {
+        "JSON"
+    } else if !head.is_empty() && !head.contains(&0) {
+        "text (an edge list?)"
+    } else {
+        return format!("{name}: not an instant-embedding graph file (bad magic)");
+    };
+    format!(
+        "{name} is {what}, not an instant-embedding graph file (bad magic): convert it first \
+         with instant_embedding.convert"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

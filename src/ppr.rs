@@ -6,18 +6,19 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
-pub const DEFAULT_ALPHA: f64 = 0.15;
+pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
 /// Push threshold: a node `w` is pushed while `r[w] > eps * max(deg(w), 1)`.
-pub const DEFAULT_EPS: f64 = 1e-5;
+pub const DEFAULT_EPS: f64 = EmbeddingConfig::DEFAULT.ppr.eps;
 /// Smallest accepted teleport probability. A push costs O(1 / (alpha * eps)); below this (and
 /// certainly once `1 - alpha` rounds to 1.0) one query would run for hours or forever.
 pub const MIN_ALPHA: f64 = 1e-6;
 /// Default cap on the nodes one query may touch (guards memory on huge graphs).
-pub const DEFAULT_MAX_TOUCHED: usize = 50_000_000;
+pub const DEFAULT_MAX_TOUCHED: usize = EmbeddingConfig::DEFAULT.ppr.max_touched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
@@ -28,6 +29,9 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// Every variant's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["standard", "lazy"];
+
     pub fn parse(s: &str) -> Result<Variant> {
         match s {
             "standard" => Ok(Variant::Standard),
@@ -45,7 +49,8 @@ impl Variant {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+/// The push's settings: the part of [`EmbeddingConfig`] that `push` reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PprConfig {
     pub alpha: f64,
     pub eps: f64,
@@ -56,12 +61,7 @@ pub struct PprConfig {
 
 impl Default for PprConfig {
     fn default() -> Self {
-        PprConfig {
-            alpha: DEFAULT_ALPHA,
-            eps: DEFAULT_EPS,
-            variant: Variant::Standard,
-            max_touched: DEFAULT_MAX_TOUCHED,
-        }
+        EmbeddingConfig::DEFAULT.ppr
     }
 }
 
@@ -175,14 +175,14 @@ impl Thresholds for FromTable<'_> {
 }
 
 /// Each lookup reads (and checks) the row or the stored strength: graphs too large for an
-/// O(n) table per process.
-struct FromFile<'a>(&'a Graph);
+/// O(n) table per process. `LIVE`: through the change log (see `Graph::neighbors_in`).
+struct FromFile<'a, const LIVE: bool>(&'a Graph);
 
-impl Thresholds for FromFile<'_> {
+impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const SKIP_BELOW_EPS: bool = true;
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
-        Ok(self.0.strength(u)?.max(1.0))
+        Ok(self.0.strength_in::<LIVE>(u)?.max(1.0))
     }
 }
 
@@ -612,6 +612,20 @@ pub fn sort_by_node(v: &mut Vec<(u32, f64)>, buf: &mut Vec<(u32, f64)>) {
 /// Invariant at termination: every touched node has `r[w] <= eps * max(deg(w), 1)`, which for
 /// undirected graphs bounds the error by `|pi_j - p_j| <= eps * deg(j)`.
 pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Result<()> {
+    // Compiled twice: a graph without a change log runs the loop that reads the file alone.
+    if graph.is_live() {
+        push_rows::<true>(graph, seed, cfg, ws)
+    } else {
+        push_rows::<false>(graph, seed, cfg, ws)
+    }
+}
+
+fn push_rows<const LIVE: bool>(
+    graph: &Graph,
+    seed: u32,
+    cfg: &PprConfig,
+    ws: &mut Workspace,
+) -> Result<()> {
     ws.clear();
     let n = graph.num_nodes();
     if seed as usize >= n {
@@ -624,7 +638,7 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
     ws.pushes = if ws.use_dense {
         ws.dense.prepare(n);
         match graph.floor_strengths()? {
-            Some(table) => push_dispatch(
+            Some(table) => push_dispatch::<_, _, LIVE>(
                 graph,
                 seed,
                 cfg,
@@ -634,11 +648,11 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
                 &mut ws.pending,
                 &mut ws.hinted,
             )?,
-            None => push_dispatch(
+            None => push_dispatch::<_, _, LIVE>(
                 graph,
                 seed,
                 cfg,
-                &FromFile(graph),
+                &FromFile::<LIVE>(graph),
                 &mut ws.dense,
                 &mut ws.queue,
                 &mut ws.pending,
@@ -646,11 +660,11 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
             )?,
         }
     } else {
-        push_dispatch(
+        push_dispatch::<_, _, LIVE>(
             graph,
             seed,
             cfg,
-            &FromFile(graph),
+            &FromFile::<LIVE>(graph),
             &mut ws.hash,
             &mut ws.queue,
             &mut ws.pending,
@@ -664,7 +678,7 @@ pub fn push(graph: &Graph, seed: u32, cfg: &PprConfig, ws: &mut Workspace) -> Re
 /// The plain push, or the read-ahead one for files opened with `prefetch` (same results).
 // The workspace's parts are passed separately so the store can be borrowed beside them.
 #[allow(clippy::too_many_arguments)]
-fn push_dispatch<S: Store, T: Thresholds>(
+fn push_dispatch<S: Store, T: Thresholds, const LIVE: bool>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
@@ -675,9 +689,9 @@ fn push_dispatch<S: Store, T: Thresholds>(
     hinted: &mut HashSet<usize>,
 ) -> Result<u64> {
     if graph.prefetch() {
-        push_pipelined(graph, seed, cfg, thr, store, pending, hinted)
+        push_pipelined::<S, T, LIVE>(graph, seed, cfg, thr, store, pending, hinted)
     } else {
-        push_with(graph, seed, cfg, thr, store, queue)
+        push_with::<S, T, LIVE>(graph, seed, cfg, thr, store, queue)
     }
 }
 
@@ -760,7 +774,7 @@ unsafe fn queue_if_crossed<T: Thresholds>(
 /// The push loop (docs/SPEC.md §1). Files read with read-ahead hints use `push_pipelined`,
 /// which performs the same operations in the same order; keeping the hints out of this loop
 /// matters (a run-time flag in it cost 25% of the warm push when tested).
-fn push_with<S: Store, T: Thresholds>(
+fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
@@ -793,15 +807,15 @@ fn push_with<S: Store, T: Thresholds>(
             unsafe { *store.r(w) = PUSHED };
         }
 
-        let nbrs = graph.neighbors(w)?;
+        let nbrs = graph.neighbors_in::<LIVE>(w)?;
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
             unsafe { deposit::<_, _, false>(thr, store, queue, seed, spread, eps)? };
             continue;
         }
         if weighted {
-            let wts = graph.weights(w)?.unwrap_or(&[]);
-            let st = graph.strength(w)?;
+            let wts = graph.weights_in::<LIVE>(w)?.unwrap_or(&[]);
+            let st = graph.strength_in::<LIVE>(w)?;
             if st.is_nan() || st <= 0.0 {
                 return Err(Error::format(format!(
                     "node {w} has arcs but strength {st}"
@@ -884,7 +898,7 @@ const MAX_LOOKAHEAD: usize = 4096;
 /// which hints the rows of the nodes to be pushed. Dropping the entries decided `Skip` leaves
 /// exactly `push_with`'s queue. A query's page reads thus overlap across many pushes instead
 /// of costing one round trip to the disk per push.
-fn push_pipelined<S: Store, T: Thresholds>(
+fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     graph: &Graph,
     seed: u32,
     cfg: &PprConfig,
@@ -980,14 +994,14 @@ fn push_pipelined<S: Store, T: Thresholds>(
         // The same neighbour loop as `push_with`. Sharing it through a helper taking the
         // deposit as a closure was tried: callgrind counted 55 % more instructions per warm
         // BlogCatalog query, so the loop is written out in both.
-        let nbrs = graph.neighbors(w)?;
+        let nbrs = graph.neighbors_in::<LIVE>(w)?;
         if nbrs.is_empty() {
             deposit(store, pending, hinted, seed, spread);
             continue;
         }
         if weighted {
-            let wts = graph.weights(w)?.unwrap_or(&[]);
-            let st = graph.strength(w)?;
+            let wts = graph.weights_in::<LIVE>(w)?.unwrap_or(&[]);
+            let st = graph.strength_in::<LIVE>(w)?;
             if st.is_nan() || st <= 0.0 {
                 return Err(Error::format(format!(
                     "node {w} has arcs but strength {st}"
@@ -1136,20 +1150,37 @@ mod tests {
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
                         let mut hinted = HashSet::new();
-                        let (table, file) = (FromTable(&floors), FromFile(&g));
-                        let a = push_with(&g, seed, &cfg, &table, &mut d1, &mut q).unwrap();
-                        let b =
-                            push_pipelined(&g, seed, &cfg, &table, &mut d2, &mut pend, &mut hinted)
-                                .unwrap();
+                        let (table, file) = (FromTable(&floors), FromFile::<false>(&g));
+                        let a = push_with::<_, _, false>(&g, seed, &cfg, &table, &mut d1, &mut q)
+                            .unwrap();
+                        let b = push_pipelined::<_, _, false>(
+                            &g,
+                            seed,
+                            &cfg,
+                            &table,
+                            &mut d2,
+                            &mut pend,
+                            &mut hinted,
+                        )
+                        .unwrap();
                         q.clear();
                         pend.clear();
-                        let c = push_with(&g, seed, &cfg, &file, &mut h1, &mut q).unwrap();
+                        let c = push_with::<_, _, false>(&g, seed, &cfg, &file, &mut h1, &mut q)
+                            .unwrap();
                         q.clear();
-                        let d =
-                            push_pipelined(&g, seed, &cfg, &file, &mut h2, &mut pend, &mut hinted)
-                                .unwrap();
+                        let d = push_pipelined::<_, _, false>(
+                            &g,
+                            seed,
+                            &cfg,
+                            &file,
+                            &mut h2,
+                            &mut pend,
+                            &mut hinted,
+                        )
+                        .unwrap();
                         // The table and the file give the same thresholds.
-                        let e = push_with(&g, seed, &cfg, &file, &mut d3, &mut q).unwrap();
+                        let e = push_with::<_, _, false>(&g, seed, &cfg, &file, &mut d3, &mut q)
+                            .unwrap();
                         assert_eq!((a, c, d, e), (b, b, b, b));
                         let s = state_bits(&d1);
                         assert_eq!(

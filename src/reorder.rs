@@ -279,7 +279,7 @@ pub fn write_permuted(
         k => k,
     };
     let weighted = g.weighted();
-    let id_bytes_len = g.id_bytes().len() as u64;
+    let id_bytes_len = g.id_bytes_len()?;
     let lens = section_lengths(n as u64, m, weighted, id_kind, id_bytes_len);
     let (mut table, file_len) = section_layout(&lens);
 
@@ -359,11 +359,19 @@ pub fn write_permuted(
             let sec = &mut table[Sec::Ids as usize];
             sw.begin(sec.offset)?;
             let words = g.ids_words();
+            let base_n = g.base_num_nodes();
             for block in order.chunks(BLOCK) {
                 let ids: Vec<u64> = if g.id_kind() == IdKind::Implicit {
                     block.iter().map(|&v| u64::from(v)).collect()
                 } else {
-                    block.iter().map(|&v| words[v as usize]).collect()
+                    // Nodes created by a change log have their ids in the log.
+                    block
+                        .iter()
+                        .map(|&v| match words.get(v as usize) {
+                            Some(&w) if (v as usize) < base_n => Ok(w),
+                            _ => g.int_id(v).map(|i| i as u64),
+                        })
+                        .collect::<Result<_>>()?
                 };
                 sw.put(as_bytes(&ids))?;
             }
@@ -372,24 +380,28 @@ pub fn write_permuted(
         IdKind::Utf8 => {
             let offs = g.ids_words();
             let bytes = g.id_bytes();
-            let span = |v: u32| -> Result<(usize, usize)> {
+            let base_n = g.base_num_nodes();
+            // A base node's id bytes, or a created node's (from the change log).
+            let id = |v: u32| -> Result<&[u8]> {
+                if v as usize >= base_n {
+                    return g.string_id(v).map(str::as_bytes);
+                }
                 let (s, e) = (offs[v as usize], offs[v as usize + 1]);
                 if s > e || e > bytes.len() as u64 {
                     return Err(Error::format(format!(
                         "corrupted string id offsets at node {v}"
                     )));
                 }
-                Ok((s as usize, e as usize))
+                Ok(&bytes[s as usize..e as usize])
             };
             let sec = &mut table[Sec::Ids as usize];
             sw.begin(sec.offset)?;
-            put_offsets(&mut sw, order, |v| span(v).map(|(s, e)| (e - s) as u64))?;
+            put_offsets(&mut sw, order, |v| id(v).map(|b| b.len() as u64))?;
             sec.checksum = sw.end(sec.len)?;
             let sec = &mut table[Sec::IdBytes as usize];
             sw.begin(sec.offset)?;
             for &v in order {
-                let (s, e) = span(v)?;
-                sw.put(&bytes[s..e])?;
+                sw.put(id(v)?)?;
             }
             sec.checksum = sw.end(sec.len)?;
         }
@@ -397,7 +409,14 @@ pub fn write_permuted(
     if id_kind != IdKind::Implicit {
         let sec = &mut table[Sec::IdIndex as usize];
         sw.begin(sec.offset)?;
-        let src = g.id_index();
+        // Id order: the file's id_index, merged with the nodes a change log created.
+        let merged;
+        let src = if g.is_live() {
+            merged = g.id_order()?;
+            &merged[..]
+        } else {
+            g.id_index()
+        };
         for k in (0..n).step_by(BLOCK) {
             let end = (k + BLOCK).min(n);
             let idx: Vec<u32> = if g.id_kind() == IdKind::Implicit {
@@ -613,6 +632,7 @@ mod tests {
                                     eps: 1e-7,
                                     ..PprConfig::default()
                                 },
+                                ..EmbedConfig::default()
                             };
                             let (mut a, mut b) = (vec![0f32; 32], vec![0f32; 32]);
                             embed_one(&g, v, &cfg, &mut a).unwrap();

@@ -5,7 +5,14 @@
 //! averaging the embeddings of the neighbours is not the same as embedding an averaged PPR
 //! vector; it denoises the rows the way ProNE's spectral propagation does (docs/QUALITY.md).
 //! A smoothed row of `u` depends on the embeddings of the nodes within `smooth` hops of `u`
-//! (computed by `sources`), so it stays local, at the cost of embedding that neighbourhood.
+//! (a [`Plan`] lists them level by level), so it stays local, at the cost of embedding that
+//! neighbourhood.
+//!
+//! Which rows a node's smoothed row reads is decided in one place, [`inputs`]: both the plan
+//! and the step go through it, so a variant that reads other rows (e.g. a capped number of
+//! neighbours) changes that function and nothing else.
+
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 
@@ -15,13 +22,20 @@ use crate::error::{Error, Result};
 /// Most smoothing steps accepted (each step widens a row's neighbourhood by one hop).
 pub const MAX_SMOOTH: usize = 8;
 
+/// The rows one smoothing step of `u` reads: `u`'s out-arcs and their weights (None when
+/// unweighted). No arcs means the row is kept as it is.
+#[inline]
+fn inputs(graph: &Graph, u: u32) -> Result<(&[u32], Option<&[f32]>)> {
+    Ok((graph.neighbors_checked(u)?, graph.weights(u)?))
+}
+
 /// The nodes whose rows one smoothing step of `nodes` reads: every out-neighbour, or the node
 /// itself when it has no arcs. Sorted, distinct.
 pub fn sources(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
     let n = graph.num_nodes();
     let mut out = Vec::new();
     for &u in nodes {
-        let nbrs = graph.neighbors_checked(u)?;
+        let (nbrs, _) = inputs(graph, u)?;
         if nbrs.is_empty() {
             out.push(u);
         } else {
@@ -38,6 +52,84 @@ pub fn sources(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
     Ok(out)
 }
 
+/// The rows `steps` smoothing steps of some nodes need, level by level.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// The nodes are every node in internal order: every level is the whole graph, and each
+    /// step is one sparse product over it.
+    Whole { num_nodes: usize, steps: usize },
+    /// `levels[0]` are the nodes, `levels[j + 1] = sources(levels[j])`: the rows after
+    /// `steps - j - 1` steps that step `steps - j` reads.
+    Local { levels: Vec<Vec<u32>> },
+}
+
+impl Plan {
+    /// The plan for `steps` steps of `nodes` (internal indices, duplicates allowed).
+    pub fn new(graph: &Graph, nodes: &[u32], steps: usize) -> Result<Plan> {
+        let n = graph.num_nodes();
+        if nodes.len() == n && nodes.iter().enumerate().all(|(i, &v)| v as usize == i) {
+            return Ok(Plan::Whole {
+                num_nodes: n,
+                steps,
+            });
+        }
+        let mut levels = vec![nodes.to_vec()];
+        for _ in 0..steps {
+            let next = sources(graph, levels.last().map_or(&[][..], |l| &l[..]))?;
+            levels.push(next);
+        }
+        Ok(Plan::Local { levels })
+    }
+
+    /// The nodes whose unsmoothed rows `apply` takes, in the order it takes them.
+    pub fn base_nodes(&self) -> Cow<'_, [u32]> {
+        match self {
+            Plan::Whole { num_nodes, .. } => Cow::Owned((0..*num_nodes as u32).collect()),
+            Plan::Local { levels } => Cow::Borrowed(levels.last().map_or(&[][..], |l| &l[..])),
+        }
+    }
+
+    /// Smooths `rows`, the unsmoothed rows of [`base_nodes`](Self::base_nodes) (row-major,
+    /// `dim` wide), into the rows of the plan's nodes.
+    pub fn apply(
+        &self,
+        graph: &Graph,
+        rows: Vec<f32>,
+        dim: usize,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Vec<f32>> {
+        match self {
+            Plan::Whole { num_nodes, steps } => {
+                let all: Vec<u32> = (0..*num_nodes as u32).collect();
+                let mut rows = rows;
+                for _ in 0..*steps {
+                    rows = step(graph, &all, &all, &rows, dim, pool)?;
+                }
+                // Checked even without steps: the caller's rows must be the plan's.
+                check_rows(rows.len(), all.len(), dim)?;
+                Ok(rows)
+            }
+            Plan::Local { levels } => {
+                let mut rows = rows;
+                for j in (0..levels.len() - 1).rev() {
+                    rows = step(graph, &levels[j], &levels[j + 1], &rows, dim, pool)?;
+                }
+                check_rows(rows.len(), levels[0].len(), dim)?;
+                Ok(rows)
+            }
+        }
+    }
+}
+
+fn check_rows(values: usize, sources: usize, dim: usize) -> Result<()> {
+    if dim == 0 || sources.checked_mul(dim) != Some(values) {
+        return Err(Error::param(format!(
+            "smooth: {values} values for {sources} source rows of dim {dim}"
+        )));
+    }
+    Ok(())
+}
+
 /// One smoothing step: row `i` of the result is, for `u = nodes[i]`,
 /// `sum_v w(u, v) rows[v] / sum_v w(u, v)` over `u`'s out-arcs (`w = 1` when unweighted),
 /// accumulated in f64 in the row's arc order and rounded to f32 once, or `rows[u]` itself when
@@ -52,13 +144,7 @@ pub fn step(
     dim: usize,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
-    if dim == 0 || src.len().checked_mul(dim) != Some(rows.len()) {
-        return Err(Error::param(format!(
-            "smooth: {} values for {} source rows of dim {dim}",
-            rows.len(),
-            src.len()
-        )));
-    }
+    check_rows(rows.len(), src.len(), dim)?;
     if src.windows(2).any(|w| w[0] >= w[1]) {
         return Err(Error::param(
             "smooth: source nodes must be sorted and distinct",
@@ -82,14 +168,13 @@ pub fn step(
             .ok_or_else(|| Error::param(format!("smooth: no source row for node {v}")))
     };
     let one = |u: u32, dst: &mut [f32], acc: &mut Vec<f64>| -> Result<()> {
-        let nbrs = graph.neighbors_checked(u)?;
+        let (nbrs, weights) = inputs(graph, u)?;
         if nbrs.is_empty() {
             dst.copy_from_slice(row_of(u)?);
             return Ok(());
         }
         acc.clear();
         acc.resize(dim, 0.0);
-        let weights = graph.weights(u)?;
         let mut total = 0f64;
         match weights {
             Some(ws) => {

@@ -1,15 +1,40 @@
-//! Text edge lists -> graph file, through the out-of-core builder (`external.rs`).
+//! Text edge lists and CSV/TSV files -> graph file, through the out-of-core builder
+//! (`external.rs`).
 //!
-//! One edge per line: `src dst [weight]` (columns chosen by index), fields separated by runs of
-//! spaces/tabs, by tabs, or by commas (detected per file from its first data line unless given).
-//! Blank lines and lines whose first non-blank character is a comment character (`#`, `%`) are
-//! skipped, as are the first `skip_lines` lines of every file (headers). Inputs may be plain,
-//! gzip (also multi-member/bgzip), zstd or bzip2 files, detected from their first bytes. Every
-//! data line of a file must have the same number of fields.
+//! # What a text file means
 //!
-//! Every problem is an `Error::Format` naming the file, the line number and the offending line:
-//! malformed line, wrong column count, non-numeric/NaN/inf/negative/zero weight, id overflow,
-//! invalid UTF-8 in a string id, no edges at all.
+//! One edge per record: the source, destination and (for weighted graphs) weight columns are
+//! chosen by index or, with a header, by name. Every rule below is stated once in
+//! `docs/CLI.md` ("What a text file means"); this is its implementation.
+//!
+//! - **Fields.** Runs of spaces and tabs (SNAP edge lists), or one delimiter byte read as RFC
+//!   4180 CSV: fields may be quoted with `"` (delimiters, quotes written as `""`, and line
+//!   breaks inside); CRLF and LF line ends; a UTF-8 byte order mark is skipped. Spaces and tabs
+//!   around a field are removed. The CSV grammar is the `csv` crate's parser core
+//!   (`csv-core`), run over our own buffers so records stream straight into the builder and
+//!   errors name physical line numbers. Records without a quote take a faster split with the
+//!   same result.
+//! - **Delimiter** (unless given): tab for TSV; for CSV the candidate among `,` tab `;` `|`
+//!   that splits the first data line (quotes respected) into the most fields; for other text,
+//!   tab if the first data line has one, else a comma if it has one, else whitespace.
+//! - **Comments and blank lines.** A line whose first non-blank byte is a comment character
+//!   (`#`, `%`) is skipped where a record may start, as are blank lines.
+//! - **Header.** `header` forces it. Otherwise, per file, the first record is data when its id
+//!   fields are integers, a header when it names a known pair of edge columns (`src`/`dst`,
+//!   `source`/`target`, ...), a `weight` column, or starts with an empty name (the index
+//!   column of pandas and R); else the whole file decides: a header above integer ids; data
+//!   when one of its ids appears again as an id; otherwise a header in CSV/TSV (the convention
+//!   of pandas, Polars, R and Excel) and data in other text (SNAP edge lists have no header).
+//! - **Id typing.** Ids are integers only if every id of every file is a canonical int64
+//!   (`0`, `-12`, `7`: no sign `+`, no leading zeros, no `-0`); otherwise every id is a string,
+//!   so `001` and `1` stay two nodes. The reader starts with integers and, at the first id that
+//!   is not canonical, starts again with strings: the decision always sees every id.
+//! - Every data record of a file has the same number of fields as its first record.
+//!
+//! Inputs may be plain, gzip (also multi-member/bgzip), zstd, bzip2 or xz files, detected from
+//! their first bytes. Files that are not text edge lists (binary data, JSON, a graph file) are
+//! refused before any edge is read. Every problem is an `Error::Format` naming the file, the
+//! line and the offending text; the output path is never left with a partial file.
 
 use std::cell::Cell;
 use std::fs::File;
@@ -17,6 +42,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::build::Merge;
 use crate::error::{Error, Result};
 use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
@@ -25,53 +51,103 @@ use crate::external::{
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delimiter {
-    /// Runs of spaces and tabs.
+    /// Runs of spaces and tabs; no quoting.
     Whitespace,
-    /// One byte (tab, comma, semicolon, ...); spaces around fields are trimmed.
+    /// One byte (tab, comma, semicolon, ...), RFC 4180 quoting.
     Byte(u8),
 }
 
 impl Delimiter {
     pub fn parse(s: &str) -> Result<Delimiter> {
         match s {
-            "whitespace" | "space" | " " => Ok(Delimiter::Whitespace),
+            "whitespace" | "space" | "ws" => Ok(Delimiter::Whitespace),
             "tab" | "\t" | "\\t" => Ok(Delimiter::Byte(b'\t')),
             "comma" | "," => Ok(Delimiter::Byte(b',')),
-            s if s.len() == 1 && s.as_bytes()[0].is_ascii_punctuation() => {
+            "semicolon" => Ok(Delimiter::Byte(b';')),
+            "pipe" => Ok(Delimiter::Byte(b'|')),
+            // A single space is a CSV delimiter (quoted fields allowed), unlike "whitespace".
+            " " => Ok(Delimiter::Byte(b' ')),
+            s if s.len() == 1 && s.as_bytes()[0].is_ascii_punctuation() && s != "\"" => {
                 Ok(Delimiter::Byte(s.as_bytes()[0]))
             }
             other => Err(Error::param(format!(
-                "delimiter must be 'whitespace', 'tab', 'comma' or one punctuation character, got {other:?}"
+                "delimiter must be 'whitespace', 'tab', 'comma', ' ' or one punctuation character \
+                 other than '\"', got {other:?}"
+            ))),
+        }
+    }
+
+    fn show(self) -> String {
+        match self {
+            Delimiter::Whitespace => "whitespace".into(),
+            Delimiter::Byte(b'\t') => "tab".into(),
+            Delimiter::Byte(c) => format!("'{}'", c as char),
+        }
+    }
+}
+
+/// Which conventions apply to a text file: its default delimiter and header rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Edge lists (`.txt`, `.edges`, SNAP, KONECT): no header unless the file shows one.
+    EdgeList,
+    /// `.csv`: a header unless the file shows otherwise.
+    Csv,
+    /// `.tsv`, `.tab`: as CSV, tab-separated.
+    Tsv,
+}
+
+impl Flavor {
+    pub fn parse(s: &str) -> Result<Flavor> {
+        match s {
+            "edgelist" => Ok(Flavor::EdgeList),
+            "csv" => Ok(Flavor::Csv),
+            "tsv" => Ok(Flavor::Tsv),
+            other => Err(Error::param(format!(
+                "text format must be 'edgelist', 'csv' or 'tsv', got {other:?}"
             ))),
         }
     }
 }
 
+/// A column chosen by 0-based index or by header name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Column {
+    Index(usize),
+    Name(String),
+}
+
 /// Text options of [`convert_text`].
 #[derive(Clone, Debug)]
 pub struct TextOptions {
-    /// `None`: per file, tab if the first data line has a tab, else comma if it has a comma,
-    /// else whitespace.
+    pub flavor: Flavor,
+    /// `None`: detected per file (see the module docs).
     pub delimiter: Option<Delimiter>,
-    /// Characters that start a comment line.
+    /// Bytes that start a comment line.
     pub comment: Vec<u8>,
-    /// Lines skipped at the start of every file (headers).
-    pub skip_lines: u64,
-    pub src_col: usize,
-    pub dst_col: usize,
-    /// Weight column; for a weighted build it defaults to 2 (the third column).
-    pub weight_col: Option<usize>,
+    /// `None`: detected per file.
+    pub header: Option<bool>,
+    /// Default: a known pair of names in the header, else the first two columns (with a
+    /// header: the first two with a name).
+    pub src_col: Option<Column>,
+    pub dst_col: Option<Column>,
+    pub weight_col: Option<Column>,
+    /// `None`: weighted iff `weight_col` is given or the header names a `weight` column.
+    /// `Some(true)` without `weight_col`: the column named `weight`, else column 2.
+    pub weighted: Option<bool>,
 }
 
 impl Default for TextOptions {
     fn default() -> Self {
         TextOptions {
+            flavor: Flavor::EdgeList,
             delimiter: None,
             comment: b"#%".to_vec(),
-            skip_lines: 0,
-            src_col: 0,
-            dst_col: 1,
+            header: None,
+            src_col: None,
+            dst_col: None,
             weight_col: None,
+            weighted: None,
         }
     }
 }
@@ -81,17 +157,31 @@ impl Default for TextOptions {
 pub struct TextStats {
     /// Bytes read from the input files (compressed size for compressed files).
     pub input_bytes: u64,
-    /// Lines read (all files, the last pass when the id kind had to be re-detected).
+    /// Physical lines read (all files, last pass).
     pub lines: u64,
-    /// Lines that held an edge.
+    /// Records that held an edge.
     pub edge_lines: u64,
-    /// 2 when `id_kind` "auto" met a non-integer id after integer edges and re-read the input
-    /// as strings.
+    /// Passes over the input: 2 (rarely 3) when a decision needed the whole input (an id that
+    /// is not a canonical integer after integer ones, a first line found to be an edge).
     pub passes: u32,
+    /// Header records skipped by detection (not by `header=True`): `file:line: 'text'`.
+    pub headers: Vec<String>,
+    /// The columns read: names with a header, else `column N`.
+    pub columns: Vec<String>,
+    /// Whether weights were read.
+    pub weighted: bool,
+    /// The delimiter of the first file, as a word (`whitespace`, `tab`, `','`...).
+    pub delimiter: String,
 }
 
 const BLOCK: usize = 1 << 22;
 const MAX_SHOWN: usize = 200;
+/// Bytes examined for binary content at the start of a file.
+const SNIFF: usize = 8192;
+/// Read size when only the first record is wanted.
+const PEEK: usize = 1 << 16;
+
+// ------------------------------------------------------------------------------ input files
 
 struct Counting<R> {
     inner: R,
@@ -107,7 +197,7 @@ impl<R: Read> Read for Counting<R> {
 }
 
 /// Opens `path`, decompressing gzip/zstd/bzip2 (detected from the magic bytes).
-fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
+pub(crate) fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
     let f = File::open(path).map_err(|e| Error::io(path, e))?;
     if f.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
         return Err(Error::io(
@@ -123,17 +213,113 @@ fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
         Box::new(zstd::stream::read::Decoder::with_buffer(r).map_err(|e| Error::io(path, e))?)
     } else if head.starts_with(b"BZh") {
         Box::new(bzip2::bufread::MultiBzDecoder::new(r))
+    } else if head.starts_with(b"\xfd7zXZ\x00") {
+        Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(r))
     } else {
         Box::new(r)
     })
 }
 
+/// Reads into `buf`, mapping decompression failures to a format error.
+fn read_some(r: &mut dyn Read, buf: &mut [u8], path: &Path, line: u64) -> Result<usize> {
+    loop {
+        match r.read(buf) {
+            Ok(k) => return Ok(k),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::InvalidData
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::UnexpectedEof
+                        | std::io::ErrorKind::Other
+                ) =>
+            {
+                return Err(Error::format(format!(
+                    "{}: corrupt or truncated compressed data after line {line}: {e}",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// Refuses the start of a file that is not text: a one-line description and what to do.
+fn check_head(path: &Path, head: &[u8]) -> Result<()> {
+    let name = path.display();
+    if head.starts_with(b"IEGRAPH\0") {
+        return Err(Error::format(format!(
+            "{name} is an instant-embedding graph file already: open it, there is nothing to convert"
+        )));
+    }
+    if crate::format::webgraph_properties(path).is_some() {
+        return Err(Error::format(format!(
+            "{name} is a WebGraph BV graph (a .properties file is beside it), not a text edge \
+             list: convert it with format='webgraph'"
+        )));
+    }
+    let probe = &head[..head.len().min(SNIFF)];
+    if memchr::memchr(0, probe).is_some() {
+        return Err(Error::format(format!(
+            "{name} holds binary data, not a text edge list: if it is a Parquet, Arrow, .npy, \
+             .mat or .bcsr file, pass its format (format='parquet', ...); if it is compressed, \
+             decompress it first"
+        )));
+    }
+    let body = probe.strip_prefix(b"\xef\xbb\xbf").unwrap_or(probe);
+    if let Some(&c) = body.iter().find(|c| !c.is_ascii_whitespace()) {
+        if c == b'{' || c == b'[' {
+            return Err(Error::format(format!(
+                "{name} is JSON, not a text edge list: read node-link JSON or JSON Lines edges \
+                 with format='json'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------ messages
+
+/// Python-style single-quoted text for messages.
+fn quote(s: &str) -> String {
+    let mut q = String::with_capacity(s.len() + 2);
+    q.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => q.push_str("\\'"),
+            '\\' => q.push_str("\\\\"),
+            '\t' => q.push_str("\\t"),
+            c if c.is_control() => q.push_str(&c.escape_default().to_string()),
+            c => q.push(c),
+        }
+    }
+    q.push('\'');
+    q
+}
+
+fn quote_bytes(t: &[u8]) -> String {
+    quote(&String::from_utf8_lossy(t))
+}
+
+/// The record as shown in messages: at most `MAX_SHOWN` characters, quoted.
+fn shown(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let cut: String = text.chars().take(MAX_SHOWN).collect();
+    let more = if cut.len() < text.len() { "..." } else { "" };
+    format!("{}{more}", quote(&cut))
+}
+
+// ------------------------------------------------------------------------------ tokens
+
+#[derive(Debug, PartialEq, Eq)]
 enum IntTok {
     Int(i64),
     NotInt,
     Overflow,
 }
 
+/// Any decimal integer: optional `+`/`-`, digits (leading zeros allowed).
 #[inline]
 fn parse_int(t: &[u8]) -> IntTok {
     let (neg, digits) = match t.first() {
@@ -172,25 +358,25 @@ fn parse_int(t: &[u8]) -> IntTok {
     }
 }
 
-/// Python-style single-quoted text for messages.
-fn quote(s: &str) -> String {
-    let mut q = String::with_capacity(s.len() + 2);
-    q.push('\'');
-    for c in s.chars() {
-        match c {
-            '\'' => q.push_str("\\'"),
-            '\\' => q.push_str("\\\\"),
-            '\t' => q.push_str("\\t"),
-            c if c.is_control() => q.push_str(&c.escape_default().to_string()),
-            c => q.push(c),
-        }
+/// A canonical int64: the text `i64::to_string` writes (no `+`, no leading zeros, no `-0`).
+/// Anything else is not an integer id in automatic typing.
+#[inline]
+fn canonical_int(t: &[u8]) -> Option<i64> {
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    match digits {
+        [] | [b'+', ..] => return None,
+        [b'0', _, ..] => return None,
+        [b'0'] if digits.len() != t.len() => return None,
+        _ => {}
     }
-    q.push('\'');
-    q
+    match parse_int(t) {
+        IntTok::Int(v) => Some(v),
+        _ => None,
+    }
 }
 
-fn quote_bytes(t: &[u8]) -> String {
-    quote(&String::from_utf8_lossy(t))
+fn int_like(t: &[u8]) -> bool {
+    !matches!(parse_int(t), IntTok::NotInt)
 }
 
 #[inline]
@@ -207,7 +393,7 @@ fn trim(mut t: &[u8]) -> &[u8] {
         }
     }
     while let [rest @ .., last] = t {
-        if is_blank(*last) {
+        if is_blank(*last) || *last == b'\r' {
             t = rest;
         } else {
             break;
@@ -216,55 +402,102 @@ fn trim(mut t: &[u8]) -> &[u8] {
     t
 }
 
-/// Parse state of one file.
-struct FileParser<'a> {
-    name: &'a str,
-    opts: &'a TextOptions,
-    ids: IdMode,
-    weighted: bool,
-    weight_col: usize,
-    need: usize,
-    delim: Option<Delimiter>,
-    ncols: Option<(usize, u64)>,
-    line_no: u64,
-    edge_lines: u64,
+/// Parses a weight token; with a `;` delimiter a decimal comma (`1,5`) is read as in the
+/// spreadsheets of the locales that write `;`.
+fn parse_weight(t: &[u8], decimal_comma: bool) -> Option<f64> {
+    let s = std::str::from_utf8(t).ok()?;
+    if let Ok(x) = s.parse::<f64>() {
+        return Some(x);
+    }
+    if decimal_comma && s.bytes().filter(|&c| c == b',').count() == 1 && !s.contains('.') {
+        return s.replace(',', ".").parse::<f64>().ok();
+    }
+    None
 }
 
-enum Flow {
+// ------------------------------------------------------------------------------ records
+
+/// One record: its fields (trimmed) and where it is.
+struct Rec<'a> {
+    /// Physical line where the record starts (1-based).
+    line: u64,
+    /// The record's text, without its line end.
+    raw: &'a [u8],
+    base: &'a [u8],
+    ranges: &'a [(usize, usize)],
+}
+
+impl<'a> Rec<'a> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.ranges.len()
+    }
+    #[inline]
+    fn get(&self, i: usize) -> &'a [u8] {
+        let (a, b) = self.ranges[i];
+        &self.base[a..b]
+    }
+    fn fields(&self) -> Vec<Vec<u8>> {
+        (0..self.len()).map(|i| self.get(i).to_vec()).collect()
+    }
+}
+
+enum Step {
     Go,
-    /// Auto ids met a non-integer: restart reading with string ids.
-    NeedStr,
+    Stop,
 }
 
-impl FileParser<'_> {
-    fn err(&self, line: &[u8], msg: impl std::fmt::Display) -> Error {
-        let text = String::from_utf8_lossy(line);
-        let shown: String = text.chars().take(MAX_SHOWN).collect();
-        let more = if shown.len() < text.len() { "..." } else { "" };
-        Error::format(format!(
-            "{}:{}: {msg}: {}{more}",
-            self.name,
-            self.line_no,
-            quote(&shown)
-        ))
+/// Splits a file into records. Whitespace: one record per line. A byte delimiter: lines with
+/// no quote are split directly; a record with a quote goes through `csv-core` (which also
+/// handles line breaks inside quotes).
+struct Scanner {
+    delim: Delimiter,
+    comment: Vec<u8>,
+    csv: csv_core::Reader,
+    out: Vec<u8>,
+    ends: Vec<usize>,
+    ranges: Vec<(usize, usize)>,
+}
+
+#[inline]
+fn trimmed_range(base: &[u8], mut a: usize, mut b: usize) -> (usize, usize) {
+    while a < b && is_blank(base[a]) {
+        a += 1;
+    }
+    while b > a && (is_blank(base[b - 1]) || base[b - 1] == b'\r') {
+        b -= 1;
+    }
+    (a, b)
+}
+
+impl Scanner {
+    fn new(delim: Delimiter, comment: &[u8]) -> Scanner {
+        let c = match delim {
+            Delimiter::Byte(c) => c,
+            Delimiter::Whitespace => b',',
+        };
+        Scanner {
+            delim,
+            comment: comment.to_vec(),
+            csv: csv_core::ReaderBuilder::new()
+                .delimiter(c)
+                .quote(b'"')
+                .double_quote(true)
+                .terminator(csv_core::Terminator::Any(b'\n'))
+                .build(),
+            out: Vec::new(),
+            ends: vec![0; 16],
+            ranges: Vec::with_capacity(16),
+        }
     }
 
-    /// Splits `line` into fields; stores src/dst/weight fields and returns the field count.
     #[inline]
-    fn split<'l>(&self, line: &'l [u8], f: &mut [&'l [u8]; 3]) -> usize {
-        let want = [self.opts.src_col, self.opts.dst_col, self.weight_col];
-        let mut k = 0usize;
-        let mut store = |k: usize, t: &'l [u8]| {
-            for (slot, &w) in f.iter_mut().zip(&want) {
-                if w == k {
-                    *slot = t;
-                }
-            }
-        };
-        match self.delim.unwrap_or(Delimiter::Whitespace) {
+    fn split_plain(&mut self, line: &[u8]) {
+        self.ranges.clear();
+        match self.delim {
             Delimiter::Whitespace => {
-                let mut i = 0;
                 let n = line.len();
+                let mut i = 0;
                 loop {
                     while i < n && is_blank(line[i]) {
                         i += 1;
@@ -276,75 +509,671 @@ impl FileParser<'_> {
                     while i < n && !is_blank(line[i]) {
                         i += 1;
                     }
-                    store(k, &line[s..i]);
-                    k += 1;
+                    self.ranges.push((s, i));
                 }
             }
             Delimiter::Byte(c) => {
-                for t in line.split(|&b| b == c) {
-                    store(k, trim(t));
-                    k += 1;
+                // Lines are short: a plain loop beats a vectorised search here.
+                let mut s = 0;
+                for (e, &x) in line.iter().enumerate() {
+                    if x == c {
+                        self.ranges.push(trimmed_range(line, s, e));
+                        s = e + 1;
+                    }
+                }
+                self.ranges.push(trimmed_range(line, s, line.len()));
+            }
+        }
+    }
+
+    /// Parses one CSV record at the start of `data`. `Ok(None)`: the record continues past
+    /// the data (and `eof` is false). Else the bytes consumed and whether the record ran to the
+    /// end of the input inside a quote.
+    fn split_csv(&mut self, data: &[u8], eof: bool) -> Option<(usize, bool)> {
+        self.csv.reset();
+        if self.out.len() < data.len() + 1 {
+            self.out.resize(data.len() + 1, 0);
+        }
+        let (mut nin, mut nout, mut nend) = (0usize, 0usize, 0usize);
+        loop {
+            let input = &data[nin..];
+            let (res, i, o, e) =
+                self.csv
+                    .read_record(input, &mut self.out[nout..], &mut self.ends[nend..]);
+            nin += i;
+            nout += o;
+            nend += e;
+            match res {
+                csv_core::ReadRecordResult::Record => break,
+                csv_core::ReadRecordResult::End => break,
+                csv_core::ReadRecordResult::OutputFull => {
+                    let l = self.out.len();
+                    self.out.resize(l * 2 + 64, 0);
+                }
+                csv_core::ReadRecordResult::OutputEndsFull => {
+                    let l = self.ends.len();
+                    self.ends.resize(l * 2, 0);
+                }
+                csv_core::ReadRecordResult::InputEmpty => {
+                    if !eof {
+                        return None;
+                    }
+                    // The end of the input closes the record; if the data ended with a line
+                    // break the parser was inside a quote.
+                    loop {
+                        let (res, _, _, e) = self.csv.read_record(
+                            &[],
+                            &mut self.out[nout..],
+                            &mut self.ends[nend..],
+                        );
+                        nend += e;
+                        match res {
+                            csv_core::ReadRecordResult::OutputEndsFull => {
+                                let l = self.ends.len();
+                                self.ends.resize(l * 2, 0);
+                            }
+                            _ => break,
+                        }
+                    }
+                    let runaway = matches!(data[..nin].last(), Some(b'\n' | b'\r'));
+                    self.fill_ranges(nend);
+                    return Some((nin, runaway));
                 }
             }
         }
-        k
+        self.fill_ranges(nend);
+        Some((nin, false))
     }
 
-    #[inline]
-    fn line(&mut self, b: &mut ExternalBuilder, raw: &[u8]) -> Result<Flow> {
-        self.line_no += 1;
-        let mut line = raw;
-        if self.line_no == 1 {
-            line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+    fn fill_ranges(&mut self, nend: usize) {
+        self.ranges.clear();
+        let mut s = 0;
+        for &e in &self.ends[..nend] {
+            let r = trimmed_range(&self.out, s, e);
+            self.ranges.push(r);
+            s = e;
         }
-        if self.line_no <= self.opts.skip_lines {
-            return Ok(Flow::Go);
+    }
+
+    fn is_skipped(&self, line: &[u8]) -> bool {
+        match line.iter().position(|&c| !is_blank(c) && c != b'\r') {
+            None => true,
+            Some(i) => self.comment.contains(&line[i]),
         }
-        if let [rest @ .., b'\r'] = line {
-            line = rest;
+    }
+
+    /// Reads `path` and calls `visit` for every record. Returns the physical lines read.
+    fn scan(
+        &mut self,
+        path: &Path,
+        block: usize,
+        count: Rc<Cell<u64>>,
+        report: &dyn Fn(u64) -> bool,
+        visit: &mut dyn FnMut(&Rec<'_>) -> Result<Step>,
+    ) -> Result<u64> {
+        let name = path.display().to_string();
+        let mut r = open_input(path, count.clone())?;
+        let mut buf = vec![0u8; block.max(SNIFF)];
+        let (mut start, mut end) = (0usize, 0usize);
+        let mut eof = false;
+        let mut line_no = 0u64; // lines fully consumed
+        let mut first = true;
+        loop {
+            if !eof {
+                if start > 0 {
+                    buf.copy_within(start..end, 0);
+                    end -= start;
+                    start = 0;
+                }
+                if end == buf.len() {
+                    buf.resize(buf.len() * 2, 0); // a record longer than the block
+                }
+                let k = read_some(&mut *r, &mut buf[end..], path, line_no)?;
+                end += k;
+                eof = k == 0;
+                if first {
+                    // Fill enough to recognise binary content before reading records.
+                    while !eof && end < SNIFF.min(buf.len()) {
+                        let k = read_some(&mut *r, &mut buf[end..], path, line_no)?;
+                        end += k;
+                        eof = k == 0;
+                    }
+                    check_head(path, &buf[..end])?;
+                    if buf[..end].starts_with(b"\xef\xbb\xbf") {
+                        start = 3;
+                    }
+                    first = false;
+                }
+            }
+            let data = &buf[..end];
+            let mut pos = start;
+            // Position of the next quote (usize::MAX: none in the buffer), searched once per
+            // stretch of records without quotes.
+            let mut next_quote: Option<usize> = None;
+            let byte_delim = matches!(self.delim, Delimiter::Byte(_));
+            while pos < end {
+                let rest = &data[pos..];
+                let (line_end, next) = match memchr::memchr(b'\n', rest) {
+                    Some(i) => (pos + i, pos + i + 1),
+                    None if eof => (end, end),
+                    None => break,
+                };
+                let line = &data[pos..line_end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if self.is_skipped(line) {
+                    line_no += 1;
+                    pos = next;
+                    continue;
+                }
+                // The next quote in the buffer, searched once per stretch without quotes.
+                let quoted = byte_delim && {
+                    let q = match next_quote {
+                        Some(q) if q >= pos => q,
+                        _ => memchr::memchr(b'"', rest).map_or(usize::MAX, |i| pos + i),
+                    };
+                    next_quote = Some(q);
+                    q < line_end
+                };
+                if !quoted {
+                    self.split_plain(line);
+                    let raw = trim(line);
+                    let rec = Rec {
+                        line: line_no + 1,
+                        raw,
+                        base: line,
+                        ranges: &self.ranges,
+                    };
+                    line_no += 1;
+                    pos = next;
+                    if let Step::Stop = visit(&rec)? {
+                        return Ok(line_no);
+                    }
+                    continue;
+                }
+                let Some((used, runaway)) = self.split_csv(rest, eof) else {
+                    break; // the record continues in the next block
+                };
+                let raw = trim(&rest[..used]);
+                let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+                if runaway {
+                    return Err(Error::format(format!(
+                        "{name}:{}: a quoted field is never closed (it runs to the end of the \
+                         file): {}",
+                        line_no + 1,
+                        shown(raw)
+                    )));
+                }
+                let rec = Rec {
+                    line: line_no + 1,
+                    raw,
+                    base: &self.out,
+                    ranges: &self.ranges,
+                };
+                line_no += memchr::memchr_iter(b'\n', &rest[..used]).count() as u64;
+                if eof && used == rest.len() && rest.last() != Some(&b'\n') {
+                    line_no += 1; // a last line without a line end
+                }
+                pos += used.max(1);
+                if let Step::Stop = visit(&rec)? {
+                    return Ok(line_no);
+                }
+            }
+            start = pos;
+            if eof && start >= end {
+                return Ok(line_no);
+            }
+            if !report(count.get()) {
+                return Err(Error::Cancelled);
+            }
         }
-        let first = match line.iter().position(|&c| !is_blank(c)) {
-            None => return Ok(Flow::Go),
-            Some(i) => line[i],
-        };
-        if self.opts.comment.contains(&first) {
-            return Ok(Flow::Go);
+    }
+}
+
+/// The first data record of `path` (all fields), read with `delim`.
+fn first_record(path: &Path, delim: Delimiter, comment: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
+    let mut sc = Scanner::new(delim, comment);
+    let mut got = None;
+    sc.scan(path, PEEK, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
+        got = Some(rec.fields());
+        Ok(Step::Stop)
+    })?;
+    Ok(got)
+}
+
+/// Fields of one line read as CSV with delimiter `c` (quotes respected).
+fn csv_fields(line: &[u8], c: u8) -> usize {
+    let mut sc = Scanner::new(Delimiter::Byte(c), b"");
+    match sc.split_csv(line, true) {
+        Some(_) => sc.ranges.len(),
+        None => 1,
+    }
+}
+
+/// The delimiter of a file whose first data line is `line`.
+fn detect_delimiter(flavor: Flavor, line: &[u8]) -> Delimiter {
+    match flavor {
+        Flavor::Tsv => Delimiter::Byte(b'\t'),
+        Flavor::Csv => {
+            let mut best = (1usize, b',');
+            for c in [b',', b'\t', b';', b'|'] {
+                if memchr::memchr(c, line).is_some() {
+                    let k = csv_fields(line, c);
+                    if k > best.0 {
+                        best = (k, c);
+                    }
+                }
+            }
+            Delimiter::Byte(best.1)
         }
-        if self.delim.is_none() {
-            self.delim = Some(if line.contains(&b'\t') {
+        Flavor::EdgeList => {
+            if line.contains(&b'\t') {
                 Delimiter::Byte(b'\t')
             } else if line.contains(&b',') {
                 Delimiter::Byte(b',')
             } else {
                 Delimiter::Whitespace
-            });
+            }
         }
-        let mut f: [&[u8]; 3] = [&[], &[], &[]];
-        let k = self.split(line, &mut f);
+    }
+}
+
+/// The first non-blank, non-comment physical line of `path` (for delimiter detection).
+fn first_line(path: &Path, comment: &[u8]) -> Result<Option<Vec<u8>>> {
+    let mut sc = Scanner::new(Delimiter::Whitespace, comment);
+    let mut got = None;
+    sc.scan(path, PEEK, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
+        got = Some(rec.raw.to_vec());
+        Ok(Step::Stop)
+    })?;
+    Ok(got)
+}
+
+// ------------------------------------------------------------------------------ columns
+
+/// Names of edge columns, as pairs, tried in order when no column is named.
+const COLUMN_PAIRS: [(&str, &str); 6] = [
+    ("src", "dst"),
+    ("source", "target"),
+    ("source", "destination"),
+    ("from", "to"),
+    ("node1", "node2"),
+    ("u", "v"),
+];
+const WEIGHT_NAMES: [&str; 3] = ["weight", "weights", "w"];
+
+fn lower(fields: &[Vec<u8>]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|f| String::from_utf8_lossy(f).to_lowercase())
+        .collect()
+}
+
+/// Whether a first record is a header by its names alone: a known pair (but `u`/`v`, which
+/// are also common node names), `weight`/`weights`, or an empty first name (the index column
+/// that pandas and R write).
+fn names_a_header(fields: &[Vec<u8>]) -> bool {
+    let low = lower(fields);
+    let has = |n: &str| low.iter().any(|x| x == n);
+    COLUMN_PAIRS[..5].iter().any(|(a, b)| has(a) && has(b))
+        || has("weight")
+        || has("weights")
+        || (fields.len() >= 3 && fields[0].is_empty())
+}
+
+/// Resolved columns.
+#[derive(Clone, Debug)]
+struct Cols {
+    src: usize,
+    dst: usize,
+    weight: Option<usize>,
+    /// Header names of the first file, when it has a header.
+    names: Option<Vec<String>>,
+}
+
+impl Cols {
+    fn need(&self) -> usize {
+        1 + self.src.max(self.dst).max(self.weight.unwrap_or(0))
+    }
+
+    fn describe(&self) -> Vec<String> {
+        let name = |i: usize| match &self.names {
+            Some(n) => quote(&n[i]),
+            None => format!("column {i}"),
+        };
+        let mut v = vec![name(self.src), name(self.dst)];
+        if let Some(w) = self.weight {
+            v.push(name(w));
+        }
+        v
+    }
+}
+
+fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols> {
+    let pick = |c: &Column, what: &str| -> Result<usize> {
+        match (c, names) {
+            (Column::Index(i), Some(n)) if *i >= n.len() => Err(Error::param(format!(
+                "{what} {i} is out of range: the header has {} columns ({})",
+                n.len(),
+                n.join(", ")
+            ))),
+            (Column::Index(i), _) => Ok(*i),
+            (Column::Name(s), Some(n)) => n.iter().position(|x| x == s).ok_or_else(|| {
+                Error::param(format!(
+                    "no column named {} ({what}); the header has: {}",
+                    quote(s),
+                    n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
+                ))
+            }),
+            (Column::Name(s), None) => Err(Error::param(format!(
+                "{what}={} names a column, but the file has no header line (header=False)",
+                quote(s)
+            ))),
+        }
+    };
+    let low: Option<Vec<String>> = names.map(|n| n.iter().map(|x| x.to_lowercase()).collect());
+    let (src, dst) = match (&opts.src_col, &opts.dst_col) {
+        (None, None) => {
+            let pair = low.as_ref().and_then(|low| {
+                COLUMN_PAIRS.iter().find_map(|(a, b)| {
+                    let i = low.iter().position(|x| x == a)?;
+                    let j = low.iter().position(|x| x == b)?;
+                    Some((i, j))
+                })
+            });
+            match (pair, names) {
+                (Some(p), _) => p,
+                (None, Some(n)) => {
+                    // The first two named columns (an unnamed first column is an index).
+                    let named: Vec<usize> = (0..n.len()).filter(|&i| !n[i].is_empty()).collect();
+                    if named.len() < 2 {
+                        (0, 1)
+                    } else {
+                        (named[0], named[1])
+                    }
+                }
+                (None, None) => (0, 1),
+            }
+        }
+        (s, d) => (
+            pick(s.as_ref().unwrap_or(&Column::Index(0)), "src_col")?,
+            pick(d.as_ref().unwrap_or(&Column::Index(1)), "dst_col")?,
+        ),
+    };
+    if src == dst {
+        return Err(Error::param(format!(
+            "src_col and dst_col are the same column ({src})"
+        )));
+    }
+    let weight = match (&opts.weight_col, opts.weighted) {
+        (Some(_), Some(false)) => {
+            return Err(Error::param(
+                "weight_col is given but weighted=False; drop one of them",
+            ))
+        }
+        (Some(c), _) => Some(pick(c, "weight_col")?),
+        (None, w) => {
+            let named = low.as_ref().and_then(|low| {
+                WEIGHT_NAMES
+                    .iter()
+                    .find_map(|n| low.iter().position(|x| x == n))
+                    .filter(|&i| i != src && i != dst)
+            });
+            match (w, named, names) {
+                (Some(false), _, _) => None,
+                (_, Some(i), _) => Some(i),
+                (None, None, _) => None,
+                (Some(true), None, Some(n)) => {
+                    let others: Vec<usize> = (0..n.len())
+                        .filter(|&i| i != src && i != dst && !n[i].is_empty())
+                        .collect();
+                    if others.len() == 1 {
+                        Some(others[0])
+                    } else {
+                        return Err(Error::param(format!(
+                            "weighted=True, but no column is named weight: pass weight_col \
+                             (the header has: {})",
+                            n.join(", ")
+                        )));
+                    }
+                }
+                (Some(true), None, None) => Some(2),
+            }
+        }
+    };
+    if weight.is_some_and(|w| w == src || w == dst) {
+        return Err(Error::param(
+            "weight_col is also an id column (src_col or dst_col)",
+        ));
+    }
+    Ok(Cols {
+        src,
+        dst,
+        weight,
+        names: names.map(<[String]>::to_vec),
+    })
+}
+
+// ------------------------------------------------------------------------------ one pass
+
+/// Decisions that outlive a pass.
+#[derive(Clone, Debug)]
+struct Plan {
+    ids: IdMode,
+    /// Per file: whether its first record is a header, once known for sure.
+    header: Vec<Option<bool>>,
+}
+
+enum Outcome {
+    Done,
+    /// Read everything again with this plan.
+    Again(Plan),
+}
+
+/// A first record whose role the rest of the file decides.
+struct Held {
+    line: u64,
+    raw: Vec<u8>,
+    src: Vec<u8>,
+    dst: Vec<u8>,
+    weight: Vec<u8>,
+    /// Every later id of the file is an integer (any syntax).
+    rest_int: bool,
+    rest: u64,
+}
+
+struct FileState<'a> {
+    name: &'a str,
+    index: usize,
+    text: &'a TextOptions,
+    cols: &'a Cols,
+    plan: &'a Plan,
+    delim: Delimiter,
+    weighted: bool,
+    ids: IdMode,
+    ncols: Option<(usize, u64)>,
+    held: Option<Held>,
+    edge_lines: u64,
+    /// Header records skipped by detection, for the stats.
+    headers: Vec<String>,
+    /// The first record was a header (the only data line so far, for "no edges" messages).
+    header_seen: Option<(u64, Vec<u8>)>,
+}
+
+enum Flow {
+    Go,
+    /// Auto ids met a non-canonical integer: start again with string ids.
+    NeedStr,
+}
+
+impl FileState<'_> {
+    fn err(&self, line: u64, raw: &[u8], msg: impl std::fmt::Display) -> Error {
+        Error::format(format!("{}:{line}: {msg}: {}", self.name, shown(raw)))
+    }
+
+    /// A hint for a record with too few fields.
+    fn few_columns(&self, rec: &Rec<'_>, k: usize) -> Error {
+        let need = self.cols.need();
+        let raw = rec.raw;
+        let other: Vec<String> = [b',', b'\t', b';', b'|', b' ']
+            .into_iter()
+            .filter(|&c| Delimiter::Byte(c) != self.delim && raw.contains(&c))
+            .map(|c| Delimiter::Byte(c).show())
+            .collect();
+        let hint = if !other.is_empty() {
+            format!(
+                "; if {} separates the fields, pass delimiter={}",
+                other[0],
+                if other[0] == "tab" {
+                    "'\\t'".into()
+                } else {
+                    other[0].clone()
+                }
+            )
+        } else if k == 1 {
+            "; a file of one column lists nodes, not edges".into()
+        } else {
+            String::new()
+        };
+        self.err(
+            rec.line,
+            raw,
+            format!(
+                "found {k} column{} ({} delimiter), but an edge needs {need} (the source, \
+                 destination{} columns){hint}",
+                if k == 1 { "" } else { "s" },
+                self.delim.show(),
+                if self.cols.weight.is_some() {
+                    " and weight"
+                } else {
+                    ""
+                },
+            ),
+        )
+    }
+
+    /// Whether a file's first record is a header; `None` when the rest of the file decides.
+    fn first_is_header(&self, rec: &Rec<'_>) -> Option<bool> {
+        if let Some(h) = self.plan.header[self.index] {
+            return Some(h);
+        }
+        if let Some(h) = self.text.header {
+            return Some(h);
+        }
+        let (s, d) = (rec.get(self.cols.src), rec.get(self.cols.dst));
+        if int_like(s) && int_like(d) {
+            return Some(false);
+        }
+        if names_a_header(&rec.fields()) {
+            return Some(true);
+        }
+        None
+    }
+
+    fn header(
+        &mut self,
+        line: u64,
+        raw: &[u8],
+        fields: Option<Vec<Vec<u8>>>,
+        auto: bool,
+    ) -> Result<()> {
+        if let (Some(names), Some(fields)) = (&self.cols.names, fields) {
+            let these: Vec<String> = fields
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            if &these != names {
+                return Err(self.err(
+                    line,
+                    raw,
+                    format!(
+                        "this header differs from the first file's ({})",
+                        names.join(",")
+                    ),
+                ));
+            }
+        }
+        if auto {
+            self.headers
+                .push(format!("{}:{line}: {}", self.name, shown(raw)));
+        }
+        self.header_seen = Some((line, raw.to_vec()));
+        Ok(())
+    }
+
+    #[inline]
+    fn record(&mut self, b: &mut ExternalBuilder, rec: &Rec<'_>) -> Result<Flow> {
+        let k = rec.len();
         match self.ncols {
             None => {
-                if k < self.need {
-                    return Err(self.err(
-                        raw,
-                        format!(
-                            "found {k} column(s), but the column options need at least {}",
-                            self.need
-                        ),
-                    ));
+                if k < self.cols.need() {
+                    return Err(self.few_columns(rec, k));
                 }
-                self.ncols = Some((k, self.line_no));
+                self.ncols = Some((k, rec.line));
+                match self.first_is_header(rec) {
+                    Some(true) => {
+                        let auto =
+                            self.text.header.is_none() && self.plan.header[self.index].is_none();
+                        self.header(rec.line, rec.raw, Some(rec.fields()), auto)?;
+                        return Ok(Flow::Go);
+                    }
+                    Some(false) => {}
+                    None => {
+                        self.held = Some(Held {
+                            line: rec.line,
+                            raw: rec.raw.to_vec(),
+                            src: rec.get(self.cols.src).to_vec(),
+                            dst: rec.get(self.cols.dst).to_vec(),
+                            weight: self
+                                .cols
+                                .weight
+                                .map(|w| rec.get(w).to_vec())
+                                .unwrap_or_default(),
+                            rest_int: true,
+                            rest: 0,
+                        });
+                        return Ok(Flow::Go);
+                    }
+                }
             }
             Some((c, at)) if c != k => {
-                return Err(self.err(raw, format!("found {k} columns, but line {at} has {c}")));
+                let hint = match self.delim {
+                    Delimiter::Byte(d) if k > c => format!(
+                        " (a field that contains {} must be quoted)",
+                        Delimiter::Byte(d).show()
+                    ),
+                    _ => String::new(),
+                };
+                return Err(self.err(
+                    rec.line,
+                    rec.raw,
+                    format!("found {k} columns, but line {at} has {c}{hint}"),
+                ));
             }
             _ => {}
         }
+        let (s, d) = (rec.get(self.cols.src), rec.get(self.cols.dst));
+        if let Some(h) = &mut self.held {
+            h.rest += 1;
+            h.rest_int &= int_like(s) && int_like(d);
+        }
+        let w = self.cols.weight.map_or(b"".as_slice(), |c| rec.get(c));
+        self.edge(b, rec.line, rec.raw, s, d, w)
+    }
+
+    #[inline]
+    fn edge(
+        &mut self,
+        b: &mut ExternalBuilder,
+        line: u64,
+        raw: &[u8],
+        s: &[u8],
+        d: &[u8],
+        wt: &[u8],
+    ) -> Result<Flow> {
         let w = if self.weighted {
-            let t = f[2];
-            let x = std::str::from_utf8(t)
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .ok_or_else(|| self.err(raw, format!("non-numeric weight {}", quote_bytes(t))))?;
+            let x = parse_weight(wt, self.delim == Delimiter::Byte(b';')).ok_or_else(|| {
+                self.err(line, raw, format!("non-numeric weight {}", quote_bytes(wt)))
+            })?;
             let why = if x.is_nan() {
                 Some("is NaN")
             } else if x.is_infinite() {
@@ -355,48 +1184,81 @@ impl FileParser<'_> {
                 None
             };
             if let Some(why) = why {
-                return Err(self.err(raw, format!("weight {} {why}", quote_bytes(t))));
+                return Err(self.err(
+                    line,
+                    raw,
+                    format!(
+                        "weight {} {why}; weights must be finite and > 0",
+                        quote_bytes(wt)
+                    ),
+                ));
             }
             check_weight(x).map_err(|_| {
                 self.err(
+                    line,
                     raw,
-                    format!("weight {} is outside the float32 range", quote_bytes(t)),
+                    format!("weight {} is outside the float32 range", quote_bytes(wt)),
                 )
             })?
         } else {
             1.0
         };
+        if self.delim == Delimiter::Whitespace
+            && (s.first() == Some(&b'"') || d.first() == Some(&b'"'))
+        {
+            return Err(self.err(
+                line,
+                raw,
+                "a quoted field in a whitespace-separated file; if fields are quoted, pass the \
+                 delimiter (e.g. delimiter=' ' or delimiter='\\t')",
+            ));
+        }
         let r = match self.ids {
             IdMode::Str => {
-                let s = std::str::from_utf8(f[0]);
-                let d = std::str::from_utf8(f[1]);
-                match (s, d) {
+                for (t, col) in [(s, self.cols.src), (d, self.cols.dst)] {
+                    if t.is_empty() {
+                        return Err(self.err(line, raw, format!("empty node id in column {col}")));
+                    }
+                }
+                match (std::str::from_utf8(s), std::str::from_utf8(d)) {
                     (Ok(s), Ok(d)) => b.push_str(s, d, w),
-                    _ => return Err(self.err(raw, "node id is not valid UTF-8")),
+                    _ => return Err(self.err(line, raw, "node id is not valid UTF-8")),
                 }
             }
             mode => {
                 let mut v = [0i64; 2];
-                for (slot, t) in v.iter_mut().zip(&f[..2]) {
+                for (slot, t) in v.iter_mut().zip([s, d]) {
+                    if mode == IdMode::Auto {
+                        match canonical_int(t) {
+                            Some(x) => *slot = x,
+                            None => return Ok(Flow::NeedStr),
+                        }
+                        continue;
+                    }
                     match parse_int(t) {
                         IntTok::Int(x) => *slot = x,
                         IntTok::Overflow => {
                             return Err(self.err(
+                                line,
                                 raw,
                                 format!(
-                                    "id {} overflows int64 (use id_kind='str' to keep such ids as strings)",
-                                    String::from_utf8_lossy(t)
-                                ),
+                                "id {} overflows int64 (id_kind='str' keeps such ids as strings)",
+                                String::from_utf8_lossy(t)
+                            ),
                             ))
                         }
-                        IntTok::NotInt if mode == IdMode::Auto => return Ok(Flow::NeedStr),
                         IntTok::NotInt => {
                             return Err(self.err(
+                                line,
                                 raw,
                                 format!(
                                     "id {} is not an integer (id_kind={})",
                                     quote_bytes(t),
-                                    if mode == IdMode::Int { "'int'" } else { "'implicit'" }
+                                    if mode == IdMode::Int {
+                                        "'int'"
+                                    } else {
+                                        "'implicit'"
+                                    }
                                 ),
                             ))
                         }
@@ -407,112 +1269,137 @@ impl FileParser<'_> {
         };
         match r {
             Ok(()) => {}
-            Err(Error::InvalidInput(m)) => return Err(self.err(raw, m)),
+            Err(Error::InvalidInput(m)) => return Err(self.err(line, raw, m)),
             Err(e) => return Err(e),
         }
         self.edge_lines += 1;
         Ok(Flow::Go)
     }
+
+    /// Settles a held first record at the end of its file. `Some(plan)`: read again.
+    fn settle(&mut self, b: &mut ExternalBuilder, merge: Merge) -> Result<Option<Plan>> {
+        let Some(h) = self.held.take() else {
+            return Ok(None);
+        };
+        let header = if h.rest > 0 && h.rest_int {
+            true
+        } else if b.has_str_id(&h.src) || b.has_str_id(&h.dst) {
+            false
+        } else {
+            self.text.flavor != Flavor::EdgeList
+        };
+        if header {
+            self.header(h.line, &h.raw, None, true)?;
+            return Ok(None);
+        }
+        // Data: an edge read last gives the same graph when the order of duplicates does not
+        // matter; otherwise read again with the decision made.
+        let order_free = !self.weighted || merge == Merge::Max;
+        if self.ids == IdMode::Str && order_free {
+            return match self.edge(b, h.line, &h.raw, &h.src, &h.dst, &h.weight)? {
+                Flow::Go => Ok(None),
+                Flow::NeedStr => unreachable!("string ids"),
+            };
+        }
+        let mut plan = self.plan.clone();
+        plan.header[self.index] = Some(false);
+        if self.ids == IdMode::Auto {
+            plan.ids = IdMode::Str;
+        }
+        Ok(Some(plan))
+    }
 }
 
-/// Reads every input into `b`. Returns `Flow::NeedStr` when auto ids must restart as strings.
-fn read_all(
-    inputs: &[PathBuf],
+struct PassInput<'a> {
+    inputs: &'a [PathBuf],
+    delims: &'a [Delimiter],
+    text: &'a TextOptions,
+    cols: &'a Cols,
+    weighted: bool,
+    merge: Merge,
+}
+
+fn read_pass(
+    input: &PassInput<'_>,
+    plan: &Plan,
     b: &mut ExternalBuilder,
-    text: &TextOptions,
-    ids: IdMode,
-    weight_col: Option<usize>,
     stats: &mut TextStats,
     report: &dyn Fn(u64) -> bool,
-) -> Result<Flow> {
-    let weighted = b.options().weighted;
-    let need = 1 + text.src_col.max(text.dst_col).max(weight_col.unwrap_or(0));
+) -> Result<Outcome> {
     let mut before = 0u64;
-    let mut buf = vec![0u8; BLOCK];
-    for path in inputs {
+    for (index, path) in input.inputs.iter().enumerate() {
         let name = path.display().to_string();
         let count = Rc::new(Cell::new(0u64));
-        let mut r = open_input(path, count.clone())?;
-        let mut p = FileParser {
+        let delim = input.delims[index];
+        let mut fs = FileState {
             name: &name,
-            opts: text,
-            ids,
-            weighted,
-            weight_col: weight_col.unwrap_or(usize::MAX),
-            need,
-            delim: text.delimiter,
+            index,
+            text: input.text,
+            cols: input.cols,
+            plan,
+            delim,
+            weighted: input.weighted,
+            ids: plan.ids,
             ncols: None,
-            line_no: 0,
+            held: None,
             edge_lines: 0,
+            headers: Vec::new(),
+            header_seen: None,
         };
-        let (mut start, mut end) = (0usize, 0usize);
-        loop {
-            if start > 0 {
-                buf.copy_within(start..end, 0);
-                end -= start;
-                start = 0;
-            }
-            if end == buf.len() {
-                buf.resize(buf.len() * 2, 0); // a line longer than the block
-            }
-            let k = loop {
-                match r.read(&mut buf[end..]) {
-                    Ok(k) => break k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::InvalidData
-                                | std::io::ErrorKind::InvalidInput
-                                | std::io::ErrorKind::UnexpectedEof
-                        ) || e.kind() == std::io::ErrorKind::Other =>
-                    {
-                        return Err(Error::format(format!(
-                            "{name}: corrupt or truncated compressed data after line {}: {e}",
-                            p.line_no
-                        )))
-                    }
-                    Err(e) => return Err(Error::io(path, e)),
+        let mut need_str = false;
+        let mut sc = Scanner::new(delim, &input.text.comment);
+        let rep = |done: u64| report(before + done);
+        let lines = sc.scan(path, BLOCK, count.clone(), &rep, &mut |rec| {
+            Ok(match fs.record(b, rec)? {
+                Flow::Go => Step::Go,
+                Flow::NeedStr => {
+                    need_str = true;
+                    Step::Stop
                 }
-            };
-            end += k;
-            let data = &buf[..end];
-            let mut pos = start;
-            while let Some(nl) = memchr::memchr(b'\n', &data[pos..]) {
-                if let Flow::NeedStr = p.line(b, &data[pos..pos + nl])? {
-                    return Ok(Flow::NeedStr);
-                }
-                pos += nl + 1;
-            }
-            if k == 0 {
-                if pos < end {
-                    if let Flow::NeedStr = p.line(b, &data[pos..end])? {
-                        return Ok(Flow::NeedStr);
-                    }
-                }
-                break;
-            }
-            start = pos;
-            if !report(before + count.get()) {
-                return Err(Error::Cancelled);
-            }
+            })
+        })?;
+        if need_str {
+            let mut p = plan.clone();
+            p.ids = IdMode::Str;
+            return Ok(Outcome::Again(p));
+        }
+        if let Some(p) = fs.settle(b, input.merge)? {
+            return Ok(Outcome::Again(p));
+        }
+        if fs.edge_lines == 0 && input.inputs.len() == 1 {
+            return Err(no_edges(&name, lines, fs.header_seen.as_ref()));
         }
         before += count.get();
-        stats.lines += p.line_no;
-        stats.edge_lines += p.edge_lines;
+        stats.lines += lines;
+        stats.edge_lines += fs.edge_lines;
+        stats.headers.extend(fs.headers);
     }
     stats.input_bytes = before;
-    Ok(Flow::Go)
+    Ok(Outcome::Done)
+}
+
+fn no_edges(name: &str, lines: u64, header: Option<&(u64, Vec<u8>)>) -> Error {
+    match header {
+        Some((line, raw)) => Error::format(format!(
+            "{name}: no edges: the only data line, {} (line {line}), is a header; if it is an \
+             edge, pass header=False",
+            shown(raw)
+        )),
+        None if lines == 0 => Error::format(format!("{name}: empty file (no edges found)")),
+        None => Error::format(format!(
+            "{name}: no edges found (every line is blank or a comment)"
+        )),
+    }
 }
 
 /// Converts text edge lists into a graph file at `output` (atomically: on any error nothing is
 /// left at `output` and the temporary files are removed).
 ///
-/// `build.ids` is `Auto` for "int ids if every id is an integer (implicit when they are exactly
-/// `0..n-1`), else string ids"; an id that is not an integer after integer ones makes the reader
-/// start again in string mode (the rest of the file is read twice). `progress(done, total)`:
-/// bytes of input read (compressed bytes for compressed files) out of the inputs' total size;
-/// while the graph is sorted and written it is called with `(total, total)`.
+/// `build.ids` is `Auto` for the typing rule of the module docs; `Int`, `Implicit` and `Str`
+/// force a kind (`Int` and `Implicit` accept any decimal integer, `007` included).
+/// `build.weighted` is replaced by what `text` resolves. `progress(done, total)`: bytes of input
+/// read (compressed bytes for compressed files) out of the inputs' total size; while the graph
+/// is sorted and written it is called with `(total, total)`.
 pub fn convert_text(
     inputs: &[PathBuf],
     output: &Path,
@@ -523,22 +1410,20 @@ pub fn convert_text(
     if inputs.is_empty() {
         return Err(Error::param("no input files given"));
     }
-    let weight_col = match (build.weighted, text.weight_col) {
-        (true, None) => Some(2),
-        (true, Some(c)) => Some(c),
-        (false, None) => None,
-        (false, Some(_)) => {
-            return Err(Error::param(
-                "weight_col is given but weighted is False; pass weighted=True to read weights",
-            ))
+    let named = [&text.src_col, &text.dst_col, &text.weight_col]
+        .iter()
+        .any(|c| matches!(c, Some(Column::Name(_))));
+    let mut text = text.clone();
+    if named {
+        match text.header {
+            Some(false) => {
+                return Err(Error::param(
+                    "columns are selected by name, but header=False: a name needs a header line",
+                ))
+            }
+            None => text.header = Some(true),
+            Some(true) => {}
         }
-    };
-    if text.src_col == text.dst_col
-        || weight_col.is_some_and(|w| w == text.src_col || w == text.dst_col)
-    {
-        return Err(Error::param(
-            "src_col, dst_col and weight_col must be different columns",
-        ));
     }
     let mut total = 0u64;
     for p in inputs {
@@ -546,40 +1431,92 @@ pub fn convert_text(
         total += meta.len();
     }
     let total = total.max(1);
+    // Delimiters, per file.
+    let mut delims = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        let d = match text.delimiter {
+            Some(d) => d,
+            None => match first_line(p, &text.comment)? {
+                Some(line) => detect_delimiter(text.flavor, &line),
+                None => detect_delimiter(text.flavor, b""),
+            },
+        };
+        delims.push(d);
+    }
+    // Columns, from the first file's first record when it is a header.
+    let first = first_record(&inputs[0], delims[0], &text.comment)?;
+    let probe = resolve_columns(&text, None);
+    let names: Option<Vec<String>> = match &first {
+        Some(r) => {
+            let header = match text.header {
+                Some(h) => h,
+                None => {
+                    let ints = probe.as_ref().is_ok_and(|c| {
+                        r.len() > c.src.max(c.dst) && int_like(&r[c.src]) && int_like(&r[c.dst])
+                    });
+                    !ints && names_a_header(r)
+                }
+            };
+            header.then(|| {
+                r.iter()
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect()
+            })
+        }
+        None => None,
+    };
+    let cols = resolve_columns(&text, names.as_deref())?;
+    let weighted = cols.weight.is_some();
     let mut ids = build.ids;
     if ids == IdMode::Auto && build.num_nodes.is_some() {
         ids = IdMode::Implicit;
     }
+    let input = PassInput {
+        inputs,
+        delims: &delims,
+        text: &text,
+        cols: &cols,
+        weighted,
+        merge: build.merge,
+    };
+    let mut plan = Plan {
+        ids,
+        header: vec![None; inputs.len()],
+    };
     let mut passes = 1;
     loop {
         let mut stats = TextStats {
             passes,
+            columns: cols.describe(),
+            weighted,
+            delimiter: delims[0].show(),
             ..TextStats::default()
         };
         let mut b = ExternalBuilder::new(
             output,
             BuildOptions {
-                ids,
+                ids: plan.ids,
+                weighted,
                 ..build.clone()
             },
         )?;
         let report = |done: u64| progress.is_none_or(|h| h(done.min(total), total));
-        match read_all(inputs, &mut b, text, ids, weight_col, &mut stats, &report)? {
-            Flow::NeedStr => {
-                // Re-read as strings (only a second pass if integer edges were already read).
+        match read_pass(&input, &plan, &mut b, &mut stats, &report)? {
+            Outcome::Again(p) => {
                 if b.input_edges() > 0 {
                     passes += 1;
                 }
                 drop(b);
-                ids = IdMode::Str;
+                plan = p;
                 continue;
             }
-            Flow::Go => {}
+            Outcome::Done => {}
         }
         if stats.edge_lines == 0 {
             let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
             return Err(Error::format(format!(
-                "{}: no edges found (the input is empty, or every line is blank, a comment or skipped)",
+                "{}: no edges found (the files are empty, or hold only blank lines, comments \
+                 and headers)",
                 names.join(", ")
             )));
         }
@@ -617,6 +1554,22 @@ mod tests {
         let g = Graph::open(&out).unwrap();
         g.validate().unwrap();
         Ok((g, b, t))
+    }
+
+    fn csv() -> TextOptions {
+        TextOptions {
+            flavor: Flavor::Csv,
+            ..TextOptions::default()
+        }
+    }
+
+    fn str_ids(g: &Graph) -> Vec<String> {
+        (0..g.num_nodes() as u32)
+            .map(|v| match g.node_id(v).unwrap() {
+                crate::csr::NodeId::Str(s) => s.to_string(),
+                other => panic!("not a string id: {other:?}"),
+            })
+            .collect()
     }
 
     fn gz(data: &[u8]) -> Vec<u8> {
@@ -666,60 +1619,224 @@ mod tests {
     }
 
     #[test]
-    fn csv_with_header_weights_and_string_ids() {
+    fn rfc4180_quotes_crlf_bom_and_line_numbers() {
         let dir = tempfile::tempdir().unwrap();
-        let csv = b"src,dst,w\nalice, bob ,2.5\nbob,carol,1\n";
-        let text = TextOptions {
-            skip_lines: 1,
-            ..TextOptions::default()
-        };
-        let build = BuildOptions {
-            weighted: true,
-            directed: true,
-            ..BuildOptions::default()
-        };
-        let (g, b, _) = conv(dir.path(), &[("e.csv", csv)], &text, &build).unwrap();
-        assert_eq!((b.id_kind, b.num_nodes, b.num_edges), ("utf8", 3, 2));
-        let a = g.lookup_str("alice").unwrap().unwrap();
-        assert_eq!(g.weights(a).unwrap().unwrap(), &[2.5]);
-        // Int ids then a string id: restart in string mode.
-        let (g, _, t) = conv(
+        let body = "\u{feff}from,to,weight\r\n\"New York\",\"Boston, MA\",1\r\n\"say \"\"hi\"\"\",\"two\nlines\",2\r\nBoston,\"New York\",3\r\n";
+        let (g, b, t) = conv(
             dir.path(),
-            &[("a.txt", b"1 2\n2 3\n"), ("b.txt", b"3 x\n")],
-            &TextOptions::default(),
-            &BuildOptions::default(),
-        )
-        .unwrap();
-        assert_eq!((t.passes, g.id_kind()), (2, crate::format::IdKind::Utf8));
-        assert!(g.lookup_str("x").unwrap().is_some());
-        // Sparse int ids, custom columns, several files.
-        let text = TextOptions {
-            src_col: 2,
-            dst_col: 0,
-            delimiter: Some(Delimiter::Whitespace),
-            ..TextOptions::default()
-        };
-        let (g, b, _) = conv(
-            dir.path(),
-            &[("a.txt", b"-5 x 10\n"), ("b.txt", b"7 y 10\n")],
-            &text,
+            &[("e.csv", body.as_bytes())],
+            &csv(),
             &BuildOptions {
                 directed: true,
                 ..BuildOptions::default()
             },
         )
         .unwrap();
-        assert_eq!((b.id_kind, b.num_nodes), ("int64", 3));
-        assert_eq!(g.int_ids().unwrap(), vec![-5, 7, 10]);
-        assert_eq!(g.neighbors(2).unwrap(), &[0, 1]);
+        assert_eq!(
+            str_ids(&g),
+            [
+                "Boston",
+                "Boston, MA",
+                "New York",
+                "say \"hi\"",
+                "two\nlines"
+            ]
+        );
+        assert_eq!((b.num_edges, t.edge_lines, t.lines), (3, 3, 5));
+        assert!(t.weighted && t.headers.len() == 1); // a header by its names
+        assert!(
+            t.headers[0].ends_with("e.csv:1: 'from,to,weight'"),
+            "{:?}",
+            t.headers
+        );
+        // A bad record after a multi-line one names its physical line.
+        let bad = "a,b\n\"x\ny\",c\nd\n";
+        let e = conv(
+            dir.path(),
+            &[("e.csv", bad.as_bytes())],
+            &csv(),
+            &BuildOptions::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("e.csv:4: found 1 columns, but line 1 has 2"),
+            "{e}"
+        );
+        let open = "a,b\nc,\"d\ne,f\n";
+        let e = conv(
+            dir.path(),
+            &[("e.csv", open.as_bytes())],
+            &csv(),
+            &BuildOptions::default(),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("e.csv:2: a quoted field is never closed"), "{e}");
+    }
+
+    #[test]
+    fn ids_are_integers_only_when_every_id_is_canonical() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = BuildOptions::default();
+        let t = TextOptions::default();
+        for (body, kind, nodes) in [
+            (&b"0 1\n1 2\n"[..], "implicit", 3),
+            (b"1 2\n001 2\n", "utf8", 3),
+            (b"1 2\n-0 2\n", "utf8", 3),
+            (b"1 2\n+1 2\n", "utf8", 3),
+            (b"1 99999999999999999999\n", "utf8", 2),
+            (b"-5 7\n", "int64", 2),
+        ] {
+            let (g, b, _) = conv(dir.path(), &[("e.txt", body)], &t, &d).unwrap();
+            assert_eq!((b.id_kind, g.num_nodes()), (kind, nodes), "{body:?}");
+        }
+        // Int ids then a string id in a later file: read again with strings.
+        let (g, _, t2) = conv(
+            dir.path(),
+            &[("a.txt", b"1 2\n2 3\n"), ("b.txt", b"3 x\n")],
+            &t,
+            &d,
+        )
+        .unwrap();
+        assert_eq!(
+            (t2.passes, str_ids(&g)),
+            (2, vec!["1".into(), "2".into(), "3".into(), "x".into()])
+        );
+        // Forced kinds read any decimal integer.
+        let (g, _, _) = conv(
+            dir.path(),
+            &[("e.txt", b"007 +8\n")],
+            &t,
+            &BuildOptions {
+                ids: IdMode::Int,
+                ..BuildOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(g.int_ids().unwrap(), vec![7, 8]);
+    }
+
+    #[test]
+    fn header_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = BuildOptions::default();
+        let txt = TextOptions::default();
+        // (file, options, nodes, edges, header detected)
+        type Case<'a> = (&'a str, &'a [u8], TextOptions, u64, u64, bool);
+        let cases: Vec<Case<'_>> = vec![
+            // names a known pair: a header in any text
+            ("a.txt", b"src dst\nx y\n", txt.clone(), 2, 1, true),
+            // a non-integer line above integer ids
+            ("b.txt", b"a b\n1 2\n2 3\n", txt.clone(), 3, 2, true),
+            // string ids: the first line's ids appear again -> data
+            ("c.csv", b"alice,bob\nbob,carol\n", csv(), 3, 2, false),
+            // CSV convention: unknown names, never seen again -> header
+            ("d.csv", b"id_1,id_2\nuser_3,user_17\n", csv(), 2, 1, true),
+            // edge list convention: no header
+            (
+                "e.txt",
+                b"id_1 id_2\nuser_3 user_17\n",
+                txt.clone(),
+                4,
+                2,
+                false,
+            ),
+            // pandas/R index column: empty first name
+            ("f.csv", b",a,b\n0,x,y\n1,y,z\n", csv(), 3, 2, true),
+            // integers: data
+            ("g.csv", b"1,2\n2,3\n", csv(), 3, 2, false),
+        ];
+        for (name, body, text, n, m, header) in cases {
+            let (g, b, t) = conv(dir.path(), &[(name, body)], &text, &d).unwrap();
+            assert_eq!(
+                (g.num_nodes() as u64, b.num_edges, !t.headers.is_empty()),
+                (n, m, header),
+                "{name}"
+            );
+        }
+        // Forced either way.
+        let no = TextOptions {
+            header: Some(false),
+            ..csv()
+        };
+        let (_, b, _) = conv(dir.path(), &[("d.csv", b"id_1,id_2\nu,v\n")], &no, &d).unwrap();
+        assert_eq!(b.num_edges, 2);
+        // Header only: refused, with the way out.
+        let e = conv(dir.path(), &[("h.csv", b"alice,bob\n")], &csv(), &d)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("is a header; if it is an edge, pass header=False"),
+            "{e}"
+        );
+        // A weighted read where the data line is the first line and weights are summed:
+        // the decision is made by a second pass so duplicates add in file order.
+        let w = TextOptions {
+            weighted: Some(true),
+            ..csv()
+        };
+        let (g, _, t) = conv(
+            dir.path(),
+            &[("w.csv", b"a,b,0.1\nb,a,0.2\na,b,0.3\n")],
+            &w,
+            &d,
+        )
+        .unwrap();
+        assert_eq!((g.num_nodes(), t.passes), (2, 2));
+        let a = g.lookup_str("a").unwrap().unwrap();
+        assert_eq!(
+            g.weights(a).unwrap().unwrap(),
+            &[(0.1f32 + 0.2f32) + 0.3f32]
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_edge_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = BuildOptions::default();
+        let t = TextOptions::default();
+        for (body, want) in [
+            (&b"{\"a\": [1, 2]}"[..], "is JSON, not a text edge list"),
+            (b"\x00\x01\x02binary", "holds binary data"),
+            (
+                b"IEGRAPH\x00rest",
+                "is an instant-embedding graph file already",
+            ),
+            (b"alice\nbob\n", "found 1 column"),
+            (b"a;b\nc;d\n", "pass delimiter=';'"),
+            (b"", "empty file"),
+            (b"# only\n\n", "every line is blank or a comment"),
+        ] {
+            let e = conv(dir.path(), &[("in.txt", body)], &t, &d).err().unwrap();
+            let msg = e.to_string();
+            assert!(matches!(e, Error::Format(_)) && msg.contains(want), "{msg}");
+            assert!(!dir.path().join("out.graph").exists());
+        }
+        std::fs::write(dir.path().join("w.graph"), b"\x81\x02").unwrap();
+        std::fs::write(dir.path().join("w.properties"), b"nodes=2\n").unwrap();
+        let e = convert_text(
+            &[dir.path().join("w.graph")],
+            &dir.path().join("o.graph"),
+            &t,
+            &d,
+            None,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("is a WebGraph BV graph"), "{e}");
     }
 
     #[test]
     fn errors_name_file_line_and_text() {
         let dir = tempfile::tempdir().unwrap();
-        let w = BuildOptions {
-            weighted: true,
-            ..BuildOptions::default()
+        let w = TextOptions {
+            weighted: Some(true),
+            ..TextOptions::default()
         };
         let d = BuildOptions::default();
         let t = TextOptions::default();
@@ -731,45 +1848,39 @@ mod tests {
                 ":2: found 1 columns, but line 1 has 2: '3'",
             ),
             (
-                b"1\n",
-                d.clone(),
-                t.clone(),
-                ":1: found 1 column(s), but the column options need at least 2",
-            ),
-            (
                 b"# c\n1 2 x\n",
+                d.clone(),
                 w.clone(),
-                t.clone(),
                 ":2: non-numeric weight 'x'",
             ),
             (
                 b"1 2 nan\n",
+                d.clone(),
                 w.clone(),
-                t.clone(),
                 ":1: weight 'nan' is NaN",
             ),
             (
                 b"1 2 inf\n",
+                d.clone(),
                 w.clone(),
-                t.clone(),
                 ":1: weight 'inf' is infinite",
             ),
-            (b"1 2 -1\n", w.clone(), t.clone(), ":1: weight '-1' is <= 0"),
-            (b"1 2 0\n", w.clone(), t.clone(), ":1: weight '0' is <= 0"),
+            (b"1 2 -1\n", d.clone(), w.clone(), ":1: weight '-1' is <= 0"),
             (
                 b"1 2 1e39\n",
+                d.clone(),
                 w.clone(),
-                t.clone(),
                 "outside the float32 range",
             ),
             (
                 b"1 99999999999999999999\n",
-                d.clone(),
+                BuildOptions {
+                    ids: IdMode::Int,
+                    ..d.clone()
+                },
                 t.clone(),
                 ":1: id 99999999999999999999 overflows int64",
             ),
-            (b"", d.clone(), t.clone(), "no edges found"),
-            (b"# only\n\n", d.clone(), t.clone(), "no edges found"),
             (
                 b"1 2\n1 x\n",
                 BuildOptions {
@@ -807,6 +1918,18 @@ mod tests {
                 ":1: node id is not valid UTF-8",
             ),
             (
+                b"a,b\nc,\n",
+                d.clone(),
+                t.clone(),
+                ":2: empty node id in column 1",
+            ),
+            (
+                b"\"a b\" \"c d\"\n",
+                d.clone(),
+                t.clone(),
+                "a quoted field in a whitespace",
+            ),
+            (
                 b"1,2\n1;2\n",
                 d.clone(),
                 t.clone(),
@@ -834,22 +1957,27 @@ mod tests {
         // Parameter errors.
         let p = [dir.path().join("in.txt")];
         let out = dir.path().join("o.graph");
-        let bad = TextOptions {
-            weight_col: Some(2),
-            ..TextOptions::default()
-        };
-        assert!(matches!(
-            convert_text(&p, &out, &bad, &d, None),
-            Err(Error::InvalidParameter(_))
-        ));
-        let bad = TextOptions {
-            dst_col: 0,
-            ..TextOptions::default()
-        };
-        assert!(matches!(
-            convert_text(&p, &out, &bad, &d, None),
-            Err(Error::InvalidParameter(_))
-        ));
+        for bad in [
+            TextOptions {
+                weight_col: Some(Column::Index(2)),
+                weighted: Some(false),
+                ..TextOptions::default()
+            },
+            TextOptions {
+                dst_col: Some(Column::Index(0)),
+                ..TextOptions::default()
+            },
+            TextOptions {
+                src_col: Some(Column::Name("from".into())),
+                header: Some(false),
+                ..TextOptions::default()
+            },
+        ] {
+            assert!(matches!(
+                convert_text(&p, &out, &bad, &d, None),
+                Err(Error::InvalidParameter(_))
+            ));
+        }
         assert!(matches!(
             convert_text(&[dir.path().join("nope")], &out, &t, &d, None),
             Err(Error::Io { .. })
@@ -857,26 +1985,30 @@ mod tests {
     }
 
     #[test]
-    fn int_parser() {
-        assert!(matches!(
-            parse_int(b"-9223372036854775808"),
-            IntTok::Int(i64::MIN)
-        ));
-        assert!(matches!(
-            parse_int(b"9223372036854775807"),
-            IntTok::Int(i64::MAX)
-        ));
-        assert!(matches!(
-            parse_int(b"9223372036854775808"),
-            IntTok::Overflow
-        ));
-        assert!(matches!(
-            parse_int(b"-9223372036854775809"),
-            IntTok::Overflow
-        ));
-        assert!(matches!(parse_int(b"+7"), IntTok::Int(7)));
+    fn int_parsers() {
+        assert_eq!(parse_int(b"-9223372036854775808"), IntTok::Int(i64::MIN));
+        assert_eq!(parse_int(b"9223372036854775807"), IntTok::Int(i64::MAX));
+        assert_eq!(parse_int(b"9223372036854775808"), IntTok::Overflow);
+        assert_eq!(parse_int(b"-9223372036854775809"), IntTok::Overflow);
+        assert_eq!(parse_int(b"+7"), IntTok::Int(7));
         for t in [&b""[..], b"-", b"1.0", b"0x1", b"1e3", b"12a"] {
-            assert!(matches!(parse_int(t), IntTok::NotInt), "{t:?}");
+            assert_eq!(parse_int(t), IntTok::NotInt, "{t:?}");
         }
+        for (t, want) in [
+            (&b"0"[..], Some(0)),
+            (b"-12", Some(-12)),
+            (b"-9223372036854775808", Some(i64::MIN)),
+            (b"007", None),
+            (b"-0", None),
+            (b"+7", None),
+            (b"-", None),
+            (b"", None),
+            (b"00", None),
+            (b"9223372036854775808", None),
+        ] {
+            assert_eq!(canonical_int(t), want, "{t:?}");
+        }
+        assert_eq!(parse_weight(b"1,5", true), Some(1.5));
+        assert_eq!(parse_weight(b"1,5", false), None);
     }
 }

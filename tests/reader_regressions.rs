@@ -191,7 +191,10 @@ fn valid_graphs_of_every_kind_answer_everything() {
 #[test]
 fn every_single_byte_flip_is_an_error_or_harmless() {
     // Exhaustive over a small weighted string-id graph: flip each byte (with and without the
-    // header checksum fixed up) and touch everything. Harmless flips are those in padding.
+    // header checksum fixed up) and touch everything. A flip must be refused by open() or
+    // reported by some call (validate's checksums at least), unless the byte carries nothing:
+    // the padding between sections, the reserved header bytes (ignored by readers of this
+    // version), and the header checksum itself when it is recomputed.
     let w = [1.0f32, 2.0, 3.0, 4.0];
     let base = image(
         4,
@@ -200,7 +203,14 @@ fn every_single_byte_flip_is_an_error_or_harmless() {
         false,
         IdTable::Str(["w", "x", "y", "z"].map(String::from).to_vec()),
     );
-    let mut opened_and_caught = 0;
+    let in_section = |i: usize| {
+        (0..NUM_SECTIONS).any(|k| {
+            let (off, len) = section(&base, k);
+            (off..off + len).contains(&i)
+        })
+    };
+    let reserved = |i: usize| (48..64).contains(&i) || (232..248).contains(&i);
+    let mut wrong = Vec::new();
     for i in 0..base.len() {
         for fix in [false, true] {
             let mut b = base.clone();
@@ -208,18 +218,35 @@ fn every_single_byte_flip_is_an_error_or_harmless() {
             if fix {
                 fix_header(&mut b);
             }
-            if let Ok(g) = from_bytes(&b) {
-                let errs = touch_everything(&g);
-                if !errs
-                    .iter()
-                    .all(|e| matches!(e, Error::NodeIndexOutOfRange { .. }))
-                {
-                    opened_and_caught += 1;
+            let outcome = match from_bytes(&b) {
+                Err(_) => "refused",
+                Ok(g) => {
+                    let errs = touch_everything(&g);
+                    if errs
+                        .iter()
+                        .all(|e| matches!(e, Error::NodeIndexOutOfRange { .. }))
+                    {
+                        "harmless"
+                    } else {
+                        "caught"
+                    }
                 }
+            };
+            let expected: &[&str] = if i < 256 && !fix {
+                &["refused"]
+            } else if i < 256 && (reserved(i) || i >= 248) {
+                &["harmless"]
+            } else if i < 256 || in_section(i) {
+                &["refused", "caught"]
+            } else {
+                &["harmless"] // padding
+            };
+            if !expected.contains(&outcome) {
+                wrong.push((i, fix, outcome));
             }
         }
     }
-    assert!(opened_and_caught > 0);
+    assert!(wrong.is_empty(), "(byte, header fixed, outcome): {wrong:?}");
 }
 
 #[test]

@@ -1,11 +1,14 @@
 """No data lost: SIGKILL at random points, and mapped files that change underneath.
 
 A child process writes the same target path over and over (alternating two different
-contents) and is killed with SIGKILL at a random moment. Whatever the moment, the target must
-hold nothing (if the first write had not finished) or one of the two complete versions: it
-opens, validates and matches byte for byte. Leftover temporary files (a killed process cannot
-clean up) are allowed, but only under the documented ``.<name>.tmp-*`` names next to the target.
-See docs/RELIABILITY.md.
+contents) and is killed with SIGKILL at a random moment *while a write is in progress*: the
+test waits until the writer's temporary file (or the out-of-core builder's scratch directory)
+exists before it sends the signal, and counts a kill only if that temporary state is still
+there afterwards, i.e. the kill landed before the write's final rename. Whatever the moment,
+the target must hold nothing (if the first write had not finished) or one of the two complete
+versions: it opens, validates and matches byte for byte. Leftover temporary files (a killed
+process cannot clean up) are allowed, but only under the documented ``.<name>.tmp-*`` names
+next to the target. See docs/RELIABILITY.md.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ WRITER = r"""
 import os, sys
 import numpy as np
 import instant_embedding as ie
-from instant_embedding.convert import convert
+from instant_embedding import convert
 
 kind, target, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = np.random.default_rng(3)
@@ -74,7 +77,7 @@ def _expected(kind: str, tmp_path, n: int) -> list[bytes] | list[np.ndarray]:
         if kind == "save":
             g.save(p)
         else:
-            from instant_embedding.convert import convert
+            from instant_embedding import convert
 
             convert(tmp_path / f"edges{k}.txt", p)
         out.append(p.read_bytes())
@@ -82,13 +85,31 @@ def _expected(kind: str, tmp_path, n: int) -> list[bytes] | list[np.ndarray]:
     return out
 
 
+def _in_flight(tmp_path, target) -> list:
+    """The temporary file of an atomic write and the builder's scratch directory."""
+    return [p for p in tmp_path.iterdir()
+            if p.name.startswith((f".{target.name}.tmp-", f".{target.name}.build-"))]
+
+
+def _remove(paths) -> None:
+    for leftover in paths:
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink()
+
+
 def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dict:
+    """Kills a writer ``kills`` times inside a write (up to 3x as many tries: a kill that
+    lands between two writes is not counted) and checks the target after each kill."""
     target = tmp_path / ("out.npy" if kind == "embed_all" else "out.graph")
     rnd = random.Random(f"{kind}-{n}")
-    seen = {"absent": 0, "v0": 0, "v1": 0, "killed_mid_write": 0}
+    seen = {"absent": 0, "v0": 0, "v1": 0, "killed_mid_write": 0, "tries": 0}
     expected = None
-    for _ in range(kills):
-        before = set(tmp_path.glob(f".{target.name}.*"))
+    ids = "out.ids.npy"  # embed_all(out=) writes the node ids beside the matrix
+    while seen["killed_mid_write"] < kills and seen["tries"] < 3 * kills:
+        seen["tries"] += 1
+        _remove(_in_flight(tmp_path, target))  # so what is left after the kill is this one's
         p = subprocess.Popen([sys.executable, "-c", WRITER, kind, str(target), str(n)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -96,6 +117,11 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
             if expected is None:
                 expected = _expected(kind, tmp_path, n)
             time.sleep(rnd.uniform(0, max_delay))
+            deadline = time.monotonic() + HANG
+            while not _in_flight(tmp_path, target):  # wait for a write in progress
+                assert p.poll() is None, p.stderr.read()
+                assert time.monotonic() < deadline, "the writer never started a write"
+                time.sleep(0.0002)
             p.send_signal(signal.SIGKILL)
             p.wait(timeout=HANG)
         finally:
@@ -103,8 +129,8 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
                 p.kill()
                 p.wait()
         assert p.returncode == -signal.SIGKILL, p.stderr.read()
-        # a new temporary file or scratch directory: the kill landed inside a write
-        seen["killed_mid_write"] += bool(set(tmp_path.glob(f".{target.name}.*")) - before)
+        # the write's temporary state survived the kill: it landed before the final rename
+        seen["killed_mid_write"] += bool(_in_flight(tmp_path, target))
         if not target.exists():
             seen["absent"] += 1
             continue
@@ -122,22 +148,18 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
         for leftover in tmp_path.iterdir():
             name = leftover.name
             # the temp file of the atomic write, the out-of-core builder's scratch directory
-            assert name in (target.name, "edges0.txt", "edges1.txt") or name.startswith(
-                (f".{target.name}.tmp-", f".{target.name}.build-")), name
-    # clean up what a killed writer could not remove
-    for leftover in tmp_path.glob(f".{target.name}.*"):
-        if leftover.is_dir():
-            shutil.rmtree(leftover)
-        else:
-            leftover.unlink()
+            assert name in (target.name, ids, "edges0.txt", "edges1.txt") or name.startswith(
+                (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")), name
+    _remove(_in_flight(tmp_path, target))  # what a killed writer could not remove
+    _remove(list(tmp_path.glob(f".{ids}.tmp-*")))
+    assert seen["killed_mid_write"] == kills, f"kills did not land inside writes: {seen}"
+    assert seen["absent"] + seen["v0"] + seen["v1"] == seen["tries"]
     return seen
 
 
 @pytest.mark.parametrize("kind,n,delay", [("save", 60_000, 1.0), ("embed_all", 8_000, 1.5)])
 def test_sigkill_never_leaves_a_torn_file(tmp_path, kind, n, delay):
-    seen = _kill_loop(kind, tmp_path, n, KILLS, delay)
-    print(kind, seen)
-    assert seen["absent"] + seen["v0"] + seen["v1"] == KILLS
+    print(kind, _kill_loop(kind, tmp_path, n, KILLS, delay))
 
 
 def test_sigkill_during_conversion(tmp_path):
@@ -272,7 +294,7 @@ def test_next_build_removes_leftovers_of_dead_writers_only(tmp_path):
     for d in (alive, other_host, other_target):
         d.mkdir()
     np.savetxt(tmp_path / "e.txt", np.array([[0, 1], [1, 2]]), fmt="%d")
-    from instant_embedding.convert import convert
+    from instant_embedding import convert
 
     convert(tmp_path / "e.txt", target)
     now = sorted(p.name for p in tmp_path.iterdir())

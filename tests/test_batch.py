@@ -21,6 +21,8 @@ from instant_embedding.batch import (
 )
 
 PARAMS = {"dim": 32, "alpha": 0.15, "eps": 1e-4, "seed": 3}
+MODEL = ie.InstantEmbedding(**PARAMS)
+M8, M16 = ie.InstantEmbedding(8), ie.InstantEmbedding(16)
 
 
 def _edges(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +53,7 @@ def graphs(tmp_path):
 
 
 def _local(path: str, nodes) -> np.ndarray:
-    return ie.InstantEmbedding(**PARAMS).embed(ie.Graph.open(path), nodes)
+    return MODEL.embed(ie.Graph.open(path), nodes)
 
 
 @pytest.mark.parametrize("kind", ["implicit", "int64", "utf8"])
@@ -62,13 +64,13 @@ def test_embed_batch_matches_local_api_for_any_split(graphs, kind):
     pick = rng.integers(0, len(nodes), size=300)  # with repeats
     sample = [nodes[i] for i in pick] if kind == "utf8" else np.asarray(nodes)[pick]
     ref = _local(path, sample)
-    assert ref.dtype == np.float32 and ref.shape == (300, PARAMS["dim"])
-    whole = embed_batch(path, sample, **PARAMS)
+    assert ref.dtype == np.float32 and ref.shape == (300, MODEL.dim)
+    whole = embed_batch(path, sample, model=MODEL)
     assert np.array_equal(whole, ref)
     for parts in (3, 7):
         bounds = np.linspace(0, 300, parts + 1).astype(int)
         pieces = [
-            embed_batch(path, sample[a:b], threads=t, **PARAMS)
+            embed_batch(path, sample[a:b], threads=t, model=MODEL)
             for (a, b), t in zip(zip(bounds[:-1], bounds[1:]), [1, 2, None] * 3)
         ]
         assert np.array_equal(np.concatenate(pieces), ref)
@@ -89,7 +91,7 @@ def test_node_id_containers(graphs):
         pd.Series(ints),
         pd.Series(ints, dtype="Int64"),
     ):
-        assert np.array_equal(embed_batch(ipath, ids, **PARAMS), iref), type(ids)
+        assert np.array_equal(embed_batch(ipath, ids, model=MODEL), iref), type(ids)
     for ids in (
         strs,
         np.array(strs),
@@ -100,9 +102,9 @@ def test_node_id_containers(graphs):
         pd.Series(strs),
         pd.Series(strs, dtype="string[pyarrow]"),
     ):
-        assert np.array_equal(embed_batch(spath, ids, **PARAMS), sref), type(ids)
-    empty = embed_batch(ipath, np.array([], dtype=np.int64), **PARAMS)
-    assert empty.shape == (0, PARAMS["dim"]) and empty.dtype == np.float32
+        assert np.array_equal(embed_batch(spath, ids, model=MODEL), sref), type(ids)
+    empty = embed_batch(ipath, np.array([], dtype=np.int64), model=MODEL)
+    assert empty.shape == (0, MODEL.dim) and empty.dtype == np.float32
 
 
 def test_bad_ids_and_params(graphs):
@@ -110,29 +112,29 @@ def test_bad_ids_and_params(graphs):
     pd = pytest.importorskip("pandas")
     ipath, spath = graphs["implicit"], graphs["utf8"]
     with pytest.raises(ie.NodeNotFoundError, match=r"node 200 not found.*implicit\.graph"):
-        embed_batch(ipath, [3, 200], **PARAMS)
+        embed_batch(ipath, [3, 200], model=MODEL)
     with pytest.raises(ie.NodeNotFoundError, match=r"nobody.*utf8\.graph"):
-        embed_batch(spath, ["user-0001", "nobody"], **PARAMS)
+        embed_batch(spath, ["user-0001", "nobody"], model=MODEL)
     with pytest.raises(ie.NodeNotFoundError, match="string node ids"):
-        embed_batch(spath, [1], **PARAMS)
+        embed_batch(spath, [1], model=MODEL)
     with pytest.raises(ValueError, match="null at position 1"):
-        embed_batch(ipath, pa.array([1, None, 2]), **PARAMS)
+        embed_batch(ipath, pa.array([1, None, 2]), model=MODEL)
     with pytest.raises(ValueError, match="null at position 2"):
-        embed_batch(spath, pd.Series(["user-0001", "user-0002", None]), **PARAMS)
+        embed_batch(spath, pd.Series(["user-0001", "user-0002", None]), model=MODEL)
     with pytest.raises(ValueError, match="null at position 0"):
-        embed_batch(ipath, [None, 1], **PARAMS)
+        embed_batch(ipath, [None, 1], model=MODEL)
     with pytest.raises(TypeError, match="float"):
-        embed_batch(ipath, np.array([1.0, 2.0]), **PARAMS)
+        embed_batch(ipath, np.array([1.0, 2.0]), model=MODEL)
     with pytest.raises(TypeError, match="float"):
-        embed_batch(ipath, pd.Series([1, None]).dropna(), **PARAMS)
+        embed_batch(ipath, pd.Series([1, None]).dropna(), model=MODEL)
     with pytest.raises(TypeError, match="scalar"):
-        embed_batch(ipath, 5, **PARAMS)
+        embed_batch(ipath, 5, model=MODEL)
     with pytest.raises(ValueError, match="threads"):
-        embed_batch(ipath, [1], threads=0, **PARAMS)
+        embed_batch(ipath, [1], threads=0, model=MODEL)
     with pytest.raises(ValueError, match="dim"):
         embed_batch(ipath, [1], dim=0)
     with pytest.raises(FileNotFoundError, match="missing.graph"):
-        embed_batch(os.path.join(os.path.dirname(ipath), "missing.graph"), [1], **PARAMS)
+        embed_batch(os.path.join(os.path.dirname(ipath), "missing.graph"), [1], model=MODEL)
 
 
 def test_graph_opened_once_per_process_and_reopened_when_replaced(tmp_path):
@@ -141,13 +143,13 @@ def test_graph_opened_once_per_process_and_reopened_when_replaced(tmp_path):
     g1 = open_graph(path)
     assert open_graph(path) is g1  # reused across batches
     assert open_graph(os.path.join(str(tmp_path), ".", "g.graph")) is g1  # same absolute path
-    before = embed_batch(path, [0, 1], dim=16)
+    before = embed_batch(path, [0, 1], model=ie.InstantEmbedding(16))
     # Replace the file at the same path (atomic rename: new inode) with a different graph.
     src, dst = _edges(34, 200, seed=3)
     ie.Graph.from_edges(src, dst, num_nodes=34).save(path)
     g2 = open_graph(path)
     assert g2 is not g1 and g2.num_edges != g1.num_edges
-    after = embed_batch(path, [0, 1], dim=16)
+    after = embed_batch(path, [0, 1], model=ie.InstantEmbedding(16))
     assert np.array_equal(after, ie.InstantEmbedding(16).embed(ie.Graph.open(path), [0, 1]))
     assert not np.array_equal(after, before)
     clear_cache()
@@ -263,13 +265,13 @@ def test_file_uri_copied_once_keyed_by_content(tmp_path, fsspec):
     assert os.stat(local).st_ino == st.st_ino  # not copied again
     assert local_graph_path((src / "b.graph").as_uri(), cache_dir=cache) == local
     ref = ie.InstantEmbedding(16).embed(ie.datasets.karate(), [0, 5, 33])
-    assert np.array_equal(embed_batch(uri, [0, 5, 33], dim=16, cache_dir=cache), ref)
+    assert np.array_equal(embed_batch(uri, [0, 5, 33], model=M16, cache_dir=cache), ref)
     # A different object at the same URI gets a new entry (the key is the content).
     s, d = _edges(34, 150, seed=9)
     ie.Graph.from_edges(s, d, num_nodes=34).save(src / "a.graph")
     local2 = local_graph_path(uri, cache_dir=cache)
     assert local2 != local
-    got = embed_batch(uri, [0, 5, 33], dim=16, cache_dir=cache)
+    got = embed_batch(uri, [0, 5, 33], model=M16, cache_dir=cache)
     assert np.array_equal(
         got, ie.InstantEmbedding(16).embed(ie.Graph.open(src / "a.graph"), [0, 5, 33])
     )
@@ -300,9 +302,10 @@ def test_remote_download_happens_once_across_threads(tmp_path, fsspec):
     assert fake.downloads == 1  # ... but only one downloads; the others find the verified copy
     names = ["Valjean", "Javert"]
     ref = ie.InstantEmbedding(8).embed(ie.datasets.lesmis(), names)
-    assert np.array_equal(embed_batch("iefake://lesmis.graph", names, dim=8, cache_dir=cache), ref)
+    uri = "iefake://lesmis.graph"
+    assert np.array_equal(embed_batch(uri, names, model=M8, cache_dir=cache), ref)
     clear_cache()  # a new process on the same machine: no new download either
-    assert np.array_equal(embed_batch("iefake://lesmis.graph", names, dim=8, cache_dir=cache), ref)
+    assert np.array_equal(embed_batch(uri, names, model=M8, cache_dir=cache), ref)
     assert fake.downloads == 1
     assert not [n for n in os.listdir(cache) if ".tmp-" in n]
 
@@ -326,7 +329,7 @@ def test_remote_errors(tmp_path, fsspec):
         local_graph_path("iefake://bad.graph", cache_dir=cache)
     assert not [n for n in os.listdir(cache) if n.endswith(".graph") or ".tmp-" in n]
     with pytest.raises(FileNotFoundError, match="iefake://nothing.graph"):
-        embed_batch("iefake://nothing.graph", [1], dim=8, cache_dir=cache)
+        embed_batch("iefake://nothing.graph", [1], model=M8, cache_dir=cache)
 
 
 def test_remote_without_fsspec_is_a_clear_error(monkeypatch, tmp_path):

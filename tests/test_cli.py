@@ -5,33 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import run_cli as run
 from instant_embedding import cli
 from instant_embedding.export import read_embeddings
-
-
-def command() -> list[str]:
-    exe = shutil.which("instant-embedding")
-    if exe is None:  # not on PATH (e.g. a venv that is not activated): same entry point
-        venv_exe = os.path.join(os.path.dirname(sys.executable), "instant-embedding")
-        exe = venv_exe if os.path.exists(venv_exe) else None
-    return [exe] if exe else [sys.executable, "-m", "instant_embedding"]
-
-
-def run(*args: str, cwd=None, ok: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RAYON_NUM_THREADS="2")
-    p = subprocess.run(
-        command() + list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=120
-    )
-    if ok:
-        assert p.returncode == 0, p.stderr
-    return p
-
 
 EDGES = "# tiny graph\n0 1\n1 2\n2 0\n2 3\n3 4\n4 5\n5 3\n"
 
@@ -154,6 +135,45 @@ def test_errors_are_one_line(tmp_path, args, message):
     assert message in p.stderr
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "g.graph").exists() and not (tmp_path / "e.npy").exists()
+
+
+FLAG_ERRORS = [
+    (["convert", "head.csv", "g.graph"], "is a header; if it is an edge, pass --no-header"),
+    (["convert", "w.csv", "g.graph", "--weighted"], "--weighted, but no column is named weight: "
+     "pass --weight-col"),
+    (["convert", "semi.txt", "g.graph"], "if ';' separates the fields, pass --delimiter ';'"),
+    (["convert", "e.txt", "missing/g.graph", "--reorder", "bfs"], "missing/g.graph: the output's"),
+    (["convert", "e.txt", "g.graph", "--var", "x"], "var do(es) not apply to edgelist input"),
+    (["embed", "karate", "-o", "e.npy", "--format", "parquet"], "--format parquet does not match"),
+    (["info", "wg.graph"], "wg.graph is a WebGraph BV graph (wg.properties is beside it); "
+     "convert it first: instant-embedding convert wg.graph wg-ie.graph"),
+    (["embed", "wg.graph", "-o", "e.npy"], "is a WebGraph BV graph"),
+]
+
+
+@pytest.mark.parametrize("args,message", FLAG_ERRORS)
+def test_errors_name_flags_not_parameters(tmp_path, args, message):
+    (tmp_path / "head.csv").write_text("alice,bob\n")
+    (tmp_path / "w.csv").write_text("from,to,x,y\na,b,1,2\n")
+    (tmp_path / "semi.txt").write_text("a;b\nb;c\n")
+    (tmp_path / "e.txt").write_text(EDGES)
+    (tmp_path / "wg.graph").write_bytes(b"\x81\x02\x03")
+    (tmp_path / "wg.properties").write_text("nodes=2\narcs=1\n")
+    before = set(os.listdir(tmp_path))
+    p = run(*args, cwd=tmp_path, ok=False)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert message in p.stderr
+    assert "weight_col" not in p.stderr and "header=" not in p.stderr
+    assert set(os.listdir(tmp_path)) == before  # nothing written, no temporary file left
+
+
+def test_convert_says_which_line_it_took_as_a_header(tmp_path):
+    (tmp_path / "h.csv").write_text("id_1,id_2\nuser_3,user_17\nuser_17,user_5\n")
+    p = run("convert", "h.csv", "g.graph", cwd=tmp_path)
+    assert "wrote g.graph: 3 nodes, 2 edges" in p.stderr
+    assert "header line skipped: h.csv:1: 'id_1,id_2' (pass --no-header" in p.stderr
+    p = run("convert", "h.csv", "g.graph", "--no-header", cwd=tmp_path)
+    assert "wrote g.graph: 5 nodes, 3 edges" in p.stderr and "header line" not in p.stderr
 
 
 def test_verbose_shows_traceback_and_usage_errors_exit_2(tmp_path):

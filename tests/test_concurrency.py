@@ -182,12 +182,19 @@ import numpy as np
 import instant_embedding as ie
 
 out, n, eps = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-# A parent started in the background of a non-interactive shell passes SIGINT on as ignored,
-# and Python then installs no handler: restore the default so Ctrl-C raises KeyboardInterrupt.
-signal.signal(signal.SIGINT, signal.default_int_handler)
 rng = np.random.default_rng(1)
 g = ie.Graph.from_edges(rng.integers(0, n, 8 * n), rng.integers(0, n, 8 * n), num_nodes=n)
 stamps = [time.monotonic()]
+at_signal = []
+
+def on_sigint(signum, frame):
+    # Python's default handler, plus a note of how many batches had reported by then. (It is
+    # installed explicitly because a parent in the background of a non-interactive shell
+    # passes SIGINT on as ignored, and Python then installs no handler.)
+    at_signal.append(len(stamps))
+    signal.default_int_handler(signum, frame)
+
+signal.signal(signal.SIGINT, on_sigint)
 
 def progress(done, total):
     stamps.append(time.monotonic())
@@ -198,13 +205,15 @@ try:
     ie.InstantEmbedding(dim=64, eps=eps, threads=1).embed_all(g, out=out, progress=progress)
     print("finished", flush=True)
 except KeyboardInterrupt:
-    print("interrupted", max(np.diff(stamps)), flush=True)
+    # batches reported after the signal, and the longest batch (for information)
+    print("interrupted", len(stamps) - at_signal[0], max(np.diff(stamps)), flush=True)
     sys.exit(130)
 """
 
 
-def _interrupt_embed_all(tmp_path, n: int, eps: float) -> tuple[float, float]:
-    """SIGINT to a child inside embed_all(out=...); returns (latency, longest batch) in s."""
+def _interrupt_embed_all(tmp_path, n: int, eps: float) -> tuple[int, float, float]:
+    """SIGINT to a child inside embed_all(out=...); returns the number of batches that
+    reported after the signal, the latency and the longest batch in seconds (informative)."""
     out = tmp_path / "emb.npy"
     p = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(INTERRUPT_CHILD), str(out), str(n), str(eps)],
@@ -217,48 +226,46 @@ def _interrupt_embed_all(tmp_path, n: int, eps: float) -> tuple[float, float]:
         assert p.poll() is None, "embed_all finished before it could be interrupted"
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
-        rest, err = p.communicate(timeout=HANG)
+        rest, err = p.communicate(timeout=HANG)  # a hang detector, not a timing check
         latency = time.monotonic() - t0
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
     assert p.returncode == 130, (p.returncode, rest, err)
-    word, batch = rest.split()
+    word, after, batch = rest.split()
     assert word == "interrupted"
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())  # no temp file either
-    return latency, float(batch)
+    return int(after), latency, float(batch)
 
 
 def test_ctrl_c_interrupts_embed_all_and_leaves_no_file(tmp_path):
     """KeyboardInterrupt is raised at the next batch boundary (the native call for one batch
-    runs without the GIL and is not interrupted), the temporary .npy is removed and nothing
-    appears at the target path."""
-    latency, batch = _interrupt_embed_all(tmp_path, 20_000, 1e-5)
-    print(f"SIGINT -> exit {latency:.3f} s; longest batch {batch:.3f} s")
-    # Hang detector relative to the batch time, not a timing assertion.
-    assert latency < 2 * batch + 5, (latency, batch)
+    runs without the GIL and is not interrupted): at most the batch in flight when the signal
+    arrived reports progress. The temporary .npy is removed and nothing appears at the target
+    path."""
+    after, latency, batch = _interrupt_embed_all(tmp_path, 20_000, 1e-5)
+    print(f"SIGINT -> exit {latency:.3f} s; longest batch {batch:.3f} s; {after} batches after")
+    assert after <= 1, after
 
 
 @slow
-def test_ctrl_c_latency_with_expensive_queries(tmp_path):
+def test_ctrl_c_with_expensive_queries(tmp_path):
     """With a small eps every query is expensive, and the latency grows with the batch time
-    (see docs/RELIABILITY.md)."""
-    rows = []
+    (see docs/RELIABILITY.md); the interrupt still lands at the next batch boundary."""
     for i, eps in enumerate([1e-5, 1e-6]):
         d = tmp_path / str(i)
         d.mkdir()
-        rows.append((eps, *_interrupt_embed_all(d, 60_000, eps)))
-    for eps, lat, batch in rows:
+        after, lat, batch = _interrupt_embed_all(d, 60_000, eps)
         print(f"eps={eps:g}: SIGINT -> exit {lat:.3f} s; longest batch {batch:.3f} s")
-        assert lat < 2 * batch + 5
+        assert after <= 1, (eps, after)
 
 
 CONVERT_CHILD = """
 import signal, sys, time
 import numpy as np
-from instant_embedding.convert import convert
+from instant_embedding import convert
 
 src, out = sys.argv[1], sys.argv[2]
 signal.signal(signal.SIGINT, signal.default_int_handler)  # see INTERRUPT_CHILD
@@ -309,5 +316,4 @@ def test_ctrl_c_interrupts_conversion_and_leaves_no_file(tmp_path):
         pytest.skip("conversion finished before SIGINT arrived")
     assert p.returncode == 130, (p.returncode, rest, err[-2000:])
     assert list(out_dir.iterdir()) == [], list(out_dir.iterdir())
-    print(f"convert: SIGINT -> exit {latency:.3f} s")
-    assert latency < 30, latency  # hang detector
+    print(f"convert: SIGINT -> exit {latency:.3f} s")  # informative: HANG detects a hang

@@ -15,8 +15,9 @@ import instant_embedding as ie
 import numpy as np
 import pytest
 from instant_embedding import _core
-from instant_embedding import convert as cv
+from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
+from instant_embedding.readers import _build, bcsr, table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -161,8 +162,10 @@ def test_string_ids_and_id_kind(tmp_path):
     g2 = cv.convert(p2, tmp_path / "n.graph", id_kind="str")
     assert g2.id_kind == "utf8" and sorted(g2.nodes) == ["007", "1", "2"]
     g3 = cv.convert(p2, tmp_path / "n3.graph")
-    assert g3.id_kind == "int64" and g3.nodes.tolist() == [1, 2, 7]  # "007" parses as 7
-    with pytest.raises(GraphFormatError, match=r"e\.tsv:1: .*'alice'.*not an integer"):
+    assert g3.id_kind == "utf8" and sorted(g3.nodes) == ["007", "1", "2"]  # not canonical
+    g4 = cv.convert(p2, tmp_path / "n4.graph", id_kind="int")
+    assert g4.id_kind == "int64" and g4.nodes.tolist() == [1, 2, 7]  # forced: parsed
+    with pytest.raises(GraphFormatError, match=r"e\.tsv:2: id 'bob' is not an integer"):
         cv.convert(p, tmp_path / "x.graph", id_kind="int")
 
 
@@ -203,30 +206,6 @@ def test_progress_callback(tmp_path):
     assert seen and seen[-1][0] == os.path.getsize(p)
 
 
-def test_python_reader_matches_native_reader(tmp_path):
-    """The fallback text reader and the native one agree (when the native one is built)."""
-    if not hasattr(_core, "convert_text"):
-        pytest.skip("native convert_text not built in this extension")
-    p = write(tmp_path / "e.txt", "# x\n" + edge_text("\t", True))
-    native = cv.convert(p, tmp_path / "n.graph", weighted=True)
-    spec, weighted = cv._text_spec([p], "edgelist", None, "#%", None, None, None, None, True)
-    py, _ = cv._convert_text_python(
-        [p],
-        str(tmp_path / "p.graph"),
-        spec,
-        directed=False,
-        weighted=weighted,
-        id_kind="auto",
-        self_loops="keep",
-        merge="sum",
-        memory_limit=None,
-        tmp_dir=None,
-        progress=False,
-        total=1,
-    )
-    same_graph(native, py)
-
-
 # ---------------------------------------------------------------------- malformed text
 BAD_TEXT = [
     ("0 1\n1 2 3\n", {}, r"bad\.txt:2: found 3 columns, but line 1 has 2: '1 2 3'"),
@@ -236,10 +215,14 @@ BAD_TEXT = [
     ("0 1 inf\n", {"weighted": True}, r"bad\.txt:1: weight 'inf' is infinite"),
     ("0 1 1\n1 2 -2.5\n", {"weighted": True}, r"bad\.txt:2: weight '-2\.5' is <= 0"),
     ("0 1 0\n", {"weighted": True}, r"bad\.txt:1: weight '0' is <= 0"),
-    ("0 1\n1 99999999999999999999\n", {}, r"bad\.txt:2: id 99999999999999999999 overflows"),
-    ("", {}, r"bad\.txt: no edges found"),
+    (
+        "0 1\n1 99999999999999999999\n",
+        {"id_kind": "int"},
+        r"bad\.txt:2: id 99999999999999999999 overflows",
+    ),
+    ("", {}, r"bad\.txt: empty file"),
     ("# only\n% comments\n\n", {}, r"bad\.txt: no edges found"),
-    ("src dst\n", {"header": True}, r"bad\.txt: no edges found"),
+    ("src dst\n", {"header": True}, r"bad\.txt: no edges: the only data line.*header=False"),
 ]
 
 
@@ -315,15 +298,15 @@ def edge_table(strings: bool = False, weights: bool = True):
 def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch):
     p = tmp_path / "e.parquet"
     pq.write_table(edge_table(), p, row_group_size=40)
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 50)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 50)
     sizes = []
-    orig = cv._Sink.add
+    orig = _build.Sink.add
 
     def spy(self, s, d, w):
         sizes.append(len(s))
         return orig(self, s, d, w)
 
-    monkeypatch.setattr(cv._Sink, "add", spy)
+    monkeypatch.setattr(_build.Sink, "add", spy)
     g = cv.convert(p, tmp_path / "e.graph")
     same_graph(g, ref_weighted)
     assert len(sizes) >= 6 and max(sizes) <= 50  # fed chunk by chunk, never all at once
@@ -599,7 +582,7 @@ def test_bcsr_karate_undirected(tmp_path, monkeypatch):
     assert len(s) == 156  # as VERSE's data/karate.bcsr: nv=34, ne=156
     p = write_bcsr(tmp_path / "karate.bcsr", 34, s, d)
     assert cv.detect_format(p) == "bcsr"
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 10)  # many chunks: row-range slicing
+    monkeypatch.setattr(bcsr, "CHUNK_EDGES", 10)  # many chunks: row-range slicing
     g = cv.convert(p, tmp_path / "k.graph")
     same_graph(g, ie.datasets.karate())
     g2 = cv.convert(p, tmp_path / "k2.graph", directed=None)  # symmetric -> undirected
@@ -709,7 +692,7 @@ def test_detect_format(tmp_path):
     (tmp_path / "noext").write_bytes(b"XGFS" + b"\0" * 16)
     assert cv.detect_format(tmp_path / "noext") == "bcsr"
     ie.datasets.karate().save(tmp_path / "k.bin")
-    with pytest.raises(GraphFormatError, match="already an instant-embedding graph"):
+    with pytest.raises(GraphFormatError, match="is an instant-embedding graph file already"):
         cv.detect_format(tmp_path / "k.bin")
 
 
@@ -809,7 +792,7 @@ def fake_builder(monkeypatch):
 def test_chunked_sources_use_the_builder_contract(
     tmp_path, fake_builder, monkeypatch, ref_weighted
 ):
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 64)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 64)
     pq.write_table(edge_table(), tmp_path / "e.parquet", row_group_size=50)
     g = cv.convert(
         tmp_path / "e.parquet",
@@ -843,7 +826,7 @@ def test_chunked_sources_use_the_builder_contract(
 
 
 def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
-    monkeypatch.setattr(cv, "_CHUNK_EDGES", 10)
+    monkeypatch.setattr(table, "CHUNK_EDGES", 10)
     t = pa.table(
         {
             "src": list(range(30)),
@@ -860,13 +843,13 @@ def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
 
 
 def test_native_text_reader_arguments(tmp_path, monkeypatch):
-    """Column names are resolved to indices and the header skipped before the native call."""
+    """The text reader gets one options object; column names reach it unresolved."""
     seen = {}
 
-    def fake_convert_text(inputs, output, **kw):
-        seen.update(kw, inputs=inputs, output=output)
+    def fake_convert_text(inputs, output, options, progress=None):
+        seen.update(vars(options), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
-        return {"edges_read": 1}
+        return {"edge_lines": 1}
 
     monkeypatch.setattr(_core, "convert_text", fake_convert_text, raising=False)
     p = write(tmp_path / "e.csv", "# exported\nw;to;from\n1.5;b;a\n")
@@ -881,13 +864,10 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
         memory_limit="1G",
     )
     assert seen["inputs"] == [p] and seen["output"] == str(tmp_path / "e.graph")
-    assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == (2, 1, 0)
-    assert seen["skip_lines"] == 2 and seen["delimiter"] == ";" and seen["weighted"] is True
+    assert (seen["src_col"], seen["dst_col"], seen["weight_col"]) == ("from", "to", "w")
+    assert seen["format"] == "csv" and seen["delimiter"] == ";"
     assert seen["self_loops"] == "drop" and seen["memory_limit"] == 1024**3
-    assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is False
-    p2 = write(tmp_path / "e.txt", "0 1\n")
-    cv.convert(p2, tmp_path / "f.graph")
-    assert seen["delimiter"] is None and seen["skip_lines"] == 0 and seen["weight_col"] is None
+    assert seen["comment"] == "#%" and seen["id_kind"] == "auto" and seen["directed"] is None
 
 
 def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):
@@ -905,3 +885,75 @@ def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):
         warnings.simplefilter("error")
         cv.convert_with_stats(e, tmp_path / "h.graph", memory_limit="1G")
     assert (tmp_path / "g.graph").read_bytes() == (tmp_path / "h.graph").read_bytes()
+
+
+# ---------------------------------------------------------------------- registry and rules
+def test_formats_are_detected_by_magic_before_extension(tmp_path):
+    pq.write_table(edge_table(), tmp_path / "edges.bin")
+    assert cv.detect_format(tmp_path / "edges.bin") == "parquet"
+    (tmp_path / "edges.txt").write_text('{"nodes": [], "links": []}')
+    assert cv.detect_format(tmp_path / "edges.txt") == "json"
+    ie.datasets.karate().save(tmp_path / "karate.csv")
+    with pytest.raises(GraphFormatError, match="instant-embedding graph file already"):
+        cv.detect_format(tmp_path / "karate.csv")
+    (tmp_path / "cnr.graph").write_bytes(b"\x81\x02")
+    (tmp_path / "cnr.properties").write_text("nodes=2\n")
+    assert cv.detect_format(tmp_path / "cnr.graph") == "webgraph"
+    assert cv.detect_format(tmp_path / "cnr.properties") == "webgraph"
+    with pytest.raises(GraphFormatError, match=r"cnr\.graph is a WebGraph BV graph .*convert it"):
+        ie.Graph.open(tmp_path / "cnr.graph")
+    (tmp_path / "e.txt").write_text("0 1\n")
+    with pytest.raises(GraphFormatError, match=r"e\.txt is text .*instant_embedding\.convert"):
+        ie.Graph.open(tmp_path / "e.txt")
+
+
+def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
+    """The registry is the one place a format plugs in: detection, options, dispatch."""
+    from instant_embedding.readers import _registry
+
+    def read_pairs(paths, out, opts, progress):
+        pairs = [ln.split("->") for ln in open(paths[0]).read().split()]
+        g = ie.Graph.from_edges([a for a, _ in pairs], [b for _, b in pairs])
+        g.save(out)
+        return ie.Graph.open(out), {"edges_read": len(pairs)}
+
+    monkeypatch.setattr(_registry, "_FORMATS", dict(_registry._FORMATS))
+    cv.register(cv.Format("pairs", (".pairs",), read_pairs, options=frozenset({"id_kind"})))
+    (tmp_path / "e.pairs").write_text("a->b b->c\n")
+    g = ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph")
+    assert sorted(g.nodes) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="delimiter do"):
+        ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph", delimiter=",")
+    with pytest.raises(ValueError, match="registered already"):
+        cv.register(cv.Format("pairs", (".x",), read_pairs))
+
+
+def test_python_errors_name_parameters(tmp_path):
+    p = write(tmp_path / "h.csv", "alice,bob\n")
+    with pytest.raises(GraphFormatError, match=r"pass header=False"):
+        ie.convert(p, tmp_path / "g.graph")
+    assert ie.convert(p, tmp_path / "g.graph", header=False).num_edges == 1
+    w = write(tmp_path / "w.csv", "from,to,x,y\na,b,1,2\n")
+    with pytest.raises(ValueError, match=r"weighted=True, but no column is named weight: pass "
+                       r"weight_col"):
+        ie.convert(w, tmp_path / "g.graph", weighted=True)
+    with pytest.raises(ValueError, match="weight_col is given but weighted=False"):
+        ie.convert(w, tmp_path / "g.graph", weight_col="x", weighted=False)
+    model = ie.InstantEmbedding(dim=8)
+    from instant_embedding.export import write_embeddings
+
+    with pytest.raises(ValueError, match=r"format='parquet' does not match"):
+        write_embeddings(model, ie.datasets.karate(), None, tmp_path / "e.npy", format="parquet")
+    assert not (tmp_path / "e.npy").exists()
+
+
+def test_from_pandas_takes_the_first_two_named_columns(tmp_path):
+    df = pd.DataFrame({"id_1": ["u1", "u2"], "id_2": ["u2", "u3"], "w": [1.0, 2.0]})
+    g = cv.from_pandas(df)
+    assert sorted(g.nodes) == ["u1", "u2", "u3"] and not g.weighted
+    # read back from a to_csv with its index: the unnamed index column is skipped
+    df.to_csv(tmp_path / "e.csv")
+    back = pd.read_csv(tmp_path / "e.csv")
+    assert back.columns[0] == "Unnamed: 0"
+    g2 = cv.from_pandas(back)
+    assert sorted(g2.nodes) == ["u1", "u2", "u3"]

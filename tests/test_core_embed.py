@@ -7,8 +7,8 @@ import math
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import bucket, fnv1a64
 from instant_embedding import _core
-from test_core_hashing import bucket, fnv1a64
 
 
 def reference_embedding(
@@ -102,11 +102,24 @@ def test_mmap_and_memory_graphs_agree(random_graph, saved_random_graph):
     assert np.array_equal(model.embed_all(random_graph), model.embed_all(saved_random_graph))
 
 
-def test_seed_changes_projection(karate):
-    a = ie.InstantEmbedding(dim=64, seed=0).embed(karate, [0])
-    b = ie.InstantEmbedding(dim=64, seed=1).embed(karate, [0])
+def test_seed_moves_terms_but_keeps_their_values(karate):
+    """The seed changes where each node's term lands (dimension and sign), never the term's
+    value. With a dimension large enough that no two terms share a dimension under either
+    seed, both embeddings hold the same multiset of |values|, in different places."""
+    dim, eps, n = 1 << 14, 1e-4, karate.num_nodes
+    ids, p, r = ie.ppr(karate, 0, eps=eps, return_residual=True)
+    terms = [int(v) for v, x in zip(ids, p + r) if x * n > 1]  # value="p+r": ln(x n) > 0
+    assert len(terms) > 10
+    rows = {}
+    for seed in (0, 1):
+        dims = [bucket(v, seed, dim)[0] for v in terms]
+        assert len(set(dims)) == len(dims), "pick seeds without collisions"
+        rows[seed] = ie.InstantEmbedding(dim=dim, eps=eps, seed=seed).embed(karate, 0)
+        assert np.count_nonzero(rows[seed]) == len(terms)
+        assert sorted(np.flatnonzero(rows[seed])) == sorted(dims)
+    a, b = rows[0], rows[1]
     assert not np.array_equal(a, b)
-    assert np.allclose(np.sort(np.abs(a[a != 0])), np.sort(np.abs(a[a != 0])))
+    assert np.array_equal(np.sort(np.abs(a[a != 0])), np.sort(np.abs(b[b != 0])))
 
 
 def test_embedding_separates_karate_clubs(karate):
@@ -126,7 +139,7 @@ def test_embed_all_out_file(tmp_path, random_graph):
     arr = model.embed_all(random_graph, out=out, batch_size=50)
     assert np.array_equal(np.load(out), model.embed_all(random_graph))
     assert arr.shape == (300, 32) and arr.dtype == np.float32
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npy"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.ids.npy", "emb.npy"]  # no temp file
 
 
 def test_progress_callback(random_graph):
@@ -176,5 +189,7 @@ def test_unknown_nodes_raise_keyerror(karate):
 
 
 def test_empty_node_list(karate):
-    out = ie.InstantEmbedding(dim=8).embed(karate, [])
-    assert out.shape == (0, 8) and out.dtype == np.float32
+    for g in (karate, ie.datasets.lesmis(), ie.Graph.from_edges([-5, 2**40], [2**40, 7])):
+        out = ie.InstantEmbedding(dim=8).embed(g, [])
+        assert out.shape == (0, 8) and out.dtype == np.float32
+        assert len(g.index([])) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import bucket, fnv1a64, splitmix64
 from instant_embedding import _core
 
 GOLDEN = [
@@ -15,26 +16,6 @@ GOLDEN = [
     ((2**64 - 1, 0, 512), (91, +1)),  # -1 as u64
     ((2**40 + 3, 7, 2048), (1641, +1)),
 ]
-
-
-def splitmix64(x: int) -> int:
-    m = 2**64 - 1
-    z = (x + 0x9E3779B97F4A7C15) & m
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
-    return z ^ (z >> 31)
-
-
-def fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & (2**64 - 1)
-    return h
-
-
-def bucket(key: int, seed: int, d: int) -> tuple[int, int]:
-    h = splitmix64(key ^ splitmix64(seed))
-    return ((h >> 32) * d) >> 32, (1 if h & 1 == 0 else -1)
 
 
 @pytest.mark.parametrize(("args", "expected"), GOLDEN)

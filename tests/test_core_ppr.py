@@ -6,60 +6,65 @@ import instant_embedding as ie
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import random_edges
+from helpers import dense_adjacency, exact_ppr_matrix, random_edges
 
 
-def transition(graph: ie.Graph, seed: int) -> np.ndarray:
-    """Row-stochastic P over internal indices; dangling rows jump to the seed."""
-    n = graph.num_nodes
-    P = np.zeros((n, n))
-    for v in range(n):
-        nb, w = graph._g.neighbors(v)
-        if len(nb) == 0:
-            P[v, seed] = 1.0
-            continue
-        w = np.ones(len(nb)) if w is None else w.astype(np.float64)
-        P[v, nb] = w / w.sum()
-    return P
+def raw_edges(name: str) -> tuple[list, list, list | None, list]:
+    """``(src, dst, weights, nodes)`` of a test graph as plain lists: the input of both the
+    library and the oracle (``nodes``: every external id, in id order)."""
+    if name == "karate":
+        G = nx.karate_club_graph()
+        src, dst = map(list, zip(*G.edges()))
+        return src, dst, None, list(range(34))
+    if name == "random":
+        src, dst = random_edges(120, 500, 3)
+        return src.tolist(), dst.tolist(), None, list(range(125))  # 120..124 isolated
+    G = nx.les_miserables_graph()  # weighted, string ids
+    src, dst, w = zip(*G.edges(data="weight"))
+    return list(src), list(dst), list(w), sorted(G.nodes)
 
 
-def exact_ppr(graph: ie.Graph, seed: int, alpha: float, variant: str) -> np.ndarray:
-    n = graph.num_nodes
-    P = transition(graph, seed)
-    if variant == "lazy":
-        P = 0.5 * (np.eye(n) + P)
-    e = np.zeros(n)
-    e[seed] = 1.0
-    # pi = alpha e + (1 - alpha) pi P   <=>   pi (I - (1-alpha) P) = alpha e
-    return np.linalg.solve((np.eye(n) - (1 - alpha) * P).T, alpha * e)
+def case(name: str) -> tuple[ie.Graph, np.ndarray, list]:
+    """The library's graph and the oracle's weight matrix, both from the raw edge list."""
+    src, dst, w, nodes = raw_edges(name)
+    pos = {v: i for i, v in enumerate(nodes)}
+    W = dense_adjacency([pos[v] for v in src], [pos[v] for v in dst], len(nodes), w)
+    if isinstance(nodes[0], str):
+        g = ie.Graph.from_edges(src, dst, weights=w)
+    else:
+        g = ie.Graph.from_edges(src, dst, weights=w, num_nodes=len(nodes))
+    return g, W, nodes
 
 
-def dense_ppr(graph, node, **kw) -> np.ndarray:
+def exact_ppr(W: np.ndarray, seed: int, alpha: float, variant: str) -> np.ndarray:
+    return exact_ppr_matrix(W, seed, alpha, variant)[seed]
+
+
+def dense_ppr(graph, node, nodes: list | None = None, **kw) -> np.ndarray:
+    """``ie.ppr`` as a dense vector in the order of ``nodes`` (default: implicit ids)."""
     ids, p = ie.ppr(graph, node, **kw)
-    out = np.zeros(graph.num_nodes)
-    out[graph.index(ids)] = p
+    nodes = list(range(graph.num_nodes)) if nodes is None else nodes
+    pos = {v: i for i, v in enumerate(nodes)}
+    out = np.zeros(len(nodes))
+    out[[pos[v] for v in ids]] = p
     return out
 
 
-GRAPHS = {
-    "karate": lambda: ie.datasets.karate(),
-    "random": lambda: ie.Graph.from_edges(*random_edges(120, 500, 3), num_nodes=125),
-    "weighted": lambda: ie.datasets.lesmis(),
-}
+GRAPHS = ["karate", "random", "weighted"]
 
 
 @pytest.mark.parametrize("variant", ["standard", "lazy"])
-@pytest.mark.parametrize("name", sorted(GRAPHS))
+@pytest.mark.parametrize("name", GRAPHS)
 @pytest.mark.parametrize("eps", [1e-3, 1e-4, 1e-6])
 def test_error_bound_undirected(name, variant, eps):
     """|pi_j - p_j| <= eps * deg(j) for every node j (weighted: weighted degree)."""
-    g = GRAPHS[name]()
-    degs = np.array([g._g.strength(v) for v in range(g.num_nodes)])
-    for seed in [0, 5, g.num_nodes - 1]:
+    g, W, nodes = case(name)
+    degs = W.sum(axis=1)
+    for seed in [0, 5, len(nodes) - 1]:
         if degs[seed] == 0:
             continue
-        pi = exact_ppr(g, seed, 0.15, variant)
-        p = dense_ppr(g, g.ids([seed])[0], eps=eps, variant=variant)
+        pi = exact_ppr(W, seed, 0.15, variant)
+        p = dense_ppr(g, nodes[seed], nodes, eps=eps, variant=variant)
         assert np.all(p <= pi + 1e-12), "push never overshoots the exact PPR"
         err = pi - p
         assert np.all(err <= eps * np.maximum(degs, 1) + 1e-12), (name, seed, err.max())
@@ -68,8 +73,8 @@ def test_error_bound_undirected(name, variant, eps):
 
 @pytest.mark.parametrize("variant", ["standard", "lazy"])
 def test_converges_to_exact_with_tiny_eps(variant):
-    g = GRAPHS["random"]()
-    pi = exact_ppr(g, 4, 0.3, variant)
+    g, W, _ = case("random")
+    pi = exact_ppr(W, 4, 0.3, variant)
     p = dense_ppr(g, 4, alpha=0.3, eps=1e-12, variant=variant)
     np.testing.assert_allclose(p, pi, atol=1e-9)
 
@@ -86,9 +91,10 @@ def test_matches_networkx_pagerank():
 
 def test_directed_and_dangling_nodes():
     # 0 -> 1 -> 2 (dangling), 0 -> 3 -> 0: mass reaching 2 restarts at the seed.
-    g = ie.Graph.from_edges([0, 1, 0, 3], [1, 2, 3, 0], directed=True)
+    src, dst = [0, 1, 0, 3], [1, 2, 3, 0]
+    g = ie.Graph.from_edges(src, dst, directed=True)
     assert g.directed and g.degree(2) == 0
-    pi = exact_ppr(g, 0, 0.15, "standard")
+    pi = exact_ppr(dense_adjacency(src, dst, 4, directed=True), 0, 0.15, "standard")
     p = dense_ppr(g, 0, eps=1e-12)
     np.testing.assert_allclose(p, pi, atol=1e-9)
     G = nx.DiGraph([(0, 1), (1, 2), (0, 3), (3, 0)])
@@ -136,17 +142,59 @@ def test_budget_exceeded():
         ie.ppr(g, 0, eps=1e-9, max_touched=10)
 
 
+def identity_case(kind: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None, bool]:
+    """``(n, src, dst, weights, directed)``: raw edge lists with repeated edges (merged by the
+    builder), self-loops, isolated nodes and, when directed, dangling nodes. Weights are
+    multiples of 1/4 so their sums are exact in float32 and the oracle's weights are the file's.
+    """
+    rng = np.random.default_rng({"undirected": 1, "weighted": 2, "directed": 3,
+                                 "directed_weighted": 4}[kind])
+    n, m = 40, 110
+    src = rng.integers(0, n - 3, m)  # the last three nodes have no out-arcs
+    dst = np.where(rng.random(m) < 0.2, 0, rng.integers(0, n, m))  # node 0: a hub
+    src[:4], dst[:4] = [5, 5, 7, 7], [6, 6, 7, 7]  # a repeated edge and a repeated self-loop
+    w = rng.integers(1, 13, m) / 4 if "weighted" in kind else None
+    return n, src, dst, w, kind.startswith("directed")
+
+
 @pytest.mark.parametrize("variant", ["standard", "lazy"])
-def test_residuals_are_below_thresholds_and_mass_is_conserved(variant):
-    g = GRAPHS["random"]()
-    eps = 1e-4
-    ids, p, r = ie.ppr(g, 3, eps=eps, variant=variant, return_residual=True)
-    degs = np.array([g.degree(int(v)) for v in ids])
-    assert np.all(r <= eps * np.maximum(degs, 1) + 1e-18)
-    assert np.all(r >= 0) and np.all(p >= 0)
-    # Every push moves alpha * r into p and keeps the rest as residual: p + r sums to <= 1 and
-    # the gap is exactly the mass still "in flight" (zero for standard pushes on a simple graph).
-    assert p.sum() + r.sum() <= 1 + 1e-12
-    ids_p, p_only = ie.ppr(g, 3, eps=eps, variant=variant)
-    np.testing.assert_array_equal(ids_p, ids[p > 0])
-    np.testing.assert_array_equal(p_only, p[p > 0])
+@pytest.mark.parametrize("kind", ["undirected", "weighted", "directed", "directed_weighted"])
+@pytest.mark.parametrize("eps,alpha", [(3e-2, 0.15), (1e-3, 0.15), (1e-4, 0.4)])
+def test_push_state_satisfies_the_exact_identity(kind, variant, eps, alpha):
+    """The push keeps ``pi_s = p + r . Pi`` exactly (up to rounding), where ``Pi[u]`` is the
+    exact PPR vector of ``u`` (dense solve from the raw edge list, dangling rows jumping to
+    ``s``): every push moves ``alpha r_w`` into ``p_w`` and spreads the rest along ``w``'s row
+    of the transition matrix. This checks the residual ``r`` (which ``value="p+r"`` embeds) and
+    not only ``p``; and at the end every residual is within the termination rule
+    ``r_j <= eps * max(str(j), 1)`` (SPEC §1)."""
+    n, src, dst, w, directed = identity_case(kind)
+    g = ie.Graph.from_edges(src, dst, num_nodes=n, weights=w, directed=directed)
+    W = dense_adjacency(src, dst, n, w, directed)
+    strength = W.sum(axis=1)
+    assert (strength == 0).any() or not directed, "the directed case needs dangling nodes"
+    for seed in [0, 5, 7, n - 1]:  # n - 1: dangling when directed, isolated otherwise
+        Pi = exact_ppr_matrix(W, seed, alpha, variant)
+        ids, p, r = ie.ppr(g, seed, alpha=alpha, eps=eps, variant=variant, return_residual=True)
+        P, R = np.zeros(n), np.zeros(n)
+        P[ids], R[ids] = p, r
+        assert np.all(P >= 0) and np.all(R >= 0)
+        assert np.all(R <= eps * np.maximum(strength, 1)), "a residual above its threshold"
+        np.testing.assert_allclose(P + R @ Pi, Pi[seed], rtol=0, atol=1e-12)
+        if not directed:
+            # SPEC's guarantee for undirected graphs, from the identity: pi - p = r . Pi.
+            assert np.all(Pi[seed] - P >= -1e-12)
+            assert np.all(Pi[seed] - P <= eps * np.maximum(strength, 1) + 1e-12)
+        # ppr() without residuals reports the same p on the nodes where it is positive.
+        ids_p, p_only = ie.ppr(g, seed, alpha=alpha, eps=eps, variant=variant)
+        np.testing.assert_array_equal(ids_p, np.asarray(ids)[p > 0])
+        np.testing.assert_array_equal(p_only, p[p > 0])
+
+
+def test_identity_cases_leave_residual_mass():
+    """The identity test would say little about ``r`` if the push left none: at the largest
+    eps, a good share of the mass is still residual on every case."""
+    for kind in ["undirected", "weighted", "directed", "directed_weighted"]:
+        n, src, dst, w, directed = identity_case(kind)
+        g = ie.Graph.from_edges(src, dst, num_nodes=n, weights=w, directed=directed)
+        _, _, r = ie.ppr(g, 0, eps=3e-2, return_residual=True)
+        assert r.sum() > 0.05, kind

@@ -16,6 +16,7 @@ distributed = pytest.importorskip("distributed")
 pd = pytest.importorskip("pandas")
 
 PARAMS = {"dim": 24, "alpha": 0.2, "eps": 1e-4, "seed": 7}
+MODEL = ie.InstantEmbedding(**PARAMS)
 
 
 def _graph_files(root) -> dict[str, str]:
@@ -61,7 +62,7 @@ def _sample(path: str, k: int = 200, seed: int = 0) -> list:
 
 
 def _local(path: str, nodes) -> np.ndarray:
-    return ie.InstantEmbedding(**PARAMS).embed(ie.Graph.open(path), nodes)
+    return MODEL.embed(ie.Graph.open(path), nodes)
 
 
 @pytest.mark.parametrize("kind", ["int64", "utf8"])
@@ -74,7 +75,7 @@ def test_threads_scheduler_bit_identical_any_partitioning(graphs, kind, layout):
     pdf.index = pdf.index * 10  # a non-default index must be kept
     for nparts in (1, 3, 7):
         ddf = dd.from_pandas(pdf, npartitions=nparts)
-        out = ied.embed(ddf, path, layout=layout, **PARAMS)
+        out = ied.embed(ddf, path, layout=layout, model=MODEL)
         assert out.npartitions == nparts
         res = out.compute(scheduler="threads")
         assert list(res.index) == list(pdf.index)
@@ -84,7 +85,7 @@ def test_threads_scheduler_bit_identical_any_partitioning(graphs, kind, layout):
             assert all(v.dtype == np.float32 for v in res["embedding"])
             mat = np.stack(res["embedding"].to_numpy())
         else:
-            assert list(res.columns) == ["node"] + [f"e{i}" for i in range(PARAMS["dim"])]
+            assert list(res.columns) == ["node"] + [f"e{i}" for i in range(MODEL.dim)]
             assert (res.dtypes.iloc[1:] == np.float32).all()
             mat = res.iloc[:, 1:].to_numpy()
         assert mat.dtype == np.float32
@@ -99,18 +100,18 @@ def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
     inodes, snodes = _sample(ipath, seed=1), _sample(spath, seed=2)
     iref, sref = _local(ipath, inodes), _local(spath, snodes)
     ddf = dd.from_pandas(pd.DataFrame({"node": inodes}), npartitions=3)
-    res = ied.embed(ddf, ipath, **PARAMS).compute()
+    res = ied.embed(ddf, ipath, model=MODEL).compute()
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), iref)
     # Shipped: the workers get their own copy from a worker plugin, keyed by content.
     sddf = dd.from_pandas(pd.DataFrame({"name": snodes}), npartitions=7)
-    out = ied.embed(sddf, spath, node_col="name", ship=True, **PARAMS)
+    out = ied.embed(sddf, spath, node_col="name", ship=True, model=MODEL)
     res = out.compute()
     assert res["name"].tolist() == snodes
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), sref)
     where = client.run(lambda dask_worker: os.listdir(dask_worker.local_directory))
     assert all("instant-embedding-graphs" in v for v in where.values())
     bag = db.from_sequence(snodes, npartitions=4)
-    pairs = ied.embed_bag(bag, spath, ship=client, **PARAMS).compute()
+    pairs = ied.embed_bag(bag, spath, ship=client, model=MODEL).compute()
     assert [p[0] for p in pairs] == snodes
     assert np.array_equal(np.stack([p[1] for p in pairs]), sref)
     # Parquet round trip of the list layout (the documented schema) gives list<float> back.
@@ -122,14 +123,29 @@ def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
     assert np.array_equal(np.stack(back["embedding"].to_numpy()).astype(np.float32), sref)
 
 
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_smoothed_log1p_model_on_worker_processes(client, graphs, kind):
+    """The whole model (value and smoothing included) reaches the worker processes."""
+    model = ie.InstantEmbedding(dim=64, value="log1p", smooth=1)
+    path = graphs[kind]
+    nodes = _sample(path, k=120, seed=4)
+    want = model.embed(ie.Graph.open(path), nodes)
+    assert not np.array_equal(want, ie.InstantEmbedding(dim=64, value="log1p").embed(
+        ie.Graph.open(path), nodes))  # smoothing is on
+    for nparts in (1, 5):
+        ddf = dd.from_pandas(pd.DataFrame({"node": nodes}), npartitions=nparts)
+        res = ied.embed(ddf, path, model=model).compute()
+        assert np.array_equal(np.stack(res["embedding"].to_numpy()), want), (kind, nparts)
+
+
 def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path):
     ipath = graphs["int64"]
     known = _sample(ipath, k=3)
     bad = dd.from_pandas(pd.DataFrame({"node": [*known, 12345]}), npartitions=2)
     with pytest.raises(ie.NodeNotFoundError, match=r"12345.*int64\.graph"):
-        ied.embed(bad, ipath, **PARAMS).compute()
+        ied.embed(bad, ipath, model=MODEL).compute()
     with pytest.raises(ie.NodeNotFoundError, match="12345"):
-        ied.embed(bad, ipath, **PARAMS).compute(scheduler="threads")
+        ied.embed(bad, ipath, model=MODEL).compute(scheduler="threads")
     gone = str(tmp_path / "gone.graph")
     ie.datasets.karate().save(gone)
     lazy = ied.embed(dd.from_pandas(pd.DataFrame({"node": [1]}), npartitions=1), gone, dim=4)

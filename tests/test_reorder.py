@@ -7,9 +7,9 @@ import os
 import instant_embedding as ie
 import numpy as np
 import pytest
-from conftest import random_edges
+from helpers import random_edges
+from helpers import run_cli as run
 from instant_embedding.errors import GraphFormatError
-from test_cli import run
 
 
 def bits(x: np.ndarray) -> np.ndarray:

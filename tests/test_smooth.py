@@ -128,10 +128,10 @@ def test_embed_all_out_file_and_cli(tmp_path):
 def test_core_step_rejects_missing_sources():
     g = _graphs()[0]
     with pytest.raises(ValueError, match="source"):
-        ie._core.smooth_step(
+        ie._core.smooth(
             g._g,
             np.array([0], np.uint32),
-            np.array([], np.uint32),
             np.zeros((0, 4), np.float32),
+            ie._core.EmbeddingConfig(dim=4, smooth=1),
             1,
         )

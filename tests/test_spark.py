@@ -28,6 +28,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("no Java runtime for Spark", allow_module_level=True)
 
 PARAMS = {"dim": 20, "alpha": 0.15, "eps": 1e-4, "seed": 11}
+MODEL = ie.InstantEmbedding(**PARAMS)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def _sample(path: str, k: int, seed: int) -> list:
 
 
 def _local(path: str, nodes) -> np.ndarray:
-    return ie.InstantEmbedding(**PARAMS).embed(ie.Graph.open(path), nodes)
+    return MODEL.embed(ie.Graph.open(path), nodes)
 
 
 def _rows_to_matrix(rows, col: str = "embedding") -> np.ndarray:
@@ -99,7 +100,7 @@ def test_bit_identical_to_local_and_dask_for_any_partitioning(spark, graphs, kin
     # position back through a (node -> embedding) map built from the output.
     for nparts in (1, 3, 7):
         df = base.repartition(nparts) if nparts > 1 else base.coalesce(1)
-        out = ies.embed(df, path, ship=(kind == "utf8"), **PARAMS)
+        out = ies.embed(df, path, ship=(kind == "utf8"), model=MODEL)
         assert out.schema["node"].dataType == base.schema["node"].dataType
         assert out.schema["embedding"].dataType.simpleString() == "array<float>"
         rows = out.withColumn("pid", F.spark_partition_id()).collect()
@@ -117,15 +118,34 @@ def test_bit_identical_to_local_and_dask_for_any_partitioning(spark, graphs, kin
     except ImportError:
         return
     pdf = pd.DataFrame({"node": nodes})
-    res = ied.embed(dd.from_pandas(pdf, npartitions=3), path, **PARAMS).compute(scheduler="threads")
+    res = ied.embed(dd.from_pandas(pdf, npartitions=3), path, model=MODEL)
+    res = res.compute(scheduler="threads")
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), ref)
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_smoothed_log1p_model_reaches_the_executors(spark, graphs, kind):
+    """The whole model (value and smoothing included) travels to the executors."""
+    model = ie.InstantEmbedding(dim=64, value="log1p", smooth=1)
+    path = graphs[kind]
+    nodes = _sample(path, 120, seed=8)
+    sql_type = "string" if kind == "utf8" else "bigint"
+    base = spark.createDataFrame([(n,) for n in nodes], f"node {sql_type}")
+    for df in (base.coalesce(1), base.repartition(4)):
+        rows = ies.embed(df, path, model=model, ship=(kind == "int64")).collect()
+        want = model.embed(ie.Graph.open(path), [r.node for r in rows])
+        assert np.array_equal(_rows_to_matrix(rows), want), kind
+    with pytest.deprecated_call():  # the loose settings of earlier releases still work
+        rows = ies.embed(base.coalesce(1), path, dim=8, eps=1e-4).collect()
+    want = ie.InstantEmbedding(8, eps=1e-4).embed(ie.Graph.open(path), [r.node for r in rows])
+    assert np.array_equal(_rows_to_matrix(rows), want)
 
 
 def test_vector_output_threads_and_other_columns(spark, graphs):
     path = graphs["int64"]
     nodes = _sample(path, 40, seed=5)
     df = spark.createDataFrame([(n, "x") for n in nodes], "id bigint, other string")
-    out = ies.embed(df, path, node_col="id", output_col="vec", vector=True, threads=2, **PARAMS)
+    out = ies.embed(df, path, node_col="id", output_col="vec", vector=True, threads=2, model=MODEL)
     assert out.columns == ["id", "vec"]
     assert type(out.schema["vec"].dataType).__name__ == "VectorUDT"
     rows = out.collect()
@@ -141,7 +161,7 @@ def test_worker_errors_surface_cleanly(spark, graphs, tmp_path):
     bad = spark.createDataFrame([(n,) for n in [*good, "nobody/ü"]], "node string")
     with pytest.raises(ie.NodeNotFoundError) as info:
         with ies.worker_errors():
-            ies.embed(bad, path, **PARAMS).collect()
+            ies.embed(bad, path, model=MODEL).collect()
     msg = str(info.value)
     assert "nobody/ü" in msg and "utf8.graph" in msg and "Spark task" in msg
     assert "Traceback" not in msg and "at org.apache" not in msg
@@ -150,7 +170,7 @@ def test_worker_errors_surface_cleanly(spark, graphs, tmp_path):
     gone = str(tmp_path / "gone.graph")
     ie.datasets.karate().save(gone)
     ints = spark.createDataFrame([(1,), (2,)], "node bigint")
-    lazy = ies.embed(ints, gone, dim=4)
+    lazy = ies.embed(ints, gone, model=ie.InstantEmbedding(4))
     os.remove(gone)
     with pytest.raises(FileNotFoundError, match=r"gone\.graph.*executor") as info:
         with ies.worker_errors():
@@ -191,11 +211,12 @@ def test_ship_serves_a_rebuilt_graph_not_a_stale_copy(spark, tmp_path):
     path = str(tmp_path / "evolving.graph")
     df = spark.createDataFrame([(0,), (1,), (2,)], "node bigint")
     ie.datasets.karate().save(path)
-    first = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    m8 = ie.InstantEmbedding(8)
+    first = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, model=m8).collect())
     src = np.array([0, 1, 2, 0])
     dst = np.array([1, 2, 3, 3])
     ie.Graph.from_edges(src, dst, num_nodes=34).save(path)  # same path, new content
-    second = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, dim=8).collect())
+    second = _rows_to_matrix(ies.embed(df.coalesce(1), path, ship=True, model=m8).collect())
     assert np.array_equal(second, ie.InstantEmbedding(8).embed(ie.Graph.open(path), [0, 1, 2]))
     assert not np.array_equal(first, second)
 
@@ -283,13 +304,13 @@ g = ie.Graph.open(path)
 names = list(g.nodes)
 df = spark.createDataFrame([(n,) for n in names], "name string").repartition(3)
 for ship in (False, True):  # ship=True goes through spark.addArtifacts(file=True)
-    rows = ies.embed(df, path, node_col="name", dim=8, ship=ship).collect()
+    rows = ies.embed(df, path, node_col="name", model=ie.InstantEmbedding(8), ship=ship).collect()
     got = np.array([r.embedding for r in rows], dtype=np.float32)
     assert np.array_equal(got, ie.InstantEmbedding(8).embed(g, [r.name for r in rows])), ship
 bad = spark.createDataFrame([("nobody",)], "name string")
 try:
     with ies.worker_errors():
-        ies.embed(bad, path, node_col="name", dim=4).collect()
+        ies.embed(bad, path, node_col="name", model=ie.InstantEmbedding(4)).collect()
 except ie.NodeNotFoundError as e:
     assert "nobody" in str(e), e
 else:

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 from . import datasets
 from ._core import __version__
-
-# Converters and writers import their optional dependencies lazily, inside the functions.
-# (`instant_embedding.convert` stays the module: use `instant_embedding.convert.convert`.)
-from .convert import from_arrow, from_networkx, from_numpy, from_pandas, from_scipy
 from .embedding import (
     DEFAULT_ALPHA,
     DEFAULT_DIM,
     DEFAULT_EPS,
     DEFAULT_MAX_TOUCHED,
     DEFAULT_SEED,
+    EmbeddingConfig,
     InstantEmbedding,
     ppr,
 )
@@ -37,6 +34,9 @@ from .errors import (
 from .export import write_embeddings
 from .graph import Graph
 
+# Readers and writers import their optional dependencies lazily, inside the functions.
+from .readers import convert, from_arrow, from_networkx, from_numpy, from_pandas, from_scipy
+
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_DIM",
@@ -44,12 +44,14 @@ __all__ = [
     "DEFAULT_MAX_TOUCHED",
     "DEFAULT_SEED",
     "BudgetExceededError",
+    "EmbeddingConfig",
     "Graph",
     "GraphFormatError",
     "InstantEmbedding",
     "InstantEmbeddingError",
     "NodeNotFoundError",
     "__version__",
+    "convert",
     "datasets",
     "from_arrow",
     "from_networkx",

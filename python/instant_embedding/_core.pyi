@@ -1,21 +1,70 @@
 # Type stubs of the native module (hand-written; checked by mypy.stubtest in CI).
 
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import NotRequired
 
 __version__: str
-DEFAULT_ALPHA: float
-DEFAULT_EPS: float
-DEFAULT_MAX_TOUCHED: int
-DEFAULT_DIM: int
-DEFAULT_SEED: int
 MAX_DIM: int
 MAX_SMOOTH: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
+
+class _SettingInfo(TypedDict):
+    name: str
+    type: Literal["int", "float", "str"]
+    default: int | float | str
+    choices: tuple[str, ...] | None
+    help: str
+    min: NotRequired[int]  # ints only
+    max: NotRequired[int]
+
+@final
+class EmbeddingConfig:
+    # The settings that determine an embedding; immutable, validated when made.
+
+    dim: int
+    alpha: float
+    eps: float
+    seed: int
+    variant: Literal["standard", "lazy"]
+    value: Literal["p+r", "p", "log1p"]
+    smooth: int
+    max_touched: int
+    def __new__(
+        cls,
+        *,
+        dim: int = ...,
+        alpha: float = ...,
+        eps: float = ...,
+        seed: int = ...,
+        variant: Literal["standard", "lazy"] = ...,
+        value: Literal["p+r", "p", "log1p"] = ...,
+        smooth: int = ...,
+        max_touched: int = ...,
+    ) -> EmbeddingConfig: ...
+    def replace(
+        self,
+        *,
+        dim: int = ...,
+        alpha: float = ...,
+        eps: float = ...,
+        seed: int = ...,
+        variant: Literal["standard", "lazy"] = ...,
+        value: Literal["p+r", "p", "log1p"] = ...,
+        smooth: int = ...,
+        max_touched: int = ...,
+    ) -> EmbeddingConfig: ...
+    def to_dict(self) -> dict[str, int | float | str]: ...
+    @staticmethod
+    def settings() -> list[_SettingInfo]: ...
+    def __dir__(self) -> list[str]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, int | float | str]]: ...
 
 @final
 class Graph:
@@ -65,44 +114,59 @@ class Graph:
     def int_ids(self) -> npt.NDArray[np.int64] | None: ...
     def str_ids(self, indices: npt.NDArray[np.uint32] | None = None) -> list[str]: ...
     def hash_key(self, v: int) -> int: ...
+    def refreshed(self) -> Graph | None: ...
+    def log_info(self) -> dict[str, int] | None: ...
+    @property
+    def base_num_nodes(self) -> int: ...
+
+@final
+class LiveWriter:
+    @staticmethod
+    def open(path: str, merge: str | None = None, prefetch: bool = False) -> LiveWriter: ...
+    def snapshot(self) -> Graph: ...
+    @property
+    def staged_ops(self) -> int: ...
+    def add_int(
+        self,
+        src: npt.NDArray[np.int64],
+        dst: npt.NDArray[np.int64],
+        weights: npt.NDArray[np.float32] | None = None,
+    ) -> None: ...
+    def add_str(
+        self, src: list[str], dst: list[str], weights: npt.NDArray[np.float32] | None = None
+    ) -> None: ...
+    def remove_int(self, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]) -> int: ...
+    def remove_str(self, src: list[str], dst: list[str]) -> int: ...
+    def commit(self) -> bool: ...
+    def discard(self) -> None: ...
+    def compact(self, threads: int | None = None) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
 
 def ppr(
-    graph: Graph, node: int, alpha: float, eps: float, variant: str, max_touched: int
+    graph: Graph, node: int, config: EmbeddingConfig
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64]]: ...
 def embed(
     graph: Graph,
     nodes: npt.NDArray[np.uint32],
-    dim: int,
-    alpha: float,
-    eps: float,
-    seed: int,
-    variant: str,
-    threads: int | None,
-    max_touched: int,
-    value: str,
+    config: EmbeddingConfig,
+    threads: int | None = None,
 ) -> npt.NDArray[np.float32]: ...
-def smooth_sources(graph: Graph, nodes: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]: ...
-def smooth_step(
+def smooth_sources(
+    graph: Graph, nodes: npt.NDArray[np.uint32], config: EmbeddingConfig
+) -> npt.NDArray[np.uint32]: ...
+def smooth(
     graph: Graph,
     nodes: npt.NDArray[np.uint32],
-    src: npt.NDArray[np.uint32],
     rows: npt.NDArray[np.float32],
-    threads: int | None,
+    config: EmbeddingConfig,
+    threads: int | None = None,
 ) -> npt.NDArray[np.float32]: ...
 def ppr_state(
-    graph: Graph, node: int, alpha: float, eps: float, variant: str, max_touched: int
+    graph: Graph, node: int, config: EmbeddingConfig
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
-def ppr_stats(
-    graph: Graph,
-    node: int,
-    alpha: float,
-    eps: float,
-    variant: str,
-    max_touched: int = 50000000,
-) -> dict[str, int]: ...
-def check_config(
-    dim: int, alpha: float, eps: float, variant: str, max_touched: int, value: str
-) -> None: ...
+def ppr_stats(graph: Graph, node: int, config: EmbeddingConfig) -> dict[str, int]: ...
 def resolve_threads(threads: int | None) -> int: ...
 def hash_bucket(key: int, seed: int, dim: int) -> tuple[int, int]: ...
 def splitmix64(x: int) -> int: ...
@@ -145,23 +209,24 @@ def reorder_graph(
     progress: Callable[[int, int], object] | None = None,
     order: npt.NDArray[np.uint32] | None = None,
 ) -> dict[str, Any]: ...
+def convert_json(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
 def convert_text(
     inputs: list[str],
     output: str,
+    options: Any,
     *,
-    directed: bool = False,
-    weighted: bool = False,
-    delimiter: str | None = None,
-    comment: str = "#%",
-    skip_lines: int = 0,
-    src_col: int = 0,
-    dst_col: int = 1,
-    weight_col: int | None = None,
-    id_kind: str = "auto",
-    num_nodes: int | None = None,
-    self_loops: str = "keep",
-    merge: str = "sum",
-    memory_limit: int | None = None,
-    tmp_dir: str | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
+def convert_webgraph(
+    path: str,
+    output: str,
+    options: Any,
+    *,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...

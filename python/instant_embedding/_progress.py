@@ -1,42 +1,68 @@
-"""Quiet-by-default progress reporting: a tqdm bar, log lines, or a user callback."""
+"""Progress reporting, quiet by default: a tqdm bar, a built-in status line, or a callback."""
 
 from __future__ import annotations
 
-import logging
+import sys
 import time
 from collections.abc import Callable
-from typing import Any
-
-logger = logging.getLogger("instant_embedding")
+from typing import Any, TextIO
 
 ProgressArg = bool | None | Callable[[int, int], Any]
+
+# The built-in status line is redrawn at most this often on a terminal, and written as a new
+# line this often on other streams (log files stay short and readable).
+REDRAW_SECONDS = 0.2
+LINE_SECONDS = 10.0
 
 
 class Progress:
     """Reports ``done / total`` units of work.
 
-    ``progress`` is False/None (silent), True (a tqdm bar on stderr if tqdm is installed,
-    otherwise an INFO log line every 5 s on the ``instant_embedding`` logger), or a callable
-    ``f(done, total)`` called after each batch.
+    ``progress`` is:
+
+    - False or None: silent (the API's default);
+    - True: a tqdm bar on stderr if tqdm is installed (``instant-embedding[progress]``),
+      otherwise a built-in status line on stderr with the percentage, the rate and the time
+      left, e.g. ``embedding: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04``. It is redrawn
+      in place on a terminal or in a notebook; on any other stream (a log file, a CI job) a
+      new line is written every 10 seconds and at the end;
+    - a callable ``f(done, total)``, called after each step.
+
+    The command line asks for progress only when stderr is a terminal (and not ``--quiet``).
     """
 
-    def __init__(self, total: int, progress: ProgressArg, desc: str) -> None:
+    def __init__(
+        self,
+        total: int,
+        progress: ProgressArg,
+        desc: str,
+        *,
+        unit: str = "node",
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total = total
         self.done = 0
         self.desc = desc
         self._cb: Callable[[int, int], Any] | None = None
         self._bar: Any = None
-        self._last_log = time.monotonic()
+        self._line: _StatusLine | None = None
         if callable(progress):
             self._cb = progress
         elif progress:
             try:
                 from tqdm.auto import tqdm
 
-                self._bar = tqdm(total=total, desc=desc, unit="node", leave=False)
+                self._bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
             except ImportError:
-                self._log = True
-        self._log = bool(progress) and self._bar is None and self._cb is None
+                out = stream if stream is not None else sys.stderr
+                if out is not None:  # None under pythonw
+                    self._line = _StatusLine(total, desc, unit, out, clock)
+
+    def set(self, done: int) -> None:
+        """Reports the total done so far (a value not above the last one is ignored)."""
+        if done > self.done:
+            self.update(done - self.done)
 
     def update(self, n: int) -> None:
         self.done += n
@@ -44,17 +70,162 @@ class Progress:
             self._bar.update(n)
         elif self._cb is not None:
             self._cb(self.done, self.total)
-        elif self._log and time.monotonic() - self._last_log > 5.0:
-            self._last_log = time.monotonic()
-            logger.info("%s: %d / %d", self.desc, self.done, self.total)
+        elif self._line is not None:
+            self._line.show(self.done)
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        if self._line is not None:
+            self._line.finish(self.done)
+            self._line = None
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ByteProgress:
+    """Progress of a conversion in arbitrary units (bytes, rows, arcs); quiet unless asked.
+
+    Unlike :class:`Progress`, ``set`` takes the absolute amount done and the total may be
+    unknown (``None``; a callable then receives ``-1``).
+    """
+
+    def __init__(self, total: int | None, progress: Any, unit: str, desc: str = "converting"):
+        self.total = total
+        self.done = 0
+        self._cb: Callable[[int, int], Any] | None = None
+        self._bar: Any = None
+        self._line: _StatusLine | None = None
+        self.desc = desc
+        if callable(progress):
+            self._cb = progress
+        elif progress:
+            try:
+                from tqdm.auto import tqdm
+
+                self._bar = tqdm(
+                    total=total,
+                    desc=desc,
+                    unit=unit,
+                    unit_scale=True,
+                    unit_divisor=1024 if unit == "B" else 1000,
+                    leave=False,
+                )
+            except ImportError:
+                if sys.stderr is not None:  # None under pythonw
+                    # total 0: unknown, the line shows the amount and rate without a percentage
+                    self._line = _StatusLine(total or 0, desc, unit, sys.stderr, time.monotonic)
+
+    def set(self, done: int) -> None:
+        if done <= self.done:
+            return
+        delta, self.done = done - self.done, done
+        if self._bar is not None:
+            self._bar.update(delta)
+        elif self._cb is not None:
+            self._cb(done, self.total if self.total is not None else -1)
+        elif self._line is not None:
+            self._line.show(done)
+
+    def add(self, n: int) -> None:
+        self.set(self.done + n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        if self._line is not None:
+            self._line.finish(self.done)
+            self._line = None
+
+
+class _StatusLine:
+    """``desc: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04`` on a text stream."""
+
+    def __init__(
+        self, total: int, desc: str, unit: str, stream: TextIO, clock: Callable[[], float]
+    ) -> None:
+        self.total = total
+        self.desc = desc
+        self.unit = unit
+        self.stream = stream
+        self.clock = clock
+        self.start = clock()
+        self.in_place = _redraws_in_place(stream)
+        self.interval = REDRAW_SECONDS if self.in_place else LINE_SECONDS
+        self.last = self.start
+        self.width = 0  # of the line on screen, to blank what a shorter line leaves behind
+        self.written = ""
+
+    def text(self, done: int, now: float, final: bool = False) -> str:
+        elapsed = max(now - self.start, 1e-9)
+        rate = done / elapsed
+        head = f"{self.desc}: "
+        if self.total > 0:
+            pct = 100.0 * done / self.total
+            head += f"{pct:3.0f}% {self._amount(done, bare=True)}/{self._amount(self.total)}"
+        else:
+            head += self._amount(done)
+        head += f", {self._amount(rate)}/s"
+        if (self.total > 0 and done >= self.total) or (final and self.total <= 0):
+            return f"{head}, done in {_clock_time(elapsed)}"
+        if self.total > 0 and done > 0:
+            return f"{head}, ETA {_clock_time((self.total - done) / rate)}"
+        return head
+
+    def _amount(self, x: float, bare: bool = False) -> str:
+        """``4,200 node`` (``4,200`` if bare); bytes in binary units: ``1.5 GiB``."""
+        if self.unit == "B" and x >= 1024:
+            for prefix in "KMGTP":
+                x /= 1024
+                if x < 1024 or prefix == "P":
+                    return f"{x:.1f} {prefix}iB"
+        return f"{x:,.0f}" if bare else f"{x:,.0f} {self.unit}"
+
+    def show(self, done: int) -> None:
+        now = self.clock()
+        if now - self.last >= self.interval:
+            self.last = now
+            self._write(self.text(done, now), final=False)
+
+    def finish(self, done: int) -> None:
+        line = self.text(done, self.clock(), final=True)
+        if self.in_place or line != self.written:
+            self._write(line, final=True)
+
+    def _write(self, line: str, final: bool) -> None:
+        self.written = line
+        try:
+            if self.in_place:
+                pad = " " * max(self.width - len(line), 0)
+                self.width = len(line)
+                self.stream.write("\r" + line + pad + ("\n" if final else ""))
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stream: progress is not worth failing
+            self.in_place = False
+            self.interval = float("inf")
+
+
+def _redraws_in_place(stream: TextIO) -> bool:
+    """A terminal, or a Jupyter output stream (both interpret ``\\r``)."""
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError):
+        return False
+    return type(stream).__module__.startswith("ipykernel")
+
+
+def _clock_time(seconds: float) -> str:
+    """``0:04``, ``12:09``, ``3:02:15``."""
+    s = int(seconds + 0.5)
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

@@ -1,32 +1,37 @@
-"""Engine-agnostic batch embedding for worker processes (Spark, Dask, multiprocessing, ...).
+"""The engine-independent layer of the distributed adapters (Spark, Dask, Ray, any other).
 
-:func:`embed_batch` takes a graph *path* (not a :class:`Graph`) and a batch of node ids (numpy,
-pyarrow, pandas or a list) and returns a ``float32`` matrix. It is what the Spark and Dask
-adapters run inside their tasks, and what any other engine can call:
+An adapter for a new engine is one small module on top of this one: it builds an
+:class:`EmbeddingTask` (the graph as the workers see it, the model, threads) on the driver,
+ships it (it pickles), and on each worker calls :meth:`EmbeddingTask.embed` on a batch of node
+ids, or :meth:`EmbeddingTask.embed_arrow` on an Arrow batch; :func:`worker_errors` turns errors
+that the engine wraps in its own exception text back into the package's exception types. What
+it guarantees:
 
 - the graph is opened **once per process** and reused across batches (a per-process cache keyed
   by the path and the file's identity: device, inode, size and modification time, so a file
-  replaced at the same path is reopened, never read stale);
+  replaced at the same path is reopened, never read stale; see :func:`open_graph`);
 - a remote URI (``s3://``, ``gs://``, ``http(s)://``, ``file://``, any fsspec protocol) is
   copied **once per machine** into a local cache directory keyed by the file's content, because
   a memory map needs a local file (see :func:`local_graph_path`);
-- the result is bit-identical to :meth:`InstantEmbedding.embed` for the same nodes and
-  parameters, whatever the batch split or thread count.
+- the result is bit-identical to :meth:`InstantEmbedding.embed` for the same nodes and model,
+  whatever the batch split, the partitioning or the thread count.
 
+:func:`embed_batch` is the one-call form (a graph path and a batch of ids in, a matrix out).
 Only numpy is needed; pyarrow is used when the ids come as Arrow arrays or an Arrow output is
-asked for, fsspec only for remote URIs.
+asked for, pandas for :func:`embeddings_frame`, fsspec only for remote URIs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import hashlib
 import os
 import re
 import shutil
 import tempfile
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -34,26 +39,32 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embedding import (
-    DEFAULT_ALPHA,
-    DEFAULT_DIM,
-    DEFAULT_EPS,
-    DEFAULT_MAX_TOUCHED,
-    DEFAULT_SEED,
-    InstantEmbedding,
+from ._checks import check_threads
+from .embedding import InstantEmbedding
+from .errors import (
+    BudgetExceededError,
+    GraphFormatError,
+    InstantEmbeddingError,
+    NodeNotFoundError,
 )
-from .errors import GraphFormatError, NodeNotFoundError
 from .graph import Graph
 
 __all__ = [
+    "EmbeddingTask",
     "as_node_ids",
+    "check_header",
     "clear_cache",
     "default_cache_dir",
     "embed_batch",
+    "embeddings_frame",
     "embeddings_to_arrow",
+    "header_digest",
     "is_remote",
     "local_graph_path",
+    "mark_error",
     "open_graph",
+    "resolve_model",
+    "worker_errors",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -117,13 +128,39 @@ def _header_file_len(header: bytes) -> int:
     return int.from_bytes(header[40:48], "little")
 
 
-def _check_header(header: bytes, where: str) -> None:
+def check_header(header: bytes, where: str) -> None:
+    """Raise :class:`GraphFormatError` (naming ``where``) unless ``header`` starts a graph file.
+
+    Cheap: looks at the magic and the length only (the checksums are checked on open).
+    """
     if len(header) < 8 or header[:8] != _MAGIC:
         raise GraphFormatError(f"{where}: not an instant-embedding graph file (bad magic)")
     if len(header) < _HEADER_LEN:
         raise GraphFormatError(
             f"{where}: file is too short for a graph header ({len(header)} bytes)"
         )
+
+
+def header_digest(path: PathLike) -> str:
+    """A content key of the local graph file at ``path``: a digest of its 256-byte header.
+
+    The header holds the checksum of every section of the file and its own, so two files with
+    the same digest have the same content. Adapters name shipped copies by it.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the path.
+    GraphFormatError
+        Not a graph file.
+    """
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise FileNotFoundError(f"graph file not found: {p}")
+    with open(p, "rb") as f:
+        header = f.read(_HEADER_LEN)
+    check_header(header, p)
+    return hashlib.sha256(header).hexdigest()[:32]
 
 
 def _local_copy_ok(path: str, header: bytes) -> bool:
@@ -204,7 +241,7 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
         raise FileNotFoundError(f"graph file not found: {uri}") from None
     except IsADirectoryError:
         raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    _check_header(header, uri)
+    check_header(header, uri)
     d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
     os.makedirs(d, exist_ok=True)
     key = hashlib.sha256(header).hexdigest()[:32]
@@ -257,7 +294,8 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
 
     The cache is keyed by the absolute path and the file's identity (device, inode, size,
     modification time): one ``stat`` per call detects a file replaced at the same path (e.g. by
-    :meth:`Graph.save`, which renames a new file into place), which is then reopened. At most
+    :meth:`Graph.save`, which renames a new file into place), which is then reopened, and
+    :meth:`Graph.refresh` picks up newer commits of a live graph's change log. At most
     8 graphs stay open per process (least recently used are dropped). Thread-safe.
 
     Parameters
@@ -285,6 +323,7 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
         hit = _graphs.get(key)
         if hit is not None and hit[0] == ident:
             _graphs.move_to_end(key)
+            hit[1].refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
             return hit[1]
         g = Graph.open(key)
         _graphs[key] = (ident, g)
@@ -415,53 +454,149 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[Any]:
     return seq
 
 
-# ---------------------------------------------------------------------------------- embedding
+# ---------------------------------------------------------------------------------- models
 
 
-@functools.lru_cache(maxsize=32)
-def _embedder(
-    dim: int, alpha: float, eps: float, seed: int, variant: str, max_touched: int
+def resolve_model(
+    model: InstantEmbedding | None, settings: dict[str, Any], where: str
 ) -> InstantEmbedding:
-    return InstantEmbedding(
-        dim, alpha=alpha, eps=eps, seed=seed, variant=variant, max_touched=max_touched
-    )
+    """The model an adapter call uses: ``model``, or one built from loose settings.
+
+    The settings as separate keywords (``dim=``, ``eps=``, ...) are deprecated in favour of
+    ``model=InstantEmbedding(...)``: they still work, with a :class:`DeprecationWarning`.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is not an :class:`InstantEmbedding`, both ``model`` and settings are given,
+        or a keyword is not a setting.
+    """
+    if settings:
+        names = set(InstantEmbedding().get_params()) - {"threads"}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+        if model is not None:
+            raise TypeError(
+                f"{where}(): give the settings in model=InstantEmbedding(...), not also as "
+                f"keywords ({', '.join(sorted(settings))})"
+            )
+        warnings.warn(
+            f"{where}(): passing {', '.join(sorted(settings))} as keywords is deprecated; pass "
+            f"model=InstantEmbedding({', '.join(f'{k}=...' for k in sorted(settings))})",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return InstantEmbedding(**settings)
+    if model is None:
+        return InstantEmbedding()
+    if not isinstance(model, InstantEmbedding):
+        raise TypeError(f"model must be an InstantEmbedding, got {type(model).__name__}")
+    return model
 
 
-def _embed_ids(
-    graph: Graph,
-    ids: npt.NDArray[np.int64] | list[Any],
-    model: InstantEmbedding,
-    threads: int | None,
-    where: str,
-) -> npt.NDArray[np.float32]:
-    """Embeds already-normalised ids (see :func:`as_node_ids`); adds ``where`` to errors."""
-    if len(ids) == 0:
-        return np.zeros((0, model.dim), dtype=np.float32)
-    try:
-        return model.embed(graph, ids, threads=threads)
-    except NodeNotFoundError as e:
-        raise NodeNotFoundError(f"{e} (graph {where})") from None
+# ---------------------------------------------------------------------------------- tasks
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class EmbeddingTask:
+    """What an engine ships to its workers to embed node ids: picklable and immutable.
+
+    Parameters
+    ----------
+    graph_path : str
+        The graph file as the workers see it: a local path or a URI.
+    model : InstantEmbedding
+        Its settings (``model.config``) decide the embeddings.
+    threads : int or None, default 1
+        Threads per batch. 1 suits engines that run one task per core; None uses
+        ``RAYON_NUM_THREADS`` or every CPU.
+    cache_dir : str, optional
+        Local copy cache for URIs (default :func:`default_cache_dir`).
+    label : str, optional
+        How errors name the graph (default ``graph_path``).
+
+    Examples
+    --------
+    >>> task = EmbeddingTask("/data/g.graph", InstantEmbedding(dim=64))  # doctest: +SKIP
+    >>> task.embed(np.array([3, 5]))          # on a worker  # doctest: +SKIP
+    """
+
+    graph_path: str
+    model: InstantEmbedding
+    threads: int | None = 1
+    cache_dir: str | None = None
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, InstantEmbedding):
+            raise TypeError(f"model must be an InstantEmbedding, got {type(self.model).__name__}")
+        object.__setattr__(self, "threads", check_threads(self.threads))
+        object.__setattr__(self, "graph_path", os.fspath(self.graph_path))
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", os.fspath(self.cache_dir))
+
+    def at(self, graph_path: str) -> EmbeddingTask:
+        """The same task reading the graph at ``graph_path`` (e.g. a worker-local copy);
+        errors still name the original graph."""
+        return dataclasses.replace(self, graph_path=graph_path, label=self.where)
+
+    @property
+    def where(self) -> str:
+        return self.label if self.label is not None else self.graph_path
+
+    def graph(self) -> Graph:
+        """The graph, opened once per process (see :func:`open_graph`)."""
+        return open_graph(self.graph_path, cache_dir=self.cache_dir)
+
+    def embed(self, node_ids: Any) -> npt.NDArray[np.float32]:
+        """The embeddings of a batch of node ids (any container :func:`as_node_ids` takes).
+
+        Raises
+        ------
+        NodeNotFoundError
+            Naming the first unknown node and the graph.
+        ValueError, TypeError
+            Nulls, or ids of the wrong kind.
+        """
+        ids = as_node_ids(node_ids)
+        if len(ids) == 0:
+            return np.zeros((0, self.model.dim), dtype=np.float32)
+        try:
+            return self.model.embed(self.graph(), ids, threads=self.threads)
+        except NodeNotFoundError as e:
+            raise NodeNotFoundError(f"{e} (graph {self.where})") from None
+
+    def embed_arrow(
+        self, batch: Any, node_col: str, output_col: str = "embedding", *, fixed_size: bool = False
+    ) -> Any:
+        """An Arrow ``RecordBatch`` or ``Table`` with ``node_col`` in, the same kind with
+        ``node_col`` and ``output_col`` (``list<float32>``, or ``fixed_size_list`` with
+        ``fixed_size``; zero-copy over the matrix) out, row for row."""
+        import pyarrow as pa
+
+        col = batch.column(node_col)
+        emb = embeddings_to_arrow(self.embed(col), fixed_size=fixed_size)
+        if isinstance(batch, pa.Table):
+            return pa.Table.from_arrays([col, emb], names=[node_col, output_col])
+        return pa.RecordBatch.from_arrays([col, emb], names=[node_col, output_col])
 
 
 def embed_batch(
     graph_path: PathLike,
     node_ids: Any,
     *,
-    dim: int = DEFAULT_DIM,
-    alpha: float = DEFAULT_ALPHA,
-    eps: float = DEFAULT_EPS,
-    seed: int = DEFAULT_SEED,
-    variant: str = "standard",
+    model: InstantEmbedding | None = None,
     threads: int | None = 1,
-    max_touched: int = DEFAULT_MAX_TOUCHED,
     cache_dir: PathLike | None = None,
+    **settings: Any,
 ) -> npt.NDArray[np.float32]:
     """Embed a batch of node ids of the graph file at ``graph_path``.
 
     Meant to be called many times inside a worker process: the graph is opened on the first
     call and reused (see :func:`open_graph`); a remote URI is copied once per machine (see
-    :func:`local_graph_path`). The result equals
-    ``InstantEmbedding(dim, alpha=..., ...).embed(Graph.open(path), node_ids)`` bit for bit.
+    :func:`local_graph_path`). The result equals ``model.embed(Graph.open(path), node_ids)``
+    bit for bit.
 
     Parameters
     ----------
@@ -469,13 +604,15 @@ def embed_batch(
         A local graph file, or a URI (``s3://``, ``gs://``, ``http(s)://``, ``file://``, ...).
     node_ids : numpy array, pyarrow Array/ChunkedArray, pandas Series, or sequence
         The graph's own node ids (integers or strings); duplicates allowed, nulls not.
-    dim, alpha, eps, seed, variant, max_touched
-        As in :class:`InstantEmbedding`.
+    model : InstantEmbedding, optional
+        The settings (default ``InstantEmbedding()``).
     threads : int or None, default 1
         Threads for this batch. The default of 1 suits engines that already run one task per
         core; None uses ``RAYON_NUM_THREADS`` or every CPU.
     cache_dir : str or os.PathLike, optional
         Local copy cache for URIs (default :func:`default_cache_dir`).
+    **settings
+        Deprecated: the model's settings as keywords (``dim=64, eps=1e-4``); use ``model=``.
 
     Returns
     -------
@@ -497,17 +634,13 @@ def embed_batch(
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "karate.graph")
     >>> ie.datasets.karate().save(path)
-    >>> embed_batch(path, np.array([0, 33]), dim=16).shape
+    >>> embed_batch(path, np.array([0, 33]), model=ie.InstantEmbedding(16)).shape
     (2, 16)
     """
-    model = _embedder(dim, alpha, eps, seed, variant, max_touched)
-    if threads is not None and (
-        isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1
-    ):
-        raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
-    ids = as_node_ids(node_ids)
-    graph = open_graph(graph_path, cache_dir=cache_dir)
-    return _embed_ids(graph, ids, model, threads, os.fspath(graph_path))
+    model = resolve_model(model, settings, "embed_batch")
+    path = os.fspath(graph_path)
+    task = EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir)
+    return task.embed(node_ids)
 
 
 def embeddings_to_arrow(matrix: npt.NDArray[np.float32], *, fixed_size: bool = False) -> Any:
@@ -529,6 +662,110 @@ def embeddings_to_arrow(matrix: npt.NDArray[np.float32], *, fixed_size: bool = F
         return pa.ListArray.from_arrays(offsets, values)
     offsets = pa.array(np.arange(0, (k + 1) * d, d, dtype=np.int64), type=pa.int64())
     return pa.LargeListArray.from_arrays(offsets, values)
+
+
+#: Embedding layouts of :func:`embeddings_frame`.
+LAYOUTS = ("list", "columns")
+
+
+def embeddings_frame(
+    nodes: Any,
+    matrix: npt.NDArray[np.float32],
+    *,
+    node_col: str = "node",
+    output_col: str = "embedding",
+    layout: str = "list",
+) -> Any:
+    """A pandas DataFrame of ``nodes`` (a Series, whose index it keeps) and their embeddings.
+
+    ``layout="list"``: ``node_col`` and an object column ``output_col`` whose cells are float32
+    row views of ``matrix`` (no copies); ``np.stack(df[output_col].to_numpy())`` is the matrix.
+    ``layout="columns"``: ``node_col`` and float32 columns ``e0 .. e{d-1}``.
+    """
+    import pandas as pd
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    index = nodes.index
+    node_frame = nodes.to_frame(name=node_col)
+    if layout == "columns":
+        names = [f"e{i}" for i in range(matrix.shape[1])]
+        cols = pd.DataFrame(matrix, index=index, columns=names, copy=False)
+        return pd.concat([node_frame, cols], axis=1)
+    # One float32 row view per cell. Not pd.ArrowDtype(list<float32>): pandas (3.1) cannot
+    # read its own parquet metadata for that dtype back.
+    col = np.empty(len(matrix), dtype=object)
+    for i in range(len(matrix)):
+        col[i] = matrix[i]
+    node_frame[output_col] = pd.Series(col, index=index, dtype=object)
+    return node_frame
+
+
+# ---------------------------------------------------------------------------------- errors
+#
+# An engine that reports a worker's exception as text (Spark: a PythonException or a
+# Py4JJavaError holding the worker's traceback; Ray: a RayTaskError) loses its type. Worker
+# code raises mark_error(e) instead of e: the same type with a marker "[instant-embedding:<Type>]
+# <message>" on one line; worker_errors() finds the marker on the driver and raises the original
+# type with the worker's message.
+
+_MARK_RE = re.compile(r"\[instant-embedding:(\w+)\] ([^\n]*)")
+_ERROR_TYPES: dict[str, type[Exception]] = {
+    "NodeNotFoundError": NodeNotFoundError,
+    "GraphFormatError": GraphFormatError,
+    "BudgetExceededError": BudgetExceededError,
+    "InstantEmbeddingError": InstantEmbeddingError,
+    "FileNotFoundError": FileNotFoundError,
+    "IsADirectoryError": IsADirectoryError,
+    "PermissionError": PermissionError,
+    "OSError": OSError,
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+    "ImportError": ImportError,
+}
+
+
+def mark_error(exc: BaseException) -> BaseException:
+    """``exc`` as worker code should raise it for :func:`worker_errors` to recover: the same
+    type with a one-line marked message (other exception types are returned unchanged)."""
+    for name, cls in _ERROR_TYPES.items():
+        if type(exc) is cls:
+            msg = str(exc).replace("\n", " ")
+            return cls(f"[instant-embedding:{name}] {msg}")
+    return exc
+
+
+def _unmark(exc: BaseException, where: str) -> BaseException | None:
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:  # the marker may sit in a chained cause
+        seen.add(id(e))
+        m = _MARK_RE.search(str(e))
+        if m is not None:
+            cls = _ERROR_TYPES.get(m.group(1), InstantEmbeddingError)
+            new = cls(f"{m.group(2).strip()} [raised in {where}]")
+            new.worker_traceback = str(exc)  # type: ignore[attr-defined]
+            return new
+        e = e.__cause__ or e.__context__
+    return None
+
+
+@contextlib.contextmanager
+def worker_errors(where: str = "a worker") -> Iterator[None]:
+    """Re-raise errors that worker code raised through :func:`mark_error` as their own type.
+
+    An exception whose text (or a chained cause's) carries the marker becomes the worker's
+    exception type with the worker's message plus ``[raised in <where>]``; the engine's full
+    text stays available as its ``worker_traceback`` attribute. Other exceptions pass through
+    unchanged. Usable as a decorator too.
+    """
+    try:
+        yield
+    except Exception as exc:
+        clean = _unmark(exc, where)
+        if clean is None:
+            raise
+        raise clean from None
 
 
 # ---------------------------------------------------------------------------------- building

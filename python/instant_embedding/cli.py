@@ -1,4 +1,5 @@
-"""The ``instant-embedding`` command line: ``convert``, ``embed``, ``info`` and ``demo``.
+"""The ``instant-embedding`` command line: ``convert``, ``embed``, ``info``, ``update``,
+``compact``, ``reorder`` and ``demo``.
 
 Flag names follow node2vec and PecanPy (``--input``, ``--output``, ``--dimensions``,
 ``--workers``, ``--weighted``, ``--directed``, ``--delimiter``). Errors print one line
@@ -51,9 +52,17 @@ def _open_graph(spec: str, prefetch: bool = False) -> Any:
             with open(spec, "rb") as f:
                 head = f.read(8)
             if head != _GRAPH_MAGIC:
+                root = os.path.splitext(spec)[0]
+                # An input named x.graph cannot be converted to x.graph.
+                target = f"{root}-ie.graph" if spec.endswith(".graph") else f"{root}.graph"
+                props = f"{root}.properties"
+                what = (
+                    f"is a WebGraph BV graph ({props} is beside it)"
+                    if spec.endswith(".graph") and os.path.isfile(props)
+                    else "is not an instant-embedding graph file"
+                )
                 raise ValueError(
-                    f"{spec} is not an instant-embedding graph file; convert it first: "
-                    f"instant-embedding convert {spec} {os.path.splitext(spec)[0]}.graph"
+                    f"{spec} {what}; convert it first: instant-embedding convert {spec} {target}"
                 )
         return Graph.open(spec, prefetch=prefetch)
     if spec in BUILTIN_GRAPHS:
@@ -124,7 +133,7 @@ REORDER_METHODS = ("communities", "bfs")
 
 # ====================================================================== convert
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .convert import detect_format
+    from .readers._build import check_output
 
     paths = list(args.paths or [])
     inputs = list(args.input or [])
@@ -138,21 +147,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         output = paths[-1]
     if not inputs:
         raise ValueError("convert needs at least one input file")
-    fmt = args.format
-    if fmt == "auto":
-        for p in inputs:
-            if not os.path.exists(p):
-                raise FileNotFoundError(f"{p}: no such file or directory")
-        fmt = detect_format(inputs[0])
-    directed = args.directed
-    if directed is None and fmt not in ("mat", "bcsr"):
-        directed = False
     final_output = output
     if args.reorder:
-        # Convert next to the output, then write the reordered file over the output.
+        # Convert next to the output, then write the reordered file over the output; errors
+        # about the output name the user's path, never the temporary one.
+        check_output(final_output, inputs)
         output = f"{final_output}.unordered-{os.getpid()}.tmp"
     try:
-        g, stats = _convert(args, inputs, output, fmt, directed)
+        g, stats = _convert(args, inputs, output)
         if args.reorder:
             from ._core import DEFAULT_REORDER_ROUNDS
             from .graph import Graph, _reorder_file
@@ -173,8 +175,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
     _note(
         args,
         f"wrote {final_output}: {g.num_nodes:,} nodes, {g.num_edges:,} edges ({kind}{extra}, "
-        f"ids {g.id_kind}) from {fmt} input in {secs:.2f} s{rate}",
+        f"ids {g.id_kind}) from {stats.get('format')} input in {secs:.2f} s{rate}",
     )
+    if stats.get("columns"):
+        _note(args, f"columns read: {' -> '.join(stats['columns'][:2])}"
+              + (f", weights {stats['columns'][2]}" if len(stats["columns"]) > 2 else ""))
+    for h in stats.get("headers", []):
+        _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
     if args.reorder:
         _reorder_note(args, final_output, st)
     dropped = stats.get("self_loops_dropped")
@@ -183,16 +190,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _convert(
-    args: argparse.Namespace, inputs: list, output: str, fmt: str, directed: Any
-) -> tuple[Any, dict]:
-    from .convert import convert_with_stats
+def _convert(args: argparse.Namespace, inputs: list, output: str) -> tuple[Any, dict]:
+    from .readers import convert_with_stats
 
     return convert_with_stats(
         inputs,
         output,
-        format=fmt,
-        directed=directed,
+        format=args.format,
+        directed=args.directed,
         weighted=args.weighted,
         delimiter=args.delimiter,
         comment=args.comment,
@@ -204,9 +209,68 @@ def _convert(
         self_loops=args.self_loops,
         merge=args.merge,
         var=args.var,
+        properties=args.properties,
         memory_limit=args.memory_limit,
         tmp_dir=args.tmp_dir,
         progress=_show_progress(args),
+    )
+
+
+# Python parameters as the command line spells them: the library's messages name parameters
+# (`header=False`, `weight_col`), the CLI's name flags.
+_FLAG_VALUES = {
+    ("header", "True"): "--header",
+    ("header", "False"): "--no-header",
+    ("weighted", "True"): "--weighted",
+    ("weighted", "False"): "--unweighted",
+    ("directed", "True"): "--directed",
+    ("directed", "False"): "--undirected",
+}
+_FLAG_NAMES = (
+    "delimiter",
+    "format",
+    "id_kind",
+    "src_col",
+    "dst_col",
+    "weight_col",
+    "var",
+    "memory_limit",
+    "self_loops",
+    "tmp_dir",
+    "merge",
+    "comment",
+    "header",
+    "weighted",
+    "directed",
+    "properties",
+)
+
+
+def cli_names(msg: str) -> str:
+    """``msg`` with the library's parameter names replaced by command-line flags."""
+    import re
+
+    def value(m: re.Match[str]) -> str:
+        name, val = m.group(1), m.group(2)
+        if (name, val) in _FLAG_VALUES:
+            return _FLAG_VALUES[(name, val)]
+        flag = "--" + name.replace("_", "-")
+        if not val:
+            return flag
+        v = val[1:-1] if val[:1] in "'\"" and len(val) > 1 else val
+        # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
+        return f"{flag} {v}" if v.replace("-", "").replace("_", "").isalnum() else f"{flag} {val}"
+
+    names = "|".join(_FLAG_NAMES)
+    msg = re.sub(
+        rf"\b({names})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)",
+        value,
+        msg,
+    )
+    return re.sub(
+        r"\b(id_kind|src_col|dst_col|weight_col|memory_limit|self_loops|tmp_dir)\b",
+        lambda m: "--" + m.group(1).replace("_", "-"),
+        msg,
     )
 
 
@@ -231,9 +295,110 @@ def cmd_reorder(args: argparse.Namespace) -> int:
     return 0
 
 
+# ====================================================================== update / compact
+def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
+    """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
+    ids of ``graph``'s kind.
+
+    The file goes through the converter (one call; a reader returning edge arrays can replace
+    it here) into a temporary graph file with ``graph``'s direction, so that every format,
+    compression and column option of ``convert`` works. Duplicate edges in the file are
+    merged there by ``--merge`` (as conversion does), self-loops are kept.
+    """
+    import tempfile
+
+    from .readers import convert
+
+    id_kind = "str" if graph.id_kind == "utf8" else "int"
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
+        g = convert(
+            path,
+            os.path.join(d, "edges.graph"),
+            format=args.format,
+            directed=graph.directed,
+            weighted=weighted,
+            delimiter=args.delimiter,
+            header=args.header,
+            src_col=_column(args.src_col),
+            dst_col=_column(args.dst_col),
+            weight_col=_column(args.weight_col) if weighted else None,
+            id_kind=id_kind,
+            merge=args.merge or "sum",
+        )
+        return _edges_of(g, weighted and g.weighted)
+
+
+def _edges_of(g: Any, weighted: bool) -> Any:
+    """Every edge of ``g`` once (undirected: ``u <= v`` by internal index) as id arrays."""
+    src, dst, wts = [], [], []
+    for v in range(g.num_nodes):
+        nb, w = g._g.neighbors(v)
+        keep = np.ones(len(nb), dtype=bool) if g.directed else nb >= v
+        dst.append(nb[keep])
+        src.append(np.full(int(keep.sum()), v, dtype=np.uint32))
+        if weighted:
+            wts.append(w[keep])
+    s = np.concatenate(src) if src else np.zeros(0, np.uint32)
+    t = np.concatenate(dst) if dst else np.zeros(0, np.uint32)
+    w = np.concatenate(wts) if weighted and wts else None
+    return g.ids(s), g.ids(t), w
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from .graph import Graph
+
+    if not args.add and not args.remove:
+        raise ValueError("nothing to do: give --add FILE and/or --remove FILE")
+    g = Graph.open(args.graph, writable=True, merge=args.merge)
+    try:
+        t0 = time.perf_counter()
+        before = g.num_nodes, g.num_edges
+        added = removed = existed = 0
+        with g.batch():
+            for f in args.add or []:
+                s, d, w = read_edge_file(f, g, args, g.weighted)
+                g.add_edges(s, d, w)
+                added += len(s)
+            for f in args.remove or []:
+                s, d, _ = read_edge_file(f, g, args, False)
+                existed += g.remove_edges(s, d)
+                removed += len(s)
+        info = g.log_info() or {}
+        _note(
+            args,
+            f"{args.graph}: {added:,} edges added, {existed:,} of {removed:,} removed "
+            f"({g.num_nodes - before[0]:+,} nodes, {g.num_edges - before[1]:+,} edges) in one "
+            f"commit ({info.get('commits', 0):,} in the log, "
+            f"{_fmt_bytes(info.get('bytes', 0))}); {_fmt_seconds(time.perf_counter() - t0)}",
+        )
+    finally:
+        g.close()
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from .graph import Graph
+
+    g = Graph.open(args.graph, writable=True)
+    try:
+        info = g.log_info() or {}
+        t0 = time.perf_counter()
+        g.compact(threads=args.threads)
+        _note(
+            args,
+            f"{args.graph}: folded {info.get('commits', 0):,} commits "
+            f"({_fmt_bytes(info.get('bytes', 0))} of log) into a new file of "
+            f"{_fmt_bytes(os.path.getsize(args.graph))} in "
+            f"{_fmt_seconds(time.perf_counter() - t0)}",
+        )
+    finally:
+        g.close()
+    return 0
+
+
 # ====================================================================== embed
 def cmd_embed(args: argparse.Namespace) -> int:
-    from .embedding import InstantEmbedding
+    from .embedding import EmbeddingConfig, InstantEmbedding
     from .export import format_from_path, write_embeddings
 
     graph_spec = args.graph if args.graph is not None else args.input
@@ -245,15 +410,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.output == "-" and fmt != "w2v":
         raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
     model = InstantEmbedding(
-        args.dim,
-        alpha=args.alpha,
-        eps=args.eps,
-        seed=args.seed,
-        variant=args.variant,
-        value=args.value,
-        smooth=args.smooth,
+        **{s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()},
         threads=args.threads,
-        max_touched=args.max_touched,
     )
     g = _open_graph(graph_spec, prefetch=args.prefetch)
     nodes = _parse_nodes(args.nodes, g)
@@ -324,6 +482,7 @@ def graph_info(
         "id_kind": g.id_kind,
         "permuted": g.permuted,
         "file_bytes": os.path.getsize(g.path) if g.path else None,
+        "log": g.log_info() if hasattr(g, "log_info") else None,
     }
     zero = int(np.count_nonzero(deg == 0))
     info["degree"] = {
@@ -354,12 +513,12 @@ def graph_info(
             support.append(len(sup_ids))
             lower_updates.append(float(deg[g.index(sup_ids)].sum()) if len(sup_ids) else 0.0)
             if stats_fn is not None:
-                st = stats_fn(g._g, int(g.index([node])[0]), alpha, eps, variant)
+                st = stats_fn(g._g, int(g.index([node])[0]), model.config)
                 touched.append(st["touched"])
                 pushes.append(st["pushes"])
                 heap.append(st["heap_bytes"])
 
-        def q(v: list[float]) -> dict[str, float]:
+        def q(v: Sequence[float]) -> dict[str, float]:
             return {"median": _percentile(v, 50), "p95": _percentile(v, 95), "max": float(max(v))}
 
         est["support_nodes"] = q(support)
@@ -401,6 +560,14 @@ def cmd_info(args: argparse.Namespace) -> int:
     ]
     if info["file_bytes"] is not None:
         lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
+    log = info.get("log")
+    if log is not None:
+        lines.append(
+            f"change log   {log['commits']:,} commits: {log['adds']:,} adds, "
+            f"{log['removes']:,} removes; {log['new_nodes']:,} new nodes, "
+            f"{log['changed_nodes']:,} rows in the log; {_fmt_bytes(log['bytes'])} "
+            f"(merge={log['merge']}; `compact` folds it into the file)"
+        )
     zero_key = "zero_out_degree" if "zero_out_degree" in d else "isolated"
     lines.append(
         f"{d['kind']:<12} min {d['min']:,}  mean {d['mean']:,.2f}  median {d['median']:,.1f}  "
@@ -506,13 +673,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== parser
+# Extra spellings of the embedding settings' flags (node2vec / PecanPy users' names).
+_SETTING_ALIASES = {"dim": ("-d", "--dimensions")}
+_SETTING_METAVARS = {"smooth": "K"}
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per embedding setting, with the kernel's defaults, choices and help."""
+    from .embedding import EmbeddingConfig
+
+    types: dict[str, Any] = {"int": int, "float": float, "str": str}
+    for s in EmbeddingConfig.settings():
+        name = s["name"]
+        flag = "--" + name.replace("_", "-")
+        aliases = _SETTING_ALIASES.get(name, ())
+        flags = [a for a in aliases if len(a) == 2] + [flag] + [a for a in aliases if len(a) > 2]
+        default = s["default"]
+        shown = f"{default:g}" if isinstance(default, float) else default
+        parser.add_argument(
+            *flags,
+            dest=name,
+            type=types[s["type"]],
+            default=default,
+            choices=s["choices"],
+            metavar=_SETTING_METAVARS.get(name),
+            help=f"{s['help']} (default: {shown})",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
-    from .convert import FORMATS as IN_FORMATS
-    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS, DEFAULT_MAX_TOUCHED
+    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS
     from .export import FORMATS as OUT_FORMATS
+    from .readers import formats as in_formats
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -535,7 +730,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "convert",
         parents=[common],
-        help="convert an edge list / CSV / Parquet / .mat / .bcsr into a graph file",
+        help="convert an edge list / CSV / JSON / Parquet / .mat / .bcsr into a graph file",
         description="Convert input files into an instant-embedding graph file (written "
         "atomically; bounded memory for text and Parquet input).",
         epilog="Examples:\n"
@@ -543,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  instant-embedding convert edges.csv g.graph --src-col from --dst-col to "
         "--weight-col w\n"
         "  instant-embedding convert blogcatalog.mat blog.graph --var network\n"
-        "  instant-embedding convert shards/ g.graph   # directory of Parquet files",
+        "  instant-embedding convert shards/ g.graph   # directory of Parquet files\n"
+        "  instant-embedding convert cnr-2000.graph cnr.ie.graph   # WebGraph BV graph",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument(
@@ -563,8 +759,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--format",
         default="auto",
-        choices=IN_FORMATS,
-        help="input format (default: from extension / magic bytes)",
+        choices=("auto", *in_formats()),
+        help="input format (default: from the file's first bytes, then its extension)",
     )
     d = c.add_mutually_exclusive_group()
     d.add_argument(
@@ -573,8 +769,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         default=None,
-        help="edges are directed (default: undirected; for .mat/"
-        ".bcsr: undirected iff the matrix is symmetric)",
+        help="edges are directed (default: what node-link JSON says, for .mat/.bcsr "
+        "undirected iff the matrix is symmetric, else undirected)",
     )
     d.add_argument(
         "--undirected",
@@ -603,7 +799,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--delimiter",
         "--sep",
         metavar="CHAR",
-        help="text field separator: ',', 'tab', 'space' (default: detected)",
+        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
+        "(default: detected)",
     )
     c.add_argument(
         "--comment",
@@ -615,7 +812,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--header",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="first data line is a header (default: detected)",
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
     )
     c.add_argument("--src-col", metavar="COL", help="source column (index or name)")
     c.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
@@ -624,12 +822,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--id-kind",
         default="auto",
         choices=("auto", "int", "str"),
-        help="node id type (default: int if every id is an integer)",
+        help="node id type (default: int if every id is a canonical integer, such as 12 but "
+        "not 012)",
     )
     c.add_argument(
         "--var",
         metavar="NAME",
         help=".mat variable (default: the only sparse matrix, e.g. 'network')",
+    )
+    c.add_argument(
+        "--properties",
+        metavar="PATH",
+        help="WebGraph input: its .properties file, when it is not BASENAME.properties "
+        "beside BASENAME.graph",
     )
     c.add_argument(
         "--self-loops",
@@ -709,51 +914,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="all",
         help="nodes to embed: 'all' (default), a file with one id per line, or comma-separated ids",
     )
-    e.add_argument(
-        "-d",
-        "--dim",
-        "--dimensions",
-        dest="dim",
-        type=int,
-        default=DEFAULT_DIM,
-        help=f"embedding dimension (default: {DEFAULT_DIM})",
-    )
-    e.add_argument(
-        "--alpha",
-        type=float,
-        default=DEFAULT_ALPHA,
-        help=f"PPR teleport probability (default: {DEFAULT_ALPHA})",
-    )
-    e.add_argument(
-        "--eps",
-        type=float,
-        default=DEFAULT_EPS,
-        help=f"PPR precision; smaller is slower and more accurate (default: {DEFAULT_EPS:g})",
-    )
-    e.add_argument("--seed", type=int, default=0, help="hash seed (default: 0)")
-    e.add_argument(
-        "--variant",
-        default="standard",
-        choices=("standard", "lazy"),
-        help="PPR push variant (default: standard)",
-    )
-    e.add_argument(
-        "--value",
-        default="p+r",
-        choices=("p+r", "p", "log1p"),
-        help="projected PPR value: estimate plus leftover residual (default), the estimate "
-        "alone (the paper's Algorithm 2 literally), or log1p: ln(1 + (p + r/2) n) over every "
-        "touched node (better on dense social graphs, see docs/QUALITY.md)",
-    )
-    e.add_argument(
-        "--smooth",
-        type=int,
-        default=0,
-        metavar="K",
-        help="neighbour smoothing steps: each replaces every row by the mean of its "
-        "neighbours' rows (default: 0; 2 with --value log1p is the best for node "
-        "classification in docs/QUALITY.md). Embeds the K-hop neighbourhood of the nodes",
-    )
+    _add_setting_flags(e)
     e.add_argument(
         "--threads",
         "--workers",
@@ -761,12 +922,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="worker threads (default: all CPUs)",
-    )
-    e.add_argument(
-        "--max-touched",
-        type=int,
-        default=DEFAULT_MAX_TOUCHED,
-        help="per-node cap on touched nodes (default: %(default)s)",
     )
     e.add_argument(
         "--prefetch",
@@ -832,6 +987,57 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=cmd_info)
 
+    # ---- update
+    u = sub.add_parser(
+        "update",
+        parents=[common],
+        help="add and remove edges of a graph file in place (one durable commit)",
+        description="Add the edges of --add files and remove those of --remove files, in "
+        "one atomic, durable commit to GRAPH's change log (GRAPH.live). Unknown ids become "
+        "new nodes. Files are read like `convert` input (any format). Embeddings of the "
+        "result are bit-identical to those of a graph rebuilt from the final edge list. "
+        "See docs/LIVE.md.",
+    )
+    u.add_argument("graph", metavar="GRAPH", help="graph file")
+    u.add_argument("--add", action="append", metavar="FILE", help="edges to add (repeatable)")
+    u.add_argument(
+        "--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"
+    )
+    u.add_argument(
+        "--format", default="auto", choices=("auto", *in_formats()), help="input format"
+    )
+    u.add_argument("--delimiter", default=None, help="text field separator")
+    u.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
+    )
+    u.add_argument("--src-col", default=None, help="source column (index or name)")
+    u.add_argument("--dst-col", default=None, help="destination column (index or name)")
+    u.add_argument("--weight-col", default=None, help="weight column (weighted graphs)")
+    u.add_argument(
+        "--merge",
+        choices=("sum", "max"),
+        default=None,
+        help="weights of an edge added again: sum or max (fixed when the log is created; "
+        "default sum)",
+    )
+    u.set_defaults(func=cmd_update)
+
+    # ---- compact
+    k = sub.add_parser(
+        "compact",
+        parents=[common],
+        help="fold a graph file's change log into a new file (atomically)",
+        description="Write GRAPH with its change log (GRAPH.live) folded in, replace it "
+        "atomically and start an empty log. The graph does not change.",
+    )
+    k.add_argument("graph", metavar="GRAPH", help="graph file")
+    k.add_argument("-t", "--threads", type=int, default=None, help="threads (default: all CPUs)")
+    k.set_defaults(func=cmd_compact)
+
     # ---- demo
     m = sub.add_parser(
         "demo",
@@ -893,7 +1099,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the CLI reports every error in one line
         if args.verbose:
             raise
-        print(f"error: {_one_line(e)}", file=sys.stderr)
+        print(f"error: {cli_names(_one_line(e))}", file=sys.stderr)
         return 1
 
 

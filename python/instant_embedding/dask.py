@@ -5,12 +5,12 @@ import time; ``import instant_embedding`` never imports it.
 
 Each partition is embedded independently with the read-only graph file (opened once per worker
 process and reused), so results are bit-identical to :meth:`InstantEmbedding.embed` whatever
-the partitioning or scheduler. See ``docs/DISTRIBUTED.md``.
+the partitioning or scheduler. The model's settings travel to the workers as one pickled
+:class:`~instant_embedding.batch.EmbeddingTask`. See ``docs/DISTRIBUTED.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -18,19 +18,12 @@ from typing import Any
 import numpy as np
 
 from . import batch as _batch
-from .embedding import (
-    DEFAULT_ALPHA,
-    DEFAULT_DIM,
-    DEFAULT_EPS,
-    DEFAULT_MAX_TOUCHED,
-    DEFAULT_SEED,
-    InstantEmbedding,
-)
+from .embedding import InstantEmbedding
 
 __all__ = ["build_graph", "embed", "embed_bag"]
 
 PathLike = str | os.PathLike[str]
-LAYOUTS = ("list", "columns")
+LAYOUTS = _batch.LAYOUTS
 
 # ------------------------------------------------------------------------------ graph shipping
 
@@ -69,10 +62,9 @@ def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
         )
     if not os.path.isfile(graph_path):
         raise FileNotFoundError(f"graph file not found: {graph_path}")
+    digest = _batch.header_digest(graph_path)
     with open(graph_path, "rb") as f:
         data = f.read()
-    _batch._check_header(data[:256], graph_path)
-    digest = hashlib.sha256(data[:256]).hexdigest()[:32]
     plugin = _graph_plugin_class()(data, digest)
     name = f"instant-embedding-graph-{digest}"
     if hasattr(client, "register_plugin"):
@@ -122,54 +114,12 @@ def _worker_graph_path(graph: tuple[str, str, str]) -> str:
 # ------------------------------------------------------------------------------ partitions
 
 
-def _params(
-    dim: Any, alpha: Any, eps: Any, seed: Any, variant: Any, max_touched: Any
-) -> tuple[int, float, float, int, str, int]:
-    m = InstantEmbedding(
-        dim, alpha=alpha, eps=eps, seed=seed, variant=variant, max_touched=max_touched
-    )
-    return (m.dim, m.alpha, m.eps, m.seed, m.variant, m.max_touched)
-
-
-def _check_threads(threads: Any) -> int | None:
-    if threads is None:
-        return None
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
-    return int(threads)
-
-
-def _embed_ids(
-    ids: Any,
-    graph: tuple[str, str, str],
-    params: tuple[int, float, float, int, str, int],
-    threads: int | None,
-    cache_dir: str | None,
-) -> np.ndarray:
-    g = _batch.open_graph(_worker_graph_path(graph), cache_dir=cache_dir)
-    model = _batch._embedder(*params)
-    return _batch._embed_ids(g, _batch.as_node_ids(ids), model, threads, graph[2])
+def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
+    return task.at(_worker_graph_path(graph))
 
 
 def _column_names(dim: int) -> list[str]:
     return [f"e{i}" for i in range(dim)]
-
-
-def _frame(nodes: Any, emb: np.ndarray, node_col: str, output_col: str, layout: str) -> Any:
-    import pandas as pd
-
-    index = nodes.index
-    node_frame = nodes.to_frame(name=node_col)
-    if layout == "columns":
-        cols = pd.DataFrame(emb, index=index, columns=_column_names(emb.shape[1]), copy=False)
-        return pd.concat([node_frame, cols], axis=1)
-    # One float32 row view per cell (views of the partition's matrix, no copies). Not
-    # pd.ArrowDtype(list<float32>): pandas (3.1) cannot read its own parquet metadata back.
-    col = np.empty(len(emb), dtype=object)
-    for i in range(len(emb)):
-        col[i] = emb[i]
-    node_frame[output_col] = pd.Series(col, index=index, dtype=object)
-    return node_frame
 
 
 def _partition(
@@ -179,18 +129,39 @@ def _partition(
     output_col: str,
     layout: str,
     graph: tuple[str, str, str],
-    params: tuple[int, float, float, int, str, int],
-    threads: int | None,
-    cache_dir: str | None,
+    task: _batch.EmbeddingTask,
 ) -> Any:
     nodes = pdf[node_col]
-    emb = _embed_ids(nodes, graph, params, threads, cache_dir)
-    return _frame(nodes, emb, node_col, output_col, layout)
+    emb = _worker_task(task, graph).embed(nodes)
+    return _batch.embeddings_frame(
+        nodes, emb, node_col=node_col, output_col=output_col, layout=layout
+    )
 
 
 def _meta(ddf_meta: Any, node_col: str, output_col: str, layout: str, dim: int) -> Any:
     nodes = ddf_meta[node_col].iloc[:0]
-    return _frame(nodes, np.zeros((0, dim), dtype=np.float32), node_col, output_col, layout)
+    return _batch.embeddings_frame(
+        nodes,
+        np.zeros((0, dim), dtype=np.float32),
+        node_col=node_col,
+        output_col=output_col,
+        layout=layout,
+    )
+
+
+def _task(
+    graph: tuple[str, str, str],
+    model: InstantEmbedding,
+    threads: int | None,
+    cache_dir: PathLike | None,
+) -> _batch.EmbeddingTask:
+    return _batch.EmbeddingTask(
+        graph[2],  # the client's path; workers read _worker_graph_path(graph)
+        model,
+        threads=threads,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        label=graph[2],
+    )
 
 
 def embed(
@@ -198,17 +169,13 @@ def embed(
     graph_path: PathLike,
     *,
     node_col: str = "node",
-    dim: int = DEFAULT_DIM,
-    alpha: float = DEFAULT_ALPHA,
-    eps: float = DEFAULT_EPS,
-    seed: int = DEFAULT_SEED,
-    variant: str = "standard",
+    model: InstantEmbedding | None = None,
     output_col: str = "embedding",
     layout: str = "list",
     threads: int | None = 1,
     ship: Any = False,
-    max_touched: int = DEFAULT_MAX_TOUCHED,
     cache_dir: PathLike | None = None,
+    **settings: Any,
 ) -> Any:
     """Embed the node ids of a dask DataFrame column with ``map_partitions``.
 
@@ -226,9 +193,9 @@ def embed(
         ``gs://``, ``http(s)://``, ``file://``: copied once per worker machine into a local
         cache keyed by content; needs fsspec), or with ``ship`` a file on the client.
     node_col : str, default "node"
-    dim, alpha, eps, seed, variant, max_touched
-        As in :class:`InstantEmbedding`; embeddings equal ``InstantEmbedding(...).embed``
-        bit for bit.
+    model : InstantEmbedding, optional
+        The settings (default ``InstantEmbedding()``); embeddings equal ``model.embed`` bit
+        for bit. The model's own ``threads`` is not used (see ``threads``).
     output_col : str, default "embedding"
         Name of the embedding column for ``layout="list"``.
     layout : {"list", "columns"}, default "list"
@@ -251,6 +218,9 @@ def embed(
         shared storage or a URI.
     cache_dir : str or os.PathLike, optional
         Worker-local cache for URIs.
+    **settings
+        Deprecated: the model's settings as keywords (``dim=128, eps=1e-4``); they still
+        work, with a ``DeprecationWarning``. Use ``model=InstantEmbedding(...)``.
 
     Returns
     -------
@@ -259,27 +229,25 @@ def embed(
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    params = _params(dim, alpha, eps, seed, variant, max_touched)
-    threads = _check_threads(threads)
+    model = _batch.resolve_model(model, settings, "instant_embedding.dask.embed")
     if node_col not in ddf.columns:
         raise KeyError(
             f"node_col {node_col!r} is not a column of the DataFrame {list(ddf.columns)}"
         )
     if layout == "list" and output_col == node_col:
         raise ValueError("output_col must differ from node_col")
-    if layout == "columns" and node_col in _column_names(params[0]):
+    if layout == "columns" and node_col in _column_names(model.dim):
         raise ValueError(f"node_col {node_col!r} clashes with an embedding column name")
     graph = _graph_ref(graph_path, ship)
-    meta = _meta(ddf._meta, node_col, output_col, layout, params[0])
+    task = _task(graph, model, threads, cache_dir)
+    meta = _meta(ddf._meta, node_col, output_col, layout, model.dim)
     return ddf[[node_col]].map_partitions(
         _partition,
         node_col=node_col,
         output_col=output_col,
         layout=layout,
         graph=graph,
-        params=params,
-        threads=threads,
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        task=task,
         meta=meta,
         align_dataframes=False,
         enforce_metadata=False,
@@ -287,17 +255,12 @@ def embed(
 
 
 def _bag_partition(
-    part: Iterable[Any],
-    *,
-    graph: tuple[str, str, str],
-    params: tuple[int, float, float, int, str, int],
-    threads: int | None,
-    cache_dir: str | None,
+    part: Iterable[Any], *, graph: tuple[str, str, str], task: _batch.EmbeddingTask
 ) -> list[tuple[Any, np.ndarray]]:
     nodes = list(part)
     if not nodes:
         return []
-    emb = _embed_ids(nodes, graph, params, threads, cache_dir)
+    emb = _worker_task(task, graph).embed(nodes)
     return [(n, emb[i]) for i, n in enumerate(nodes)]
 
 
@@ -305,31 +268,21 @@ def embed_bag(
     bag: Any,
     graph_path: PathLike,
     *,
-    dim: int = DEFAULT_DIM,
-    alpha: float = DEFAULT_ALPHA,
-    eps: float = DEFAULT_EPS,
-    seed: int = DEFAULT_SEED,
-    variant: str = "standard",
+    model: InstantEmbedding | None = None,
     threads: int | None = 1,
     ship: Any = False,
-    max_touched: int = DEFAULT_MAX_TOUCHED,
     cache_dir: PathLike | None = None,
+    **settings: Any,
 ) -> Any:
     """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, embedding)`` tuples.
 
     Each embedding is a float32 numpy array of length ``dim``; order and partitioning follow
     the input bag. Parameters are those of :func:`embed`.
     """
-    params = _params(dim, alpha, eps, seed, variant, max_touched)
-    threads = _check_threads(threads)
+    model = _batch.resolve_model(model, settings, "instant_embedding.dask.embed_bag")
     graph = _graph_ref(graph_path, ship)
-    return bag.map_partitions(
-        _bag_partition,
-        graph=graph,
-        params=params,
-        threads=threads,
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-    )
+    task = _task(graph, model, threads, cache_dir)
+    return bag.map_partitions(_bag_partition, graph=graph, task=task)
 
 
 # ------------------------------------------------------------------------------ graph building
@@ -352,7 +305,7 @@ def build_graph(
     """Build a graph file from a dask DataFrame of edges, one partition at a time.
 
     Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
-    streamed as Arrow record batches through :func:`instant_embedding.convert.from_arrow` into
+    streamed as Arrow record batches through :func:`instant_embedding.from_arrow` into
     the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
     held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
     ``memory_limit``.
@@ -390,7 +343,7 @@ def build_graph(
     import dask
     import pyarrow as pa
 
-    from . import convert
+    from . import readers
 
     _batch.require_graph_builder("instant_embedding.dask.build_graph")
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
@@ -406,7 +359,7 @@ def build_graph(
             for pdf in dask.compute(*parts[start : start + max_in_flight]):
                 yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
-    return convert.from_arrow(
+    return readers.from_arrow(
         batches(),
         src_col,
         dst_col,

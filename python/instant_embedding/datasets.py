@@ -12,7 +12,7 @@ __all__ = ["karate", "karate_labels", "lesmis"]
 
 
 def _read(name: str) -> list[list[str]]:
-    text = resources.files("instant_embedding").joinpath("data", name).read_text("utf-8")
+    text = resources.files("instant_embedding").joinpath("data").joinpath(name).read_text("utf-8")
     return [ln.split("\t") for ln in text.splitlines() if ln and not ln.startswith("#")]
 
 

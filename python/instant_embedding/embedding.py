@@ -5,24 +5,31 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._checks import check_batch_size, check_threads
+from ._core import EmbeddingConfig
 from ._progress import Progress, ProgressArg
 from .graph import Graph, NodeId, _node_list
 
-__all__ = ["InstantEmbedding", "ppr"]
+__all__ = ["EmbeddingConfig", "InstantEmbedding", "ppr"]
 
-DEFAULT_DIM: int = _core.DEFAULT_DIM
-DEFAULT_ALPHA: float = _core.DEFAULT_ALPHA
-DEFAULT_EPS: float = _core.DEFAULT_EPS
-DEFAULT_SEED: int = _core.DEFAULT_SEED
-DEFAULT_MAX_TOUCHED: int = _core.DEFAULT_MAX_TOUCHED
-VARIANTS = ("standard", "lazy")
-VALUES = ("p+r", "p", "log1p")
+# The settings' defaults and choices are defined once, in the kernel (src/config.rs).
+_DEFAULTS = EmbeddingConfig()
+_SETTINGS = {s["name"]: s for s in EmbeddingConfig.settings()}
+DEFAULT_DIM: int = _DEFAULTS.dim
+DEFAULT_ALPHA: float = _DEFAULTS.alpha
+DEFAULT_EPS: float = _DEFAULTS.eps
+DEFAULT_SEED: int = _DEFAULTS.seed
+DEFAULT_MAX_TOUCHED: int = _DEFAULTS.max_touched
+VARIANTS: tuple[str, ...] = _SETTINGS["variant"]["choices"]
+VALUES: tuple[str, ...] = _SETTINGS["value"]["choices"]
+Variant = Literal["standard", "lazy"]
+Value = Literal["p+r", "p", "log1p"]
 # Target duration of one native call in batched runs (between calls: Ctrl-C, progress, writes).
 BATCH_SECONDS = 0.2
 
@@ -33,35 +40,13 @@ def _check_graph(graph: Any) -> Graph:
     return graph
 
 
-def _check_threads(threads: Any) -> int | None:
-    if threads is None:
-        return None
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
-    if not 1 <= threads <= 4096:
-        raise ValueError(f"threads must satisfy 1 <= threads <= 4096, got {threads}")
-    return int(threads)
-
-
-def _check_float(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    return float(value)
-
-
-def _check_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return int(value)
-
-
 def ppr(
     graph: Graph,
     node: NodeId,
     *,
     alpha: float = DEFAULT_ALPHA,
     eps: float = DEFAULT_EPS,
-    variant: str = "standard",
+    variant: Variant = _DEFAULTS.variant,
     max_touched: int = DEFAULT_MAX_TOUCHED,
     return_residual: bool = False,
 ) -> tuple[Any, ...]:
@@ -111,20 +96,12 @@ def ppr(
         The push touched more than ``max_touched`` nodes.
     """
     graph = _check_graph(graph)
-    max_touched = _check_int("max_touched", max_touched)
-    if not 1 <= max_touched < 2**63:
-        raise ValueError(f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}")
-    idx = graph.index([node])[0]
-    args = (
-        graph._g,
-        int(idx),
-        _check_float("alpha", alpha),
-        _check_float("eps", eps),
-        str(variant),
-        max_touched,
-    )
+    config = EmbeddingConfig(alpha=alpha, eps=eps, variant=variant, max_touched=max_touched)
+    idx = int(graph.index([node])[0])
     arrays: tuple[Any, ...] = (
-        _core.ppr_state(*args) if return_residual else _core.ppr(*args)
+        _core.ppr_state(graph._g, idx, config)
+        if return_residual
+        else _core.ppr(graph._g, idx, config)
     )
     ids = graph.ids(arrays[0])
     if isinstance(ids, list):
@@ -180,8 +157,18 @@ class InstantEmbedding:
     max_touched : int, default 50_000_000
         Per-query cap on touched nodes (raises :class:`BudgetExceededError` beyond it).
 
+    Attributes
+    ----------
+    config : EmbeddingConfig
+        The validated settings (all but ``threads``), immutable; what the engines ship to
+        their workers. ``model.dim``, ``model.eps``, ... read it; assigning one of them, like
+        :meth:`set_params`, validates and replaces it.
+
     Notes
     -----
+    Follows scikit-learn's estimator conventions: :meth:`get_params` / :meth:`set_params`,
+    ``sklearn.base.clone`` and pickling work.
+
     Postăvaru, Tsitsulin, Almeida, Tian, Lattanzi, Perozzi. "InstantEmbedding: Efficient Local
     Node Representations." arXiv:2010.06992, 2020.
 
@@ -193,6 +180,7 @@ class InstantEmbedding:
     (2, 16)
     """
 
+
     def __init__(
         self,
         dim: int = DEFAULT_DIM,
@@ -200,85 +188,96 @@ class InstantEmbedding:
         alpha: float = DEFAULT_ALPHA,
         eps: float = DEFAULT_EPS,
         seed: int = DEFAULT_SEED,
-        variant: str = "standard",
-        value: str = "p+r",
-        smooth: int = 0,
+        variant: Variant = _DEFAULTS.variant,
+        value: Value = _DEFAULTS.value,
+        smooth: int = _DEFAULTS.smooth,
         threads: int | None = None,
         max_touched: int = DEFAULT_MAX_TOUCHED,
     ) -> None:
-        self.dim = _check_int("dim", dim)
-        self.alpha = _check_float("alpha", alpha)
-        self.eps = _check_float("eps", eps)
-        self.seed = _check_int("seed", seed)
-        if not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must satisfy 0 <= seed < 2**64, got {seed}")
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        self.variant = variant
-        if value not in VALUES:
-            raise ValueError(f"value must be one of {VALUES}, got {value!r}")
-        self.value = value
-        self.smooth = _check_int("smooth", smooth)
-        if not 0 <= self.smooth <= _core.MAX_SMOOTH:
-            raise ValueError(
-                f"smooth must satisfy 0 <= smooth <= {_core.MAX_SMOOTH}, got {self.smooth}"
-            )
-        self.threads = _check_threads(threads)
-        self.max_touched = _check_int("max_touched", max_touched)
-        if not 1 <= self.dim <= _core.MAX_DIM:
-            raise ValueError(f"dim must satisfy 1 <= dim <= {_core.MAX_DIM}, got {self.dim}")
-        if not 1 <= self.max_touched < 2**63:
-            raise ValueError(
-                f"max_touched must satisfy 1 <= max_touched < 2**63, got {max_touched}"
-            )
-        _core.check_config(
-            self.dim, self.alpha, self.eps, self.variant, self.max_touched, self.value
-        )
+        # Every argument but threads is a setting of the config (tests/test_config.py checks
+        # that this signature lists exactly the config's settings).
+        args = locals()
+        self._set({k: args[k] for k in _SETTINGS}, threads)
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor parameters (scikit-learn style)."""
-        return {
-            "dim": self.dim,
-            "alpha": self.alpha,
-            "eps": self.eps,
-            "seed": self.seed,
-            "variant": self.variant,
-            "value": self.value,
-            "smooth": self.smooth,
-            "threads": self.threads,
-            "max_touched": self.max_touched,
-        }
+    def _set(self, settings: dict[str, Any], threads: Any) -> None:
+        config = EmbeddingConfig(**settings)  # the one validation of the settings
+        threads = check_threads(threads)
+        # The given objects are kept for get_params: scikit-learn's clone() checks identity.
+        object.__setattr__(self, "_params", {**settings, "threads": threads})
+        object.__setattr__(self, "config", config)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _SETTINGS:
+            try:
+                config = self.__dict__["config"]
+            except KeyError:
+                raise AttributeError(name) from None
+            return getattr(config, name)
+        if name == "threads":
+            try:
+                return self.__dict__["_params"]["threads"]
+            except KeyError:
+                raise AttributeError(name) from None
+        raise AttributeError(f"'InstantEmbedding' object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SETTINGS or name == "threads":
+            self.set_params(**{name: value})
+        elif name in ("config", "_params"):
+            raise AttributeError(f"{name} is managed by set_params; use set_params(...)")
+        else:
+            object.__setattr__(self, name, value)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters (scikit-learn style); ``deep`` has no effect.
+
+        ``InstantEmbedding(**model.get_params())`` makes an equal model.
+        """
+        return dict(self._params)
+
+    def set_params(self, **params: Any) -> InstantEmbedding:
+        """Change parameters (scikit-learn style); returns the model.
+
+        All given parameters are validated together before any is applied, so an invalid one
+        leaves the model unchanged.
+
+        Raises
+        ------
+        ValueError
+            An unknown parameter name, or a value out of its range.
+        TypeError
+            A value of the wrong type.
+        """
+        unknown = sorted(set(params) - set(self._params))
+        if unknown:
+            raise ValueError(
+                f"invalid parameter {unknown[0]!r} for InstantEmbedding; valid parameters "
+                f"are {sorted(self._params)}"
+            )
+        merged = {**self._params, **params}
+        threads = merged.pop("threads")
+        self._set(merged, threads)
+        return self
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"InstantEmbedding({args})"
 
-    def _embed_indices(
-        self,
-        graph: Graph,
-        idx: npt.NDArray[np.uint32],
-        threads: int | None,
-    ) -> npt.NDArray[np.float32]:
-        return _core.embed(
-            graph._g,
-            idx,
-            self.dim,
-            self.alpha,
-            self.eps,
-            self.seed,
-            self.variant,
-            threads,
-            self.max_touched,
-            self.value,
-        )
+    def __getstate__(self) -> dict[str, Any]:
+        return {"params": self._params}
 
-    def _batches(self, total: int, threads: int | None, batch_size: int | None) -> int:
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        params = dict(state["params"])
+        threads = params.pop("threads")
+        self._set(params, threads)
+
+    def _threads(self, threads: Any) -> int | None:
+        return check_threads(threads) if threads is not None else self.threads
+
+    def _first_batch(self, threads: int | None, batch_size: int | None) -> int:
         """First batch size: the given one, else a few nodes per thread (then adapted)."""
         if batch_size is not None:
-            b = _check_int("batch_size", batch_size)
-            if b < 1:
-                raise ValueError(f"batch_size must be >= 1, got {b}")
-            return b
+            return batch_size
         return 8 * _core.resolve_threads(threads)
 
     def embed(
@@ -319,11 +318,8 @@ class InstantEmbedding:
         graph = _check_graph(graph)
         seq, scalar = _node_list(nodes)
         idx = graph.index(seq)
-        threads = _check_threads(threads) if threads is not None else self.threads
-        if self.smooth:
-            out = self._run_smoothed(graph, idx, threads, progress, batch_size, None, False)
-        else:
-            out = self._run(graph, idx, threads, progress, batch_size, None)
+        threads = self._threads(threads)
+        out = self._compute(graph, idx, threads, progress, check_batch_size(batch_size), None)
         return out[0] if scalar else out
 
     def embed_all(
@@ -342,8 +338,12 @@ class InstantEmbedding:
         graph : Graph
         out : path, optional
             Write a ``.npy`` file incrementally instead of holding the matrix in memory (for
-            graphs whose embedding exceeds RAM). The file appears atomically when complete;
-            the returned array is a read-only memory map of it.
+            graphs whose embedding exceeds RAM), and the node ids beside it, as the command
+            line's ``embed -o FILE.npy`` does: ``FILE.ids.npy`` (int64) for integer ids or
+            ``FILE.ids.txt`` (UTF-8, one id per line) for string ids; row ``k`` embeds id
+            ``k`` (:func:`instant_embedding.export.read_embeddings` reads both). The files
+            appear atomically when complete; the returned array is a read-only memory map of
+            the matrix.
         threads, progress, batch_size
             As in :meth:`embed`.
 
@@ -352,13 +352,111 @@ class InstantEmbedding:
         ndarray of float32, shape (graph.num_nodes, dim)
         """
         graph = _check_graph(graph)
-        threads = _check_threads(threads) if threads is not None else self.threads
+        threads = self._threads(threads)
+        batch_size = check_batch_size(batch_size)
         idx = np.arange(graph.num_nodes, dtype=np.uint32)
-        if self.smooth:
-            return self._run_smoothed(graph, idx, threads, progress, batch_size, out, True)
-        return self._run(graph, idx, threads, progress, batch_size, out)
+        if out is None:
+            return self._compute(graph, idx, threads, progress, batch_size, None)
+        from .export import IdsFile
 
-    def _run_smoothed(
+        ids = IdsFile(out, graph)  # written first: an id the file cannot hold fails early
+        try:
+            result = self._compute(graph, idx, threads, progress, batch_size, out)
+        except BaseException:
+            ids.abort()
+            raise
+        ids.commit()
+        return result
+
+    def embed_table(
+        self,
+        graph: Graph,
+        nodes: Sequence[NodeId] | npt.ArrayLike | None = None,
+        *,
+        threads: int | None = None,
+        progress: ProgressArg = False,
+        batch_size: int | None = None,
+    ) -> Any:
+        """Embed nodes and return them with their ids as a ``pyarrow.Table``.
+
+        Columns ``node`` (int64 or string) and ``embedding``
+        (``fixed_size_list<float32>[dim]``, zero-copy over the matrix), the schema of the
+        Parquet files the command line writes. Needs pyarrow.
+
+        Parameters
+        ----------
+        graph : Graph
+        nodes : sequence or array of ids, optional
+            Default: every node, in internal order (as :meth:`embed_all`).
+        threads, progress, batch_size
+            As in :meth:`embed`.
+        """
+        import pyarrow as pa
+
+        from .batch import embeddings_to_arrow
+
+        ids, rows = self._ids_and_rows(graph, nodes, threads, progress, batch_size)
+        node = pa.array(ids, type=pa.string() if isinstance(ids, list) else pa.int64())
+        return pa.Table.from_arrays(
+            [node, embeddings_to_arrow(rows, fixed_size=True)], names=["node", "embedding"]
+        )
+
+    def embed_frame(
+        self,
+        graph: Graph,
+        nodes: Sequence[NodeId] | npt.ArrayLike | None = None,
+        *,
+        layout: Literal["list", "columns"] = "list",
+        threads: int | None = None,
+        progress: ProgressArg = False,
+        batch_size: int | None = None,
+    ) -> Any:
+        """Embed nodes and return them with their ids as a ``pandas.DataFrame``.
+
+        Parameters
+        ----------
+        graph : Graph
+        nodes : sequence or array of ids, optional
+            Default: every node, in internal order (as :meth:`embed_all`).
+        layout : {"list", "columns"}, default "list"
+            ``"list"``: columns ``node`` and ``embedding``, each cell of which is a float32
+            array of length ``dim`` (a view of one matrix); ``np.stack(df.embedding)`` is the
+            matrix. ``"columns"``: ``node`` and ``dim`` float32 columns ``e0 ... e{dim-1}``
+            (for scikit-learn; wide for large ``dim``).
+        threads, progress, batch_size
+            As in :meth:`embed`.
+        """
+        import pandas as pd
+
+        from .batch import embeddings_frame
+
+        ids, rows = self._ids_and_rows(graph, nodes, threads, progress, batch_size)
+        node = pd.Series(ids, dtype=object if isinstance(ids, list) else np.int64, name="node")
+        return embeddings_frame(node, rows, node_col="node", output_col="embedding", layout=layout)
+
+    def _ids_and_rows(
+        self,
+        graph: Graph,
+        nodes: Any,
+        threads: int | None,
+        progress: ProgressArg,
+        batch_size: int | None,
+    ) -> tuple[Any, npt.NDArray[np.float32]]:
+        if nodes is None:
+            rows = self.embed_all(graph, threads=threads, progress=progress, batch_size=batch_size)
+            ids = graph.nodes
+        else:
+            seq, _ = _node_list(nodes)
+            rows = self.embed(graph, seq, threads=threads, progress=progress, batch_size=batch_size)
+            ids = seq
+        if isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
+            return ids.astype(np.int64, copy=False), rows
+        ids = list(ids)
+        if ids and all(isinstance(x, (int, np.integer)) for x in ids):
+            return np.asarray(ids, dtype=np.int64), rows
+        return ids, rows
+
+    def _compute(
         self,
         graph: Graph,
         idx: npt.NDArray[np.uint32],
@@ -366,19 +464,19 @@ class InstantEmbedding:
         progress: ProgressArg,
         batch_size: int | None,
         out: str | os.PathLike[str] | None,
-        whole: bool,
     ) -> npt.NDArray[np.float32]:
-        """``self.smooth`` steps of neighbour smoothing (docs/SPEC.md §2b): embed every node
-        within ``smooth`` hops of ``idx``, then average outwards, one hop per step. ``whole``:
-        ``idx`` is every node in order, so every level is ``idx`` itself (which also lets a
-        step index the rows directly)."""
-        # levels[j]: the nodes whose rows after smooth - j steps are needed; levels[0] = idx.
-        levels = [idx]
-        for _ in range(self.smooth):
-            levels.append(idx if whole else _core.smooth_sources(graph._g, levels[-1]))
-        rows = self._run(graph, levels[-1], threads, progress, batch_size, None)
-        for j in range(self.smooth - 1, -1, -1):
-            rows = _core.smooth_step(graph._g, levels[j], levels[j + 1], rows, threads)
+        """The rows of ``idx``: unsmoothed ones batch by batch; smoothed ones (docs/SPEC.md
+        §2b) by one kernel call when small, else their unsmoothed sources batch by batch (for
+        progress and Ctrl-C), then every smoothing step in one kernel call."""
+        config = self.config
+        if not config.smooth:
+            return self._run(graph, idx, config, threads, progress, batch_size, out)
+        sources = _core.smooth_sources(graph._g, idx, config)
+        if out is None and not progress and len(sources) <= self._first_batch(threads, batch_size):
+            return _core.embed(graph._g, idx, config, threads)
+        base = config.replace(smooth=0)
+        rows = self._run(graph, sources, base, threads, progress, batch_size, None)
+        rows = _core.smooth(graph._g, idx, rows, config, threads)
         if out is None:
             return rows
         from .io import write_npy_atomic
@@ -389,30 +487,31 @@ class InstantEmbedding:
         self,
         graph: Graph,
         idx: npt.NDArray[np.uint32],
+        config: EmbeddingConfig,
         threads: int | None,
         progress: ProgressArg,
         batch_size: int | None,
         out: str | os.PathLike[str] | None,
     ) -> npt.NDArray[np.float32]:
         total = len(idx)
-        b = self._batches(total, threads, batch_size)
+        b = self._first_batch(threads, batch_size)
         if out is None and total <= b and not progress:
-            return self._embed_indices(graph, idx, threads)
+            return _core.embed(graph._g, idx, config, threads)
         if out is not None:
             from .io import AtomicNpyWriter
 
-            writer: Any = AtomicNpyWriter(out, (total, self.dim))
+            writer: Any = AtomicNpyWriter(out, (total, config.dim))
             result = writer.array
         else:
             writer = None
-            result = np.empty((total, self.dim), dtype=np.float32)
+            result = np.empty((total, config.dim), dtype=np.float32)
         try:
             with Progress(total, progress, "embedding") as bar:
                 start = 0
                 while start < total:
                     stop = min(start + b, total)
                     t0 = time.perf_counter()
-                    result[start:stop] = self._embed_indices(graph, idx[start:stop], threads)
+                    result[start:stop] = _core.embed(graph._g, idx[start:stop], config, threads)
                     elapsed = time.perf_counter() - t0
                     bar.update(stop - start)
                     if batch_size is None:

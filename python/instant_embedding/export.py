@@ -43,6 +43,7 @@ from .io import atomic_tmp_path
 __all__ = [
     "FORMATS",
     "EmbeddingWriter",
+    "IdsFile",
     "format_from_path",
     "read_embeddings",
     "save_embeddings",
@@ -128,7 +129,7 @@ def _npy_header(descr: str, shape: tuple[int, ...], size: int | None = None) -> 
 
 def _reserved_header(descr: str, ndim: int, d: int | None) -> int:
     big = 2**63 - 1
-    shape = (big, d) if ndim == 2 else (big,)
+    shape: tuple[int, ...] = (big, d) if ndim == 2 and d is not None else (big,)
     return len(_npy_header(descr, shape))
 
 
@@ -192,6 +193,64 @@ class _NpyStream:
         _remove(self.path)
 
 
+def _check_id_lines(ids: list[str]) -> None:
+    for x in ids:
+        if "\n" in x or "\r" in x:
+            raise ValueError(
+                f"node id {x!r} contains a line break, which the ids file cannot "
+                "represent; write .parquet instead"
+            )
+
+
+def _remove_stale_sidecar(path: str, kind: str) -> None:
+    """Removes the ids file of the other kind, left by an earlier file at ``path``."""
+    _remove(sidecar_path(path, "str" if kind == "int" else "int"))
+
+
+class IdsFile:
+    """The ids file beside an ``.npy`` embedding matrix of every node of ``graph``.
+
+    Writes ``graph``'s ids in internal order (row ``k`` of the matrix embeds id ``k``) to a
+    temporary file at once; :meth:`commit` moves it into place at :func:`sidecar_path` and
+    removes a stale ids file of the other kind, :meth:`abort` drops it. The same files as
+    :class:`EmbeddingWriter` writes for the ``npy`` format.
+
+    Raises
+    ------
+    ValueError
+        A string id holds a line break (the text ids file cannot represent it).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], graph: Any, *, chunk: int = 1 << 20):
+        self.path = os.fspath(path)
+        self.kind = "str" if graph.id_kind == "utf8" else "int"
+        self.tmp = atomic_tmp_path(sidecar_path(self.path, self.kind))
+        n = graph.num_nodes
+        try:
+            if self.kind == "int":
+                stream = _NpyStream(self.tmp, "<i8", 1, None, n)
+                for start in range(0, n, chunk):
+                    idx = np.arange(start, min(start + chunk, n), dtype=np.int64)
+                    stream.write(np.asarray(graph.ids(idx), dtype="<i8"))
+                stream.finish()
+            else:
+                with open(self.tmp, "wb") as f:
+                    for start in range(0, n, chunk):
+                        ids = graph.ids(np.arange(start, min(start + chunk, n), dtype=np.int64))
+                        _check_id_lines(ids)
+                        f.write("".join(x + "\n" for x in ids).encode("utf-8"))
+        except BaseException:
+            _remove(self.tmp)
+            raise
+
+    def commit(self) -> None:
+        _fsync_replace(self.tmp, sidecar_path(self.path, self.kind))
+        _remove_stale_sidecar(self.path, self.kind)
+
+    def abort(self) -> None:
+        _remove(self.tmp)
+
+
 # ====================================================================== writer
 class EmbeddingWriter:
     """Streams ``(ids, rows)`` batches into an embedding file, committed atomically.
@@ -247,6 +306,16 @@ class EmbeddingWriter:
             if self.path == "-":
                 self._stream = sys.stdout
             fmt = format or format_from_path(self.path)
+            if format is not None and self.path != "-":
+                try:
+                    implied = format_from_path(self.path)
+                except ValueError:
+                    implied = format  # no known extension: the format decides
+                if implied != format:
+                    raise ValueError(
+                        f"{self.path}: format={format!r} does not match the file's extension, "
+                        f"which means {implied!r}: change the extension or drop format="
+                    )
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
         self.format = fmt
@@ -360,12 +429,7 @@ class EmbeddingWriter:
                         "text format cannot represent; write .npy/.npz/.parquet instead"
                     )
         elif self.format in ("npy", "npz"):
-            for x in ids:
-                if "\n" in x or "\r" in x:
-                    raise ValueError(
-                        f"node id {x!r} contains a line break, which the ids file cannot "
-                        "represent; write .parquet instead"
-                    )
+            _check_id_lines(ids)
 
     def _start_ids(self, kind: str) -> None:
         if self.format not in ("npy", "npz"):
@@ -463,12 +527,10 @@ class EmbeddingWriter:
         kind = self._empty_ids_kind()
         assert self._emb is not None
         self._emb.finish()
-        side = sidecar_path(self.path, kind)
-        other = sidecar_path(self.path, "str" if kind == "int" else "int")
         side_tmp = self._finish_ids()
-        _fsync_replace(side_tmp, side)
+        _fsync_replace(side_tmp, sidecar_path(self.path, kind))
         _fsync_replace(self._emb.path, self.path)
-        _remove(other)
+        _remove_stale_sidecar(self.path, kind)
 
     def _finish_ids(self) -> str:
         if self._ids_int is not None:
@@ -598,10 +660,10 @@ class EmbeddingWriter:
                 pass
 
 
-def _text_wrapper(raw: IO[bytes]) -> IO[str]:
+def _text_wrapper(raw: IO[bytes] | gzip.GzipFile) -> IO[str]:
     import io
 
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")  # type: ignore[arg-type]
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
 
 
 # ====================================================================== high-level API
@@ -641,6 +703,8 @@ def write_embeddings(
     threads : int, optional
         Overrides ``model.threads``.
     progress : bool or callable, default False
+        True shows progress on stderr (a tqdm bar if tqdm is installed, else a status line
+        with the percentage and time left); a callable receives ``(done, total)``.
 
     Returns
     -------
@@ -667,7 +731,7 @@ def write_embeddings(
     # Smoothed rows of all nodes come from one embed_all (one sparse product per step) rather
     # than per batch, where each batch would embed its whole neighbourhood again.
     smoothed_all = None
-    if seq is None and getattr(model, "smooth", 0):
+    if seq is None and getattr(model, "smooth", False):
         smoothed_all = model.embed_all(graph, threads=threads, progress=progress)
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=total)
     try:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,28 +58,42 @@ def _as_id_array(values: Any, name: str) -> tuple[str, Any]:
 
 
 class Graph:
-    """An immutable graph in the instant-embedding CSR format.
+    """A graph in the instant-embedding CSR format.
 
     Open a graph file with :meth:`Graph.open` (memory-mapped: opening costs O(1) whatever the
     graph's size, and a query reads only the pages it needs), or build one in memory with
     :meth:`Graph.from_edges` and write it with :meth:`save`. Node ids are the user's own: the
     integers ``0..n-1``, arbitrary ``int64`` ids, or strings, stored in the file.
 
+    A graph file can also be changed in place: ``Graph.open(path, writable=True)`` then
+    :meth:`add_edges`, :meth:`remove_edges` and :meth:`compact` (a *live graph*, see
+    docs/LIVE.md). Readers see a fixed committed state and pick up newer commits with
+    :meth:`refresh`.
+
     A ``Graph`` is thread-safe and can be shared by any number of threads. It pickles by path
     (file-backed graphs only), so it can be sent to ``multiprocessing`` or Spark/Dask workers.
     """
 
-    __slots__ = ("_g",)
+    __slots__ = ("_g", "_w", "_batch_depth")
 
     def __init__(self, core: _core.Graph) -> None:
         if not isinstance(core, _core.Graph):
             raise TypeError("use Graph.open(path) or Graph.from_edges(src, dst)")
         self._g = core
+        self._w: _core.LiveWriter | None = None
+        self._batch_depth = 0
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def open(cls, path: PathLike, *, prefetch: bool = False) -> Graph:
-        """Memory-map a graph file.
+    def open(
+        cls,
+        path: PathLike,
+        *,
+        prefetch: bool = False,
+        writable: bool = False,
+        merge: str | None = None,
+    ) -> Graph:
+        """Memory-map a graph file (and its change log ``PATH.live``, if any).
 
         Parameters
         ----------
@@ -90,6 +105,14 @@ class Graph:
             (``madvise(MADV_WILLNEED)``) so the reads of one query overlap instead of waiting
             for one page fault at a time. It costs a system call per hint, so leave it off for
             graphs that fit and stay in memory. Results are identical either way.
+        writable : bool, default False
+            Open for changes (:meth:`add_edges`, :meth:`remove_edges`, :meth:`compact`): takes
+            the file's writer lock (``PATH.lock``) until :meth:`close`, and creates the change
+            log ``PATH.live`` if there is none. One writer at a time; any number of readers.
+        merge : {"sum", "max"}, optional
+            With ``writable``: how the weight of an edge added again merges with its current
+            weight (as ``merge`` of :meth:`from_edges` and ``convert --merge``). Fixed when the
+            change log is created (default ``"sum"``); an existing log's rule must match.
 
         Returns
         -------
@@ -99,6 +122,8 @@ class Graph:
         ------
         FileNotFoundError, IsADirectoryError, PermissionError
             The path cannot be opened.
+        BlockingIOError
+            ``writable=True`` while another writer has the graph open for writing.
         GraphFormatError
             The header is invalid: wrong magic or version, bad checksum, or a file length that
             does not match (truncated or still being written). Only the header is checked here
@@ -106,7 +131,16 @@ class Graph:
         """
         if not isinstance(prefetch, bool):
             raise TypeError(f"prefetch must be a bool, got {type(prefetch).__name__}")
-        return cls(_core.Graph.open(os.fspath(path), prefetch))
+        if not isinstance(writable, bool):
+            raise TypeError(f"writable must be a bool, got {type(writable).__name__}")
+        if merge is not None and not writable:
+            raise ValueError("merge applies to graphs opened with writable=True")
+        if not writable:
+            return cls(_core.Graph.open(os.fspath(path), prefetch))
+        w = _core.LiveWriter.open(os.fspath(path), merge, prefetch)
+        g = cls(w.snapshot())
+        g._w = w
+        return g
 
     @classmethod
     def from_edges(
@@ -160,19 +194,7 @@ class Graph:
         if len(kinds) > 1:
             raise TypeError("src, dst and nodes mix int and str node ids; use one kind")
         kind = kinds.pop() if kinds else "int"
-        w = None
-        if weights is not None:
-            w = np.asarray(weights, dtype=np.float64)
-            if w.shape != (len(s),):
-                raise ValueError(f"weights must have shape ({len(s)},), got {w.shape}")
-            if not np.all(np.isfinite(w)) or np.any(w <= 0):
-                i = int(np.flatnonzero(~(np.isfinite(w) & (w > 0)))[0])
-                raise ValueError(f"edge {i} has weight {w[i]}; weights must be finite and > 0")
-            with np.errstate(over="ignore"):
-                w32 = w.astype(np.float32)
-            if not np.all(np.isfinite(w32)):
-                raise ValueError("a weight overflows float32")
-            w = w32
+        w32 = None if weights is None else _as_weights(weights, len(s))
         if merge not in ("sum", "max"):
             raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
 
@@ -216,7 +238,7 @@ class Graph:
             np.ascontiguousarray(d_idx, dtype=np.uint32),
             n,
             bool(directed),
-            w,
+            w32,
             int_ids,
             str_ids,
             merge,
@@ -250,7 +272,7 @@ class Graph:
         of their neighbours' external ids, so every push performs the same operations. Only
         the internal order changes (``nodes``, ``degrees()`` and ``embed_all`` follow it). A
         graph with implicit ids gets int64 ids equal to its old indices. See docs/FORMAT.md
-        (flag ``permuted``) and docs/SPEED.md for measurements.
+        (flag ``permuted``) and docs/BENCHMARKS.md for measurements.
 
         Parameters
         ----------
@@ -298,7 +320,9 @@ class Graph:
         return Graph.open(path, prefetch=self.prefetch)
 
     def validate(self) -> None:
-        """Check every invariant and checksum of the graph (O(n + m)).
+        """Check every invariant and checksum of the graph (O(n + m)); for a live graph also
+        every commit of its change log, whose operations are replayed and compared with the
+        rows the log stores.
 
         Raises
         ------
@@ -315,6 +339,182 @@ class Graph:
                 "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)"
             )
         return (_reopen, (os.fspath(path), self._g.prefetch))
+
+    # ------------------------------------------------------------------ live graphs
+    def _writer(self) -> _core.LiveWriter:
+        if self._w is None:
+            raise ValueError(
+                "this graph is read-only: open it with Graph.open(path, writable=True)"
+            )
+        return self._w
+
+    def _ids_for(self, values: Any, name: str) -> tuple[str, Any]:
+        kind, arr = _as_id_array(values, name)
+        if len(arr) and (kind == "str") != (self.id_kind == "utf8"):
+            have = "string" if self.id_kind == "utf8" else "integer"
+            raise TypeError(f"{name} holds {kind} ids but this graph has {have} node ids")
+        return ("str" if self.id_kind == "utf8" else "int"), arr
+
+    def _committed(self) -> None:
+        """After a change: commit it unless inside :meth:`batch`, and show the new state."""
+        w = self._writer()
+        if self._batch_depth == 0:
+            w.commit()
+            self._g = w.snapshot()
+
+    def add_edges(self, src: Any, dst: Any, weights: Any = None) -> None:
+        """Add edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
+
+        Ids the graph does not have become new nodes (with implicit ids ``0..n-1``, an id
+        ``k >= n`` adds the nodes ``n..k``). An edge that exists already is kept once; on a
+        weighted graph its weight merges with the new one (the ``merge`` rule, ``"sum"`` by
+        default), exactly as conversion merges duplicate edges. Self-loops are edges like
+        any other.
+
+        The change is durable when the call returns (or, inside :meth:`batch`, when the
+        batch ends), and applies atomically: on an error nothing of the call is applied.
+
+        Parameters
+        ----------
+        src, dst : array-like of int or str
+            Edge endpoints, of the graph's id kind.
+        weights : array-like of float, optional
+            Positive finite weights (weighted graphs only; default 1.0 each).
+
+        Raises
+        ------
+        ValueError
+            Read-only graph, mismatched lengths, invalid weights or weights on an unweighted
+            graph, an implicit id below 0 or at/above 2**32-1, a merged weight that overflows
+            float32.
+        TypeError
+            Ids of the other kind (strings for an integer-id graph or the reverse).
+        """
+        w = self._writer()
+        ks, s = self._ids_for(src, "src")
+        _, d = self._ids_for(dst, "dst")
+        if len(s) != len(d):
+            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
+        wt = None if weights is None else _as_weights(weights, len(s))
+        if ks == "str":
+            w.add_str(list(s), list(d), wt)
+        else:
+            w.add_int(np.ascontiguousarray(s), np.ascontiguousarray(d), wt)
+        self._committed()
+
+    def remove_edges(self, src: Any, dst: Any) -> int:
+        """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
+
+        An edge that does not exist (or names an unknown id) is ignored, as if it were
+        absent from the edge list a rebuild would read. Nodes are never removed: a node
+        whose last edge goes stays, isolated. Durable and atomic like :meth:`add_edges`.
+
+        Returns
+        -------
+        int
+            How many of the edges existed (and are now removed).
+        """
+        w = self._writer()
+        ks, s = self._ids_for(src, "src")
+        _, d = self._ids_for(dst, "dst")
+        if len(s) != len(d):
+            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
+        if ks == "str":
+            removed = w.remove_str(list(s), list(d))
+        else:
+            removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
+        self._committed()
+        return int(removed)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Graph]:
+        """Group changes into one durable commit::
+
+            with g.batch():
+                g.add_edges(a, b)
+                g.remove_edges(c, d)
+
+        The calls inside take effect together when the block ends (one fsync for all of
+        them, much faster than a commit per call); if the block raises, none of them does.
+        Queries on this graph inside the block see the last commit. Batches nest (the
+        outermost one commits).
+        """
+        w = self._writer()
+        self._batch_depth += 1
+        try:
+            yield self
+        except BaseException:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                w.discard()
+            raise
+        self._batch_depth -= 1
+        if self._batch_depth == 0:
+            w.commit()
+            self._g = w.snapshot()
+
+    def compact(self, *, threads: int | None = None) -> None:
+        """Fold the change log into a new graph file and start an empty log.
+
+        The new file replaces the old one atomically (temporary file, fsync, rename); the
+        graph does not change (embeddings are bit-identical before and after), only its
+        storage: queries read every row from the file again. Readers that have the old
+        file open keep reading it until they :meth:`refresh`.
+        """
+        w = self._writer()
+        if self._batch_depth:
+            raise ValueError("compact() inside a batch: end the batch first")
+        w.compact(threads)
+        self._g = w.snapshot()
+
+    def refresh(self) -> bool:
+        """Show the newest committed state of the graph file and its change log.
+
+        A ``Graph`` shows the state it was opened with (or last refreshed to), whatever
+        writers do meanwhile, so a sequence of queries sees one consistent graph. Costs two
+        ``stat`` calls and a 256-byte read when nothing changed.
+
+        Returns
+        -------
+        bool
+            Whether anything changed.
+        """
+        if self._w is not None:
+            return False  # the writer's own graph always shows its last commit
+        fresh = self._g.refreshed()
+        if fresh is None:
+            return False
+        self._g = fresh
+        return True
+
+    def close(self) -> None:
+        """Release the writer lock of a graph opened with ``writable=True`` (staged changes
+        of an unfinished batch are dropped); the graph stays readable."""
+        if self._w is not None:
+            self._w.close()
+            self._w = None
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def writable(self) -> bool:
+        """Whether this graph was opened with ``writable=True`` (and not closed)."""
+        return self._w is not None
+
+    def log_info(self) -> dict[str, Any] | None:
+        """The change log this graph shows: ``{"commits", "adds", "removes",
+        "changed_nodes", "new_nodes", "bytes", "merge"}``, or None when the file has no
+        log."""
+        info = self._g.log_info()
+        if info is None:
+            return None
+        out: dict[str, Any] = dict(info)
+        out["merge"] = "max" if out.pop("merge_max") else "sum"
+        return out
 
     # ------------------------------------------------------------------ properties
     @property
@@ -374,7 +574,7 @@ class Graph:
 
     def __contains__(self, node: object) -> bool:
         try:
-            self.index([node])  # type: ignore[list-item]
+            self.index([node])  # type: ignore[arg-type]
         except (NodeNotFoundError, TypeError, ValueError, OverflowError):
             return False
         return True
@@ -399,12 +599,14 @@ class Graph:
         TypeError
             Ids of the wrong kind (e.g. strings for an integer-id graph).
         """
-        if self._g.id_kind == "implicit" and type(nodes) in (list, tuple) and len(nodes) <= 8:
+        if self._g.id_kind == "implicit" and isinstance(nodes, (list, tuple)) and len(nodes) <= 8:
             # Fast path for the single-node latency case: a few plain ints.
             n = self._g.num_nodes
             if all(type(x) is int and 0 <= x < n for x in nodes):
                 return np.array(nodes, dtype=np.uint32)
         kind, arr = _as_id_array(nodes, "nodes")
+        if len(arr) == 0:  # an empty list has no id kind: valid for every graph
+            return np.zeros(0, dtype=np.uint32)
         if kind == "str":
             if self.id_kind != "utf8":
                 raise NodeNotFoundError(
@@ -457,6 +659,21 @@ class Graph:
         return self._g.degrees()
 
 
+def _as_weights(weights: Any, count: int) -> npt.NDArray[np.float32]:
+    """Edge weights as float32, checked: shape ``(count,)``, finite, > 0, no float32 overflow."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (count,):
+        raise ValueError(f"weights must have shape ({count},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w <= 0):
+        i = int(np.flatnonzero(~(np.isfinite(w) & (w > 0)))[0])
+        raise ValueError(f"edge {i} has weight {w[i]}; weights must be finite and > 0")
+    with np.errstate(over="ignore"):
+        w32 = w.astype(np.float32)
+    if not np.all(np.isfinite(w32)):
+        raise ValueError("a weight overflows float32")
+    return w32
+
+
 def _check_num_nodes(num_nodes: Any) -> int:
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)):
         raise TypeError(f"num_nodes must be an int, got {type(num_nodes).__name__}")
@@ -482,7 +699,7 @@ def _reorder_file(
     order: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """:meth:`Graph.reorder` without reopening; returns the writer's statistics."""
-    from .convert import _ConvertProgress
+    from ._progress import ByteProgress
 
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         raise TypeError(f"rounds must be an int, got {rounds!r}")
@@ -506,7 +723,7 @@ def _reorder_file(
             if bars:
                 bars[-1].close()
             desc = "writing" if bars else "ordering"
-            bars.append(_ConvertProgress(total, progress, "arcs", desc))
+            bars.append(ByteProgress(total, progress, "arcs", desc))
         bars[-1].set(done)
 
     try:

@@ -5,19 +5,22 @@ pyspark at import time; ``import instant_embedding`` never imports it.
 
 Every node's embedding depends only on the read-only graph file, so each Spark task embeds its
 partition of node ids independently (no shuffle), and the result is bit-identical to
-:meth:`InstantEmbedding.embed` whatever the partitioning. See ``docs/DISTRIBUTED.md``.
+:meth:`InstantEmbedding.embed` whatever the partitioning. The model's settings travel to the
+executors as one pickled :class:`~instant_embedding.batch.EmbeddingTask`. See
+``docs/DISTRIBUTED.md``.
 
->>> from instant_embedding.spark import embed, worker_errors   # doctest: +SKIP
->>> out = embed(nodes_df, "/shared/graphs/web.graph", node_col="node", dim=128)
->>> with worker_errors():                      # clean errors from the executors
-...     out.write.parquet("s3a://bucket/embeddings/")
+>>> from instant_embedding import InstantEmbedding
+>>> from instant_embedding.spark import embed, worker_errors
+>>> model = InstantEmbedding(dim=128, value="log1p", smooth=1)
+>>> out = embed(nodes_df, "/graphs/web.graph", node_col="node", model=model)  # doctest: +SKIP
+>>> with worker_errors():                      # doctest: +SKIP
+...     out.write.parquet("s3a://bucket/embeddings/")   # clean errors from the executors
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import re
 import shutil
@@ -26,77 +29,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import batch as _batch
-from .embedding import (
-    DEFAULT_ALPHA,
-    DEFAULT_DIM,
-    DEFAULT_EPS,
-    DEFAULT_MAX_TOUCHED,
-    DEFAULT_SEED,
-    InstantEmbedding,
-)
-from .errors import (
-    BudgetExceededError,
-    GraphFormatError,
-    InstantEmbeddingError,
-    NodeNotFoundError,
-)
+from ._checks import check_threads
+from .embedding import InstantEmbedding
+from .errors import GraphFormatError
 
 __all__ = ["build_graph", "embed", "worker_errors"]
 
 PathLike = str | os.PathLike[str]
 
-# ------------------------------------------------------------------------------ worker errors
-#
-# A Python exception raised in a Spark task reaches the driver as a PythonException (or a
-# Py4JJavaError) whose text holds the worker's traceback. Our task code re-raises its errors
-# with a marker "[instant-embedding:<Type>] <message>" on one line; worker_errors() finds the
-# marker in the driver-side exception and raises the original type with the worker's message.
 
-_MARK_RE = re.compile(r"\[instant-embedding:(\w+)\] ([^\n]*)")
-_ERROR_TYPES: dict[str, type[Exception]] = {
-    "NodeNotFoundError": NodeNotFoundError,
-    "GraphFormatError": GraphFormatError,
-    "BudgetExceededError": BudgetExceededError,
-    "InstantEmbeddingError": InstantEmbeddingError,
-    "FileNotFoundError": FileNotFoundError,
-    "IsADirectoryError": IsADirectoryError,
-    "PermissionError": PermissionError,
-    "OSError": OSError,
-    "ValueError": ValueError,
-    "TypeError": TypeError,
-    "ImportError": ImportError,
-}
-
-
-def _mark(exc: BaseException) -> BaseException:
-    """The same exception type with a one-line marked message (for the driver to extract)."""
-    for name, cls in _ERROR_TYPES.items():
-        if type(exc) is cls:
-            msg = str(exc).replace("\n", " ")
-            new = cls(f"[instant-embedding:{name}] {msg}")
-            return new
-    return exc
-
-
-def _clean_error(exc: BaseException) -> BaseException | None:
-    """The instant-embedding error carried by a Spark exception, or None."""
-    seen: set[int] = set()
-    e: BaseException | None = exc
-    while e is not None and id(e) not in seen:  # the marker may sit in a chained cause
-        seen.add(id(e))
-        m = _MARK_RE.search(str(e))
-        if m is not None:
-            cls = _ERROR_TYPES.get(m.group(1), InstantEmbeddingError)
-            msg = m.group(2).strip()
-            new = cls(f"{msg} [raised in a Spark task]")
-            new.worker_traceback = str(exc)  # type: ignore[attr-defined]
-            return new
-        e = e.__cause__ or e.__context__
-    return None
-
-
-@contextlib.contextmanager
-def worker_errors() -> Iterator[None]:
+def worker_errors() -> contextlib.AbstractContextManager[None]:
     """Turn instant-embedding errors raised in Spark tasks into clean driver-side exceptions.
 
     Spark evaluates lazily: an unknown node id or a graph file missing on an executor fails
@@ -115,13 +57,7 @@ def worker_errors() -> Iterator[None]:
     Traceback (most recent call last):
     NodeNotFoundError: node 42 not found (ids are 0..9) (graph /data/g.graph) [raised in a ...
     """
-    try:
-        yield
-    except Exception as exc:
-        clean = _clean_error(exc)
-        if clean is None:
-            raise
-        raise clean from None
+    return _batch.worker_errors("a Spark task")
 
 
 # ------------------------------------------------------------------------------ executor side
@@ -141,14 +77,12 @@ def _executor_graph_path(graph: tuple[str, str, str]) -> str:
         raise FileNotFoundError(
             f"graph file {value!r} shipped with addFile is not on this executor ({p})"
         )
-    if digest:
-        with open(p, "rb") as f:
-            if hashlib.sha256(f.read(256)).hexdigest()[:32] != digest:
-                raise GraphFormatError(
-                    f"the executors' copy of {value!r} is stale: the file changed after Spark "
-                    "shipped it, and Spark does not ship a path twice; save the new graph "
-                    "under another name or restart the session"
-                )
+    if digest and _batch.header_digest(p) != digest:
+        raise GraphFormatError(
+            f"the executors' copy of {value!r} is stale: the file changed after Spark "
+            "shipped it, and Spark does not ship a path twice; save the new graph "
+            "under another name or restart the session"
+        )
     return p
 
 
@@ -156,34 +90,25 @@ def _task_arrow(
     batches: Iterator[Any],
     *,
     graph: tuple[str, str, str],
-    display: str,
-    params: tuple[int, float, float, int, str, int],
-    threads: int,
-    cache_dir: str | None,
+    task: _batch.EmbeddingTask,
     out_names: tuple[str, str],
 ) -> Iterator[Any]:
     """mapInArrow body: RecordBatches of node ids in, (node, embedding) batches out."""
-    import pyarrow as pa
-
     try:
-        path = _executor_graph_path(graph)
-        g = _batch.open_graph(path, cache_dir=cache_dir)
-        model = _batch._embedder(*params)
+        task = task.at(_executor_graph_path(graph))
+        task.graph()  # opened once per Python worker (and reused across its tasks)
     except FileNotFoundError as e:
         hint = "" if graph[0] == "shipped" else " (use shared storage, a URI, or ship=True)"
-        raise _mark(FileNotFoundError(f"{e} on the executor{hint}")) from None
+        raise _batch.mark_error(FileNotFoundError(f"{e} on the executor{hint}")) from None
     except Exception as e:
-        raise _mark(e) from None
+        raise _batch.mark_error(e) from None
+    node_col, output_col = out_names
     for rb in batches:
-        col = rb.column(0)
         try:
-            ids = _batch.as_node_ids(col)
-            emb = _batch._embed_ids(g, ids, model, threads, display)
+            out = task.embed_arrow(rb, node_col, output_col)
         except Exception as e:
-            raise _mark(e) from None
-        yield pa.RecordBatch.from_arrays(
-            [col, _batch.embeddings_to_arrow(emb)], names=list(out_names)
-        )
+            raise _batch.mark_error(e) from None
+        yield out
 
 
 # The Spark map API behind embed(). mapInArrow passes Arrow record batches straight through:
@@ -257,10 +182,7 @@ def _ship(spark: Any, graph_path: str) -> tuple[str, str]:
     else:
         if not os.path.isfile(graph_path):
             raise FileNotFoundError(f"graph file not found: {graph_path}")
-        with open(graph_path, "rb") as f:
-            header = f.read(256)
-        _batch._check_header(header, graph_path)
-        digest = hashlib.sha256(header).hexdigest()[:32]
+        digest = _batch.header_digest(graph_path)
         link = os.path.join(_ship_link_dir(), f"{digest[:16]}-{os.path.basename(graph_path)}")
         try:
             if not os.path.exists(link):
@@ -280,13 +202,6 @@ def _ship(spark: Any, graph_path: str) -> tuple[str, str]:
             raise FileNotFoundError(f"graph file not found: {graph_path}") from None
         raise
     return name, digest
-
-
-def _check_params(dim: Any, alpha: Any, eps: Any, seed: Any, variant: Any, max_touched: Any) -> Any:
-    m = InstantEmbedding(
-        dim, alpha=alpha, eps=eps, seed=seed, variant=variant, max_touched=max_touched
-    )
-    return (m.dim, m.alpha, m.eps, m.seed, m.variant, m.max_touched)
 
 
 def _check_node_type(graph_path: str, kind: str) -> None:
@@ -312,17 +227,13 @@ def embed(
     graph_path: PathLike,
     *,
     node_col: str = "node",
-    dim: int = DEFAULT_DIM,
-    alpha: float = DEFAULT_ALPHA,
-    eps: float = DEFAULT_EPS,
-    seed: int = DEFAULT_SEED,
-    variant: str = "standard",
+    model: InstantEmbedding | None = None,
     output_col: str = "embedding",
     vector: bool = False,
     threads: int | None = None,
     ship: bool = False,
-    max_touched: int = DEFAULT_MAX_TOUCHED,
     cache_dir: PathLike | None = None,
+    **settings: Any,
 ) -> Any:
     """Embed the node ids of a Spark DataFrame column, partition by partition, on the executors.
 
@@ -340,9 +251,9 @@ def embed(
         copied once per executor machine into a local cache keyed by content, needs fsspec and
         the protocol's package on the executors), or, with ``ship=True``, a file on the driver.
     node_col : str, default "node"
-    dim, alpha, eps, seed, variant, max_touched
-        As in :class:`InstantEmbedding`; the embeddings equal ``InstantEmbedding(...).embed``
-        bit for bit.
+    model : InstantEmbedding, optional
+        The settings (default ``InstantEmbedding()``); the embeddings equal ``model.embed``
+        bit for bit. The model's own ``threads`` is not used (see ``threads``).
     output_col : str, default "embedding"
     vector : bool, default False
         Return ``output_col`` as a ``pyspark.ml.linalg`` dense ``Vector`` (float64, via
@@ -357,6 +268,9 @@ def embed(
     cache_dir : str or os.PathLike, optional
         Executor-local cache for URIs (default:
         :func:`instant_embedding.batch.default_cache_dir`).
+    **settings
+        Deprecated: the model's settings as keywords (``dim=128, eps=1e-4``); they still
+        work, with a ``DeprecationWarning``. Use ``model=InstantEmbedding(...)``.
 
     Returns
     -------
@@ -381,11 +295,10 @@ def embed(
     from pyspark.sql import types as T
 
     spark = _session(df)
-    params = _check_params(dim, alpha, eps, seed, variant, max_touched)
+    model = _batch.resolve_model(model, settings, "instant_embedding.spark.embed")
+    threads = check_threads(threads)
     if threads is None:
         threads = _task_cpus(spark)
-    elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an int >= 1 or None, got {threads!r}")
     if node_col not in df.columns:
         raise KeyError(f"node_col {node_col!r} is not a column of the DataFrame {df.columns}")
     if output_col == node_col:
@@ -419,19 +332,23 @@ def embed(
             T.StructField(output_col, T.ArrayType(T.FloatType(), False), False),
         ]
     )
-    task = functools.partial(
+    task = _batch.EmbeddingTask(
+        graph[1],
+        model,
+        threads=threads,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        label=os.fspath(graph_path),
+    )
+    body = functools.partial(
         _task_pandas if _MAP_API == "pandas" else _task_arrow,
         graph=graph,
-        display=os.fspath(graph_path),
-        params=params,
-        threads=int(threads),
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        task=task,
         out_names=(node_col, output_col),
     )
     if _MAP_API == "pandas":
-        out = df.select(node_col).mapInPandas(task, schema)
+        out = df.select(node_col).mapInPandas(body, schema)
     else:
-        out = df.select(node_col).mapInArrow(task, schema)
+        out = df.select(node_col).mapInArrow(body, schema)
     if vector:
         from pyspark.ml.functions import array_to_vector
         from pyspark.sql import functions as F
@@ -460,7 +377,7 @@ def build_graph(
     """Build a graph file from an edge table in Spark, without collecting edges on the driver.
 
     Spark writes the edge columns as Parquet shards to ``staging_dir``; the driver then streams
-    the shards, one record batch at a time, through :func:`instant_embedding.convert.from_arrow`
+    the shards, one record batch at a time, through :func:`instant_embedding.from_arrow`
     into the out-of-core builder, which writes ``output_path`` atomically. Driver memory stays
     bounded by a batch plus ``memory_limit``, whatever the number of edges.
 
@@ -504,7 +421,7 @@ def build_graph(
     """
     from pyspark.sql import types as T
 
-    from . import convert
+    from . import readers
 
     _batch.require_graph_builder("instant_embedding.spark.build_graph")
     _session(edges_df)
@@ -522,7 +439,7 @@ def build_graph(
     target = os.path.join(stage, "edges") if created else stage
     try:
         edges_df.select(*cols).write.mode("errorifexists").parquet(target)
-        return convert.from_arrow(
+        return readers.from_arrow(
             _parquet_dataset(target),
             src_col,
             dst_col,

@@ -1,4 +1,5 @@
-//! Bindings of the out-of-core builder (`GraphBuilder`) and the text converter (`convert_text`).
+//! Bindings of the out-of-core builder (`GraphBuilder`) and the text and WebGraph converters
+//! (`convert_text`, `convert_webgraph`).
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -17,8 +18,10 @@ use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
     DEFAULT_MEMORY_LIMIT,
 };
+use crate::json::{self, JsonOptions};
 use crate::reorder;
-use crate::text::{self, Delimiter, TextOptions, TextStats};
+use crate::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
+use crate::webgraph::{self, WebGraphFiles};
 
 enum State {
     Open(Box<ExternalBuilder>),
@@ -345,65 +348,173 @@ impl PyGraphBuilder {
     }
 }
 
-/// Converts text edge lists to a graph file (see `text.rs`); returns statistics.
+/// The reader options object of the Python facade (`instant_embedding.readers.ReadOptions`),
+/// read by attribute: one object crosses the boundary, validated there once.
+#[derive(FromPyObject)]
+pub struct PyReadOptions {
+    format: String,
+    directed: Option<bool>,
+    weighted: Option<bool>,
+    delimiter: Option<String>,
+    comment: String,
+    header: Option<bool>,
+    src_col: Option<Py<PyAny>>,
+    dst_col: Option<Py<PyAny>>,
+    weight_col: Option<Py<PyAny>>,
+    id_kind: String,
+    num_nodes: Option<u64>,
+    self_loops: String,
+    merge: String,
+    memory_limit: u64,
+    tmp_dir: Option<PathBuf>,
+    properties: Option<PathBuf>,
+}
+
+fn column(py: Python<'_>, c: &Option<Py<PyAny>>, what: &str) -> PyResult<Option<Column>> {
+    let Some(c) = c else { return Ok(None) };
+    let c = c.bind(py);
+    if let Ok(s) = c.extract::<String>() {
+        return Ok(Some(Column::Name(s)));
+    }
+    if !c.is_instance_of::<pyo3::types::PyBool>() {
+        if let Ok(i) = c.extract::<usize>() {
+            return Ok(Some(Column::Index(i)));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be a column index >= 0 or a column name"
+    )))
+}
+
+impl PyReadOptions {
+    /// The builder's options (`weighted` is settled by the reader).
+    pub fn build(&self) -> PyResult<BuildOptions> {
+        // None: undirected, unless the input says otherwise (node-link JSON; the JSON reader
+        // decides that itself).
+        let directed = self.directed.unwrap_or(false);
+        build_options(
+            directed,
+            self.weighted.unwrap_or(false),
+            &self.id_kind,
+            self.num_nodes,
+            &self.self_loops,
+            &self.merge,
+            Some(self.memory_limit),
+            self.tmp_dir.clone(),
+        )
+    }
+
+    fn text(&self, py: Python<'_>) -> PyResult<TextOptions> {
+        if !self.comment.is_ascii() {
+            return Err(PyValueError::new_err(
+                "comment must consist of ASCII characters",
+            ));
+        }
+        Ok(TextOptions {
+            flavor: Flavor::parse(&self.format).py_err()?,
+            // None or "": detect per file.
+            delimiter: self
+                .delimiter
+                .as_deref()
+                .filter(|d| !d.is_empty())
+                .map(Delimiter::parse)
+                .transpose()
+                .py_err()?,
+            comment: self.comment.as_bytes().to_vec(),
+            header: self.header,
+            src_col: column(py, &self.src_col, "src_col")?,
+            dst_col: column(py, &self.dst_col, "dst_col")?,
+            weight_col: column(py, &self.weight_col, "weight_col")?,
+            weighted: self.weighted,
+        })
+    }
+}
+
+/// Converts text edge lists or CSV/TSV files to a graph file (see `text.rs`); returns
+/// statistics.
 #[pyfunction]
-#[pyo3(signature = (inputs, output, *, directed=false, weighted=false, delimiter=None, comment="#%",
-                    skip_lines=0, src_col=0, dst_col=1, weight_col=None, id_kind="auto",
-                    num_nodes=None, self_loops="keep", merge="sum",
-                    memory_limit=None, tmp_dir=None, progress=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
 pub fn convert_text<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    directed: bool,
-    weighted: bool,
-    delimiter: Option<&str>,
-    comment: &str,
-    skip_lines: u64,
-    src_col: usize,
-    dst_col: usize,
-    weight_col: Option<usize>,
-    id_kind: &str,
-    num_nodes: Option<u64>,
-    self_loops: &str,
-    merge: &str,
-    memory_limit: Option<u64>,
-    tmp_dir: Option<PathBuf>,
+    options: PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let build = build_options(
-        directed,
-        weighted,
-        id_kind,
-        num_nodes,
-        self_loops,
-        merge,
-        memory_limit,
-        tmp_dir,
-    )?;
-    if !comment.is_ascii() {
-        return Err(PyValueError::new_err(
-            "comment must consist of ASCII characters",
-        ));
-    }
-    let text = TextOptions {
-        // None or "": detect per file.
-        delimiter: delimiter
-            .filter(|d| !d.is_empty())
-            .map(Delimiter::parse)
-            .transpose()
-            .py_err()?,
-        comment: comment.as_bytes().to_vec(),
-        skip_lines,
-        src_col,
-        dst_col,
-        weight_col,
-    };
+    let build = options.build()?;
+    let text = options.text(py)?;
     let (b, t) = with_progress(py, progress, move |hook| {
         text::convert_text(&inputs, &output, &text, &build, Some(hook))
     })?;
-    stats_dict(py, &b, Some(&t))
+    let d = stats_dict(py, &b, Some(&t))?;
+    d.set_item("headers", t.headers)?;
+    d.set_item("columns", t.columns)?;
+    d.set_item("delimiter", t.delimiter)?;
+    Ok(d)
+}
+
+/// Converts JSON inputs (node-link JSON, JSON Lines edges, edge arrays; see `json.rs`) to a
+/// graph file; returns statistics.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_json<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let key = |c: &Option<Py<PyAny>>, what: &str| -> PyResult<Option<String>> {
+        match column(py, c, what)? {
+            None => Ok(None),
+            Some(Column::Name(s)) => Ok(Some(s)),
+            Some(Column::Index(_)) => Err(PyTypeError::new_err(format!(
+                "{what} must name a key of the JSON edge objects, not a column index"
+            ))),
+        }
+    };
+    let json = JsonOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+        src_key: key(&options.src_col, "src_col")?,
+        dst_key: key(&options.dst_col, "dst_col")?,
+        weight_key: key(&options.weight_col, "weight_col")?,
+    };
+    let build = options.build()?;
+    let (b, j) = with_progress(py, progress, move |hook| {
+        json::convert_json(&inputs, &output, &json, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", j.input_bytes)?;
+    d.set_item("shape", j.shape)?;
+    d.set_item("edge_lines", j.edges)?;
+    d.set_item("nodes_listed", j.nodes_listed)?;
+    d.set_item("passes", j.passes)?;
+    Ok(d)
+}
+
+/// Converts a WebGraph BV graph (`path`: its basename, `.graph` or `.properties` file; the
+/// options' `properties` overrides where the properties file is) to a graph file (see
+/// `webgraph.rs`); returns statistics.
+#[pyfunction]
+#[pyo3(signature = (path, output, options, *, progress=None))]
+pub fn convert_webgraph<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let build = options.build()?;
+    let files = WebGraphFiles::resolve(&path, options.properties.as_deref());
+    let (b, w) = with_progress(py, progress, move |hook| {
+        webgraph::convert_webgraph(&files, &output, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", w.input_bytes)?;
+    d.set_item("source_nodes", w.nodes)?;
+    d.set_item("source_arcs", w.arcs)?;
+    Ok(d)
 }
 
 /// Writes a copy of `graph` with its nodes renumbered for locality (see `reorder.rs`); returns

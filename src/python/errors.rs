@@ -4,8 +4,8 @@
 //! bases, e.g. `GraphFormatError(InstantEmbeddingError, ValueError)`); they are looked up once.
 
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError, PyKeyboardInterrupt,
-    PyOSError, PyPermissionError, PyValueError,
+    PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyIndexError, PyIsADirectoryError,
+    PyKeyboardInterrupt, PyOSError, PyPermissionError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -54,6 +54,8 @@ pub fn to_pyerr(err: Error) -> PyErr {
                     K::PermissionDenied => os_error::<PyPermissionError>(code, msg),
                     K::IsADirectory => os_error::<PyIsADirectoryError>(code, msg),
                     K::AlreadyExists => os_error::<PyFileExistsError>(code, msg),
+                    // A second writer of a live graph (its lock is taken).
+                    K::WouldBlock => os_error::<PyBlockingIOError>(code, msg),
                     _ => os_error::<PyOSError>(code, msg),
                 }
             }

@@ -1,8 +1,10 @@
 //! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
 //! Ids, defaults and user-facing conveniences live in the Python facade.
 
+mod config;
 mod convert;
 mod errors;
+mod live;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,11 +14,13 @@ use pyo3::prelude::*;
 
 use crate::build::{self, IdTable, Merge};
 use crate::csr::{Graph, NodeId};
-use crate::embed::{self as kembed, EmbedConfig, Value};
+use crate::embed as kembed;
 use crate::error::Error;
 use crate::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
-use crate::ppr::{self as kppr, PprConfig, Variant};
+use crate::ppr as kppr;
+use crate::smooth::Plan;
+use config::PyEmbeddingConfig;
 use errors::IntoPy;
 
 /// A graph file opened for reading (memory-mapped), or built in memory. Immutable and
@@ -38,9 +42,29 @@ impl PyGraph {
     #[staticmethod]
     #[pyo3(signature = (path, prefetch=false))]
     fn open(py: Python<'_>, path: PathBuf, prefetch: bool) -> PyResult<Self> {
-        let mut g = py.detach(|| Graph::open(&path)).py_err()?;
-        g.set_prefetch(prefetch);
+        let g = py.detach(|| crate::live::open(&path, prefetch)).py_err()?;
         Ok(PyGraph { inner: Arc::new(g) })
+    }
+
+    /// A newer snapshot of this graph's file and change log, or None when nothing changed.
+    fn refreshed(&self, py: Python<'_>) -> PyResult<Option<PyGraph>> {
+        let g = self.inner.clone();
+        let fresh = py.detach(move || crate::live::refreshed(&g)).py_err()?;
+        Ok(fresh.map(|g| PyGraph { inner: Arc::new(g) }))
+    }
+
+    /// Facts about the change log this snapshot shows, or None when the file has none.
+    fn log_info(&self) -> Option<std::collections::HashMap<&'static str, u64>> {
+        self.inner
+            .log_state()
+            .filter(|s| s.info.exists)
+            .map(|s| live::info_dict(&s.info))
+    }
+
+    /// Nodes of the graph file alone (without those its change log created).
+    #[getter]
+    fn base_num_nodes(&self) -> usize {
+        self.inner.base_num_nodes()
     }
 
     /// Whether pushes send read-ahead hints for this mapping (`Graph.open(prefetch=True)`).
@@ -265,30 +289,17 @@ impl PyGraph {
     }
 }
 
-fn ppr_config(alpha: f64, eps: f64, variant: &str, max_touched: usize) -> PyResult<PprConfig> {
-    let cfg = PprConfig {
-        alpha,
-        eps,
-        variant: Variant::parse(variant).py_err()?,
-        max_touched,
-    };
-    cfg.validate().py_err()?;
-    Ok(cfg)
-}
-
-/// Approximate PPR of internal node `node`: (internal indices ascending, scores).
+/// Approximate PPR of internal node `node` with `config`'s push settings: (internal indices
+/// ascending, scores).
 #[pyfunction(name = "ppr")]
 #[allow(clippy::type_complexity)]
 fn py_ppr<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     node: u32,
-    alpha: f64,
-    eps: f64,
-    variant: &str,
-    max_touched: usize,
+    config: &PyEmbeddingConfig,
 ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<f64>>)> {
-    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let cfg = config.inner.ppr;
     let g = graph.inner.clone();
     let support = py.detach(move || kppr::ppr(&g, node, &cfg)).py_err()?;
     let (idx, p): (Vec<u32>, Vec<f64>) = support.into_iter().unzip();
@@ -302,16 +313,13 @@ fn ppr_state<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     node: u32,
-    alpha: f64,
-    eps: f64,
-    variant: &str,
-    max_touched: usize,
+    config: &PyEmbeddingConfig,
 ) -> PyResult<(
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
 )> {
-    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let cfg = config.inner.ppr;
     let g = graph.inner.clone();
     let state = py
         .detach(move || kppr::ppr_state(&g, node, &cfg))
@@ -329,17 +337,13 @@ fn ppr_state<'py>(
 
 /// Cost of one query: `{"touched", "pushes", "support", "heap_bytes"}` (for `info`).
 #[pyfunction]
-#[pyo3(signature = (graph, node, alpha, eps, variant, max_touched = 50_000_000))]
 fn ppr_stats(
     py: Python<'_>,
     graph: &PyGraph,
     node: u32,
-    alpha: f64,
-    eps: f64,
-    variant: &str,
-    max_touched: usize,
+    config: &PyEmbeddingConfig,
 ) -> PyResult<std::collections::HashMap<&'static str, u64>> {
-    let cfg = ppr_config(alpha, eps, variant, max_touched)?;
+    let cfg = config.inner.ppr;
     let g = graph.inner.clone();
     py.detach(move || {
         let mut ws = kppr::Workspace::new();
@@ -356,30 +360,18 @@ fn ppr_stats(
     .py_err()
 }
 
-/// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array.
+/// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
+/// `config` says (the nodes within `config.smooth` hops are embedded first).
 #[pyfunction(name = "embed")]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (graph, nodes, dim, alpha, eps, seed, variant, threads, max_touched, value))]
+#[pyo3(signature = (graph, nodes, config, threads=None))]
 fn py_embed<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     nodes: PyReadonlyArray1<'py, u32>,
-    dim: usize,
-    alpha: f64,
-    eps: f64,
-    seed: u64,
-    variant: &str,
+    config: &PyEmbeddingConfig,
     threads: Option<usize>,
-    max_touched: usize,
-    value: &str,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let cfg = EmbedConfig {
-        dim,
-        seed,
-        value: Value::parse(value).py_err()?,
-        ppr: ppr_config(alpha, eps, variant, max_touched)?,
-    };
-    cfg.validate().py_err()?;
+    let cfg = config.inner;
     let nodes = to_vec(&nodes);
     let k = nodes.len();
     let threads = kembed::resolve_threads(threads).py_err()?;
@@ -390,47 +382,59 @@ fn py_embed<'py>(
             kembed::embed_nodes(&g, &nodes, &cfg, pool.as_deref())
         })
         .py_err()?;
-    out.into_pyarray(py).reshape([k, dim])
+    out.into_pyarray(py).reshape([k, cfg.dim])
 }
 
-/// Nodes whose rows one smoothing step of `nodes` reads (sorted, distinct internal indices).
+/// The nodes whose unsmoothed rows `smooth` needs to smooth `nodes` by `config.smooth` steps,
+/// in the order it needs them (every node, in order, when `nodes` is every node in order).
 #[pyfunction]
 fn smooth_sources<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     nodes: PyReadonlyArray1<'py, u32>,
+    config: &PyEmbeddingConfig,
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
     let nodes = to_vec(&nodes);
+    let steps = config.inner.smooth;
     let g = graph.inner.clone();
     let out = py
-        .detach(move || crate::smooth::sources(&g, &nodes))
+        .detach(move || Plan::new(&g, &nodes, steps).map(|p| p.base_nodes().into_owned()))
         .py_err()?;
     Ok(out.into_pyarray(py))
 }
 
-/// One smoothing step of `nodes` from the rows of the sorted distinct nodes `src`.
+/// Smooths `rows`, the unsmoothed rows of `smooth_sources(graph, nodes, config)`, into the
+/// rows of `nodes` (`config.smooth` steps).
 #[pyfunction]
-fn smooth_step<'py>(
+#[pyo3(signature = (graph, nodes, rows, config, threads=None))]
+fn smooth<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     nodes: PyReadonlyArray1<'py, u32>,
-    src: PyReadonlyArray1<'py, u32>,
     rows: PyReadonlyArray2<'py, f32>,
+    config: &PyEmbeddingConfig,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let nodes = to_vec(&nodes);
-    let src = to_vec(&src);
     let view = rows.as_array();
-    let dim = view.ncols();
+    let dim = config.inner.dim;
+    if view.ncols() != dim {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "smooth: source rows have {} columns, the config's dim is {dim}",
+            view.ncols()
+        )));
+    }
     // Row-major copy (iter() walks the logical order whatever the strides).
     let rows: Vec<f32> = view.iter().copied().collect();
     let k = nodes.len();
+    let steps = config.inner.smooth;
     let threads = kembed::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
     let out = py
         .detach(move || {
+            let plan = Plan::new(&g, &nodes, steps)?;
             let pool = kembed::pool_for(threads, k)?;
-            crate::smooth::step(&g, &nodes, &src, &rows, dim, pool.as_deref())
+            plan.apply(&g, rows, dim, pool.as_deref())
         })
         .py_err()?;
     out.into_pyarray(py).reshape([k, dim])
@@ -462,25 +466,6 @@ fn xxh3_64(data: &[u8]) -> u64 {
     crate::format::checksum(data)
 }
 
-/// Validates an embedding configuration (the checks `embed` would make), raising ValueError.
-#[pyfunction]
-fn check_config(
-    dim: usize,
-    alpha: f64,
-    eps: f64,
-    variant: &str,
-    max_touched: usize,
-    value: &str,
-) -> PyResult<()> {
-    let cfg = EmbedConfig {
-        dim,
-        seed: 0,
-        value: Value::parse(value).py_err()?,
-        ppr: ppr_config(alpha, eps, variant, max_touched)?,
-    };
-    cfg.validate().py_err()
-}
-
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
     kembed::resolve_threads(threads).py_err()
@@ -489,26 +474,24 @@ fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
+    m.add_class::<PyEmbeddingConfig>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
+    m.add_class::<live::PyLiveWriter>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_function(wrap_pyfunction!(smooth_sources, m)?)?;
-    m.add_function(wrap_pyfunction!(smooth_step, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(check_config, m)?)?;
-    m.add("DEFAULT_ALPHA", kppr::DEFAULT_ALPHA)?;
-    m.add("DEFAULT_EPS", kppr::DEFAULT_EPS)?;
-    m.add("DEFAULT_MAX_TOUCHED", kppr::DEFAULT_MAX_TOUCHED)?;
-    m.add("DEFAULT_DIM", kembed::DEFAULT_DIM)?;
-    m.add("DEFAULT_SEED", kembed::DEFAULT_SEED)?;
     m.add("MAX_DIM", kembed::MAX_DIM)?;
     m.add("MAX_SMOOTH", crate::smooth::MAX_SMOOTH)?;
     m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;

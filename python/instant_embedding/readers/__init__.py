@@ -1,0 +1,55 @@
+"""Getting graphs in: readers of every supported input format into the graph file.
+
+Two kinds of entry points:
+
+- :func:`convert` reads files (text edge lists, CSV/TSV, node-link JSON and JSON Lines,
+  Parquet files and directories, Arrow IPC files, MATLAB ``.mat``, VERSE ``.bcsr``, ``.npy``
+  edge arrays, WebGraph BV graphs) and writes a graph file atomically. Large inputs are
+  streamed into the out-of-core builder, so the edge list never has to fit in memory.
+- ``from_*`` functions take objects already in memory (scipy.sparse, networkx, pandas, Arrow,
+  numpy) and return an in-memory :class:`~instant_embedding.Graph`, or write a graph file
+  when ``output=`` is given.
+
+Each file format is one module of this package that registers a :class:`Format` (name,
+extensions, magic test, streaming reader); every reader takes one :class:`ReadOptions`.
+Bad input raises :class:`~instant_embedding.GraphFormatError` (a ``ValueError``) naming the
+file, the line or row, and the offending text; the output path never holds a partial file.
+"""
+
+from __future__ import annotations
+
+# Importing a format module registers its formats. Their magic tests and extensions do not
+# overlap, so the order of registration does not change what a file is detected as.
+from . import bcsr as _bcsr  # noqa: F401 - registers "bcsr"
+from . import json as _json  # noqa: F401 - registers "json"
+from . import mat as _mat  # noqa: F401 - registers "mat"
+from . import npy as _npy  # noqa: F401 - registers "npy"
+from . import table as _table  # noqa: F401 - registers "parquet", "arrow"
+from . import text as _text  # noqa: F401 - registers "csv", "tsv", "edgelist"
+from . import webgraph as _webgraph  # noqa: F401 - registers "webgraph"
+from ._convert import convert, convert_with_stats
+from ._options import DEFAULT_MEMORY_LIMIT, ReadOptions, parse_size
+from ._registry import Format, dataset_files, detect_format, formats, register
+from .mat import read_mat
+from .memory import from_networkx, from_pandas, from_scipy
+from .npy import from_numpy
+from .table import from_arrow
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "Format",
+    "ReadOptions",
+    "convert",
+    "convert_with_stats",
+    "dataset_files",
+    "detect_format",
+    "formats",
+    "from_arrow",
+    "from_networkx",
+    "from_numpy",
+    "from_pandas",
+    "from_scipy",
+    "parse_size",
+    "read_mat",
+    "register",
+]

@@ -1,0 +1,453 @@
+"""Edge chunks into a graph: the sink over the out-of-core builder, value checks, columns.
+
+A chunk is ``(src, dst, weights or None)``: int64 arrays or lists of str, float64 weights.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..errors import GraphFormatError
+from ..graph import Graph
+from ._options import ReadOptions
+
+PathLike = str | os.PathLike[str]
+Chunk = tuple[Any, Any, Any]
+
+_INT64_MAX = np.iinfo(np.int64).max
+#: Edges per chunk fed to the builder.
+CHUNK_EDGES = 1 << 20
+
+# Common names of edge-list columns, tried in order when the caller names none.
+COLUMN_PAIRS = (
+    ("src", "dst"),
+    ("source", "target"),
+    ("source", "destination"),
+    ("from", "to"),
+    ("u", "v"),
+    ("node1", "node2"),
+)
+WEIGHT_NAMES = ("weight", "weights", "w")
+# The name pandas gives an unnamed column when reading a CSV (its index column).
+_UNNAMED = re.compile(r"Unnamed: \d+")
+
+
+def need(module: str, extra: str, what: str) -> Any:
+    """Imports an optional dependency or explains which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        top = module.split(".")[0]
+        raise ImportError(
+            f"{what} needs the optional dependency {top!r}: "
+            f"pip install 'instant-embedding[{extra}]' (or pip install {top})"
+        ) from None
+
+
+def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
+    """The output path, checked: not a directory, in an existing directory, not an input."""
+    out = os.fspath(output)
+    if os.path.isdir(out):
+        raise IsADirectoryError(f"{out}: output is a directory; give a file name like x.graph")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"{out}: the output's folder {parent} does not exist")
+    for p in inputs:
+        if os.path.exists(p) and os.path.exists(out) and os.path.samefile(p, out):
+            raise ValueError(f"{out}: output would overwrite the input file")
+    return out
+
+
+def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:
+    """Warn when the per-node structures alone exceeded ``memory_limit`` (the build went on)."""
+    node_bytes = stats.get("peak_node_bytes")
+    if not node_bytes or node_bytes <= memory_limit:
+        return
+    n = max(int(stats.get("num_nodes") or 1), 1)
+    warnings.warn(
+        f"memory_limit {memory_limit / 2**20:,.0f} MiB was exceeded: the id map, counters and "
+        f"indptr of {n:,} nodes alone took {node_bytes / 2**20:,.0f} MiB "
+        f"({node_bytes / n:.0f} B per node), which cannot spill to disk. Give at least "
+        f"{(node_bytes + (256 << 20)) / 2**30:.1f} GiB to hold the limit.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+# ====================================================================== edge sink
+class Sink:
+    """Receives edge chunks and writes the graph file atomically through the out-of-core
+    ``_core.GraphBuilder``; the output appears only on :meth:`finish`."""
+
+    def __init__(
+        self, output: str, opts: ReadOptions, *, directed: bool, weighted: bool, id_kind: str,
+        num_nodes: int | None,
+    ) -> None:
+        self.weighted = weighted
+        self.edges_read = 0
+        self._b = _core.GraphBuilder(
+            output,
+            directed=directed,
+            weighted=weighted,
+            id_kind=id_kind,
+            num_nodes=num_nodes,
+            self_loops=opts.self_loops,
+            merge=opts.merge,
+            memory_limit=opts.memory_limit,
+            tmp_dir=opts.tmp_dir,
+        )
+
+    def add(self, src: Any, dst: Any, weights: Any) -> None:
+        n = len(src)
+        if n == 0:
+            return
+        if self.weighted and weights is None:
+            weights = np.ones(n, dtype=np.float64)
+        if not self.weighted:
+            weights = None
+        self.edges_read += n
+        self._b.add_edges(src, dst, weights)
+
+    def finish(self) -> dict[str, Any]:
+        stats = dict(self._b.finish())
+        stats.setdefault("edges_read", self.edges_read)
+        return stats
+
+    def abort(self) -> None:
+        try:
+            self._b.abort()
+        except Exception:  # noqa: BLE001 - aborting must not mask the original error
+            pass
+
+def drop_self_loops(src: Any, dst: Any, w: Any) -> tuple[Any, Any, Any, int]:
+    if isinstance(src, np.ndarray):
+        keep = src != dst
+        dropped = int(len(src) - np.count_nonzero(keep))
+        if dropped:
+            src, dst = src[keep], dst[keep]
+            w = None if w is None else w[keep]
+        return src, dst, w, dropped
+    keep_l = [i for i, (a, b) in enumerate(zip(src, dst)) if a != b]
+    dropped = len(src) - len(keep_l)
+    if dropped:
+        src = [src[i] for i in keep_l]
+        dst = [dst[i] for i in keep_l]
+        w = None if w is None else np.asarray(w)[keep_l]
+    return src, dst, w, dropped
+
+
+def concat_chunks(chunks: list[Chunk], strings: bool, weighted: bool) -> tuple[Any, Any, Any]:
+    if strings:
+        src: Any = [x for c in chunks for x in c[0]]
+        dst: Any = [x for c in chunks for x in c[1]]
+    else:
+        src = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, np.int64)
+        dst = np.concatenate([c[1] for c in chunks]) if chunks else np.zeros(0, np.int64)
+    w = None
+    if weighted:
+        w = np.concatenate([c[2] for c in chunks]) if chunks else np.zeros(0, np.float64)
+    return src, dst, w
+
+
+
+def build(
+    chunks: Iterable[Chunk],
+    opts: ReadOptions,
+    output: PathLike | None,
+    *,
+    directed: bool,
+    weighted: bool,
+    num_nodes: int | None = None,
+    nodes: Any = None,
+    require_edges: str | None = None,
+) -> tuple[Graph, dict[str, Any]]:
+    """Builds a graph from a stream of normalised chunks: in memory (``output`` None, or
+    ``nodes`` given), else streamed into a graph file at ``output``.
+
+    ``require_edges`` names the input in the error raised when there is no edge.
+    """
+    if output is None or nodes is not None:
+        collected: list[Chunk] = []
+        kind = None
+        dropped = 0
+        read = 0
+        for s, d, w in chunks:
+            kind = chunk_kind(s, kind, "input")
+            read += len(s)
+            if opts.self_loops == "drop":
+                s, d, w, k = drop_self_loops(s, d, w)
+                dropped += k
+            if weighted and w is None:
+                w = np.ones(len(s), dtype=np.float64)
+            collected.append((s, d, w if weighted else None))
+        if read == 0 and require_edges:
+            raise GraphFormatError(f"{require_edges}: no edges found")
+        src, dst, w = concat_chunks(collected, kind == "str", weighted)
+        g = Graph.from_edges(
+            src,
+            dst,
+            num_nodes=num_nodes,
+            directed=directed,
+            weights=w,
+            nodes=nodes,
+            merge=opts.merge,
+        )
+        stats = {"edges_read": read, "self_loops_dropped": dropped}
+        if output is not None:
+            out = check_output(output)
+            g.save(out)
+            g = Graph.open(out)
+        stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
+        return g, stats
+
+    out = check_output(output)
+    sink: Sink | None = None
+    kind = None
+
+    def open_sink(k: str) -> Sink:
+        return Sink(
+            out,
+            opts,
+            directed=directed,
+            weighted=weighted,
+            id_kind="implicit" if num_nodes is not None else k,
+            num_nodes=num_nodes,
+        )
+
+    try:
+        for s, d, w in chunks:
+            kind = chunk_kind(s, kind, "input")
+            if sink is None:
+                sink = open_sink(kind)
+            sink.add(s, d, w)
+        if sink is None or sink.edges_read == 0:
+            if require_edges:
+                raise GraphFormatError(f"{require_edges}: no edges found")
+            if sink is None:
+                sink = open_sink(kind or "int")
+        stats = sink.finish()
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+    g = Graph.open(out)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
+    return g, stats
+
+
+def chunk_kind(src: Any, prev: str | None, where: str) -> str:
+    kind = "int" if isinstance(src, np.ndarray) else "str"
+    if prev is not None and kind != prev and len(src):
+        raise GraphFormatError(f"{where}: mixes integer and string node ids between chunks")
+    return prev if (prev is not None and not len(src)) else kind
+
+
+# ====================================================================== value normalisation
+def fmt_row(where: str, row: int) -> str:
+    return f"{where}: row {row}"
+
+
+def norm_ids(values: Any, want: str, where: str, col: str, row0: int) -> Any:
+    """Normalises one column of node ids to an int64 array or a list of str.
+
+    ``want`` is "auto", "int" or "str"; ``row0`` is the row number of the first value (for
+    error messages).
+    """
+    a = values if isinstance(values, np.ndarray) else np.asarray(values)
+    if a.ndim != 1:
+        raise GraphFormatError(f"{where}: column {col!r} must be one-dimensional")
+    kind = a.dtype.kind
+    if kind == "b":
+        raise GraphFormatError(f"{where}: column {col!r} holds booleans, not node ids")
+    if kind in "iu":
+        if kind == "u" and a.size and a.dtype.itemsize == 8 and int(a.max()) > _INT64_MAX:
+            i = int(np.flatnonzero(a > _INT64_MAX)[0])
+            raise GraphFormatError(
+                f"{fmt_row(where, row0 + i)}: id {int(a[i])} in column {col!r} overflows int64"
+            )
+        ids: Any = a.astype(np.int64, copy=False)
+    elif kind == "f":
+        bad = ~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) > 2.0**63)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            msg = "is missing" if np.isnan(a[i]) else f"{a[i].item()!r} is not an integer id"
+            raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r}: value {msg}")
+        ids = a.astype(np.int64)
+    elif kind in "OUST":
+        seq = a.tolist()
+        if kind == "S":
+            seq = [x.decode("utf-8") for x in seq]
+        if all(type(x) is str for x in seq):
+            ids = seq
+        elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
+            try:
+                ids = np.asarray(seq, dtype=np.int64)
+            except OverflowError:
+                i = next(i for i, x in enumerate(seq) if not -(2**63) <= x <= _INT64_MAX)
+                raise GraphFormatError(
+                    f"{fmt_row(where, row0 + i)}: id {seq[i]} in column {col!r} overflows int64"
+                ) from None
+        else:
+            i = first_bad_id(seq)
+            x = seq[i]
+            if x is None or (isinstance(x, float) and math.isnan(x)):
+                raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r} is missing")
+            raise GraphFormatError(
+                f"{fmt_row(where, row0 + i)}: column {col!r} holds {x!r} "
+                f"({type(x).__name__}); node ids must be all int or all str"
+            )
+    else:
+        raise GraphFormatError(
+            f"{where}: column {col!r} has dtype {a.dtype}; node ids must be integers or strings"
+        )
+    return coerce_ids(ids, want, where, col, row0)
+
+
+def first_bad_id(seq: list[Any]) -> int:
+    """Index of the first value that is not an int/str id or differs in kind from the first."""
+
+    def kind(x: Any) -> str | None:
+        if type(x) is str:
+            return "str"
+        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            return "int"
+        return None
+
+    k0 = kind(seq[0])
+    for i, x in enumerate(seq):
+        k = kind(x)
+        if k is None or k != k0:
+            return i
+    return 0
+
+
+def coerce_ids(ids: Any, want: str, where: str, col: str, row0: int) -> Any:
+    if want == "str" and isinstance(ids, np.ndarray):
+        return [str(x) for x in ids.tolist()]
+    if want == "int" and not isinstance(ids, np.ndarray):
+        out = np.empty(len(ids), dtype=np.int64)
+        for i, x in enumerate(ids):
+            try:
+                v = int(x)
+            except ValueError:
+                raise GraphFormatError(
+                    f"{fmt_row(where, row0 + i)}: column {col!r}: {x!r} is not an integer id"
+                ) from None
+            if not -(2**63) <= v <= _INT64_MAX:
+                raise GraphFormatError(
+                    f"{fmt_row(where, row0 + i)}: id {x} in column {col!r} overflows int64"
+                )
+            out[i] = v
+        return out
+    return ids
+
+
+def check_weights(
+    w: Any, where: str, row0: int, col: str | None = "weight", unit: str = "row"
+) -> np.ndarray:
+    """Weights as float64, checked finite and > 0 (errors name the row and column)."""
+    a = np.asarray(w)
+    incol = "" if col is None else f" in column {col!r}"
+    if a.dtype.kind not in "iuf":
+        try:
+            a = a.astype(np.float64)
+        except (TypeError, ValueError):
+            for i, x in enumerate(a.tolist()):
+                try:
+                    float(x)
+                except (TypeError, ValueError):
+                    raise GraphFormatError(
+                        f"{where}: {unit} {row0 + i}: non-numeric weight {x!r}{incol}"
+                    ) from None
+            raise
+    a = a.astype(np.float64, copy=False)
+    bad = ~(np.isfinite(a) & (a > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        x = float(a[i])
+        what = "missing or NaN" if math.isnan(x) else ("infinite" if math.isinf(x) else "<= 0")
+        raise GraphFormatError(
+            f"{where}: {unit} {row0 + i}: weight {x!r}{incol} is {what}; "
+            "weights must be finite and > 0"
+        )
+    return a
+
+
+# ====================================================================== column resolution
+def resolve_columns(
+    names: Sequence[str],
+    src: int | str | None,
+    dst: int | str | None,
+    weight: int | str | None,
+    weighted: bool | None,
+    where: str,
+) -> tuple[int, int, int | None]:
+    """Maps column selections (index, name or None) to indices."""
+    lower = [n.lower() for n in names]
+
+    def idx(sel: int | str, what: str) -> int:
+        if isinstance(sel, bool):
+            raise TypeError(f"{what} must be a column name or index")
+        if isinstance(sel, (int, np.integer)):
+            if not 0 <= sel < len(names):
+                raise ValueError(
+                    f"{where}: {what} {sel} is out of range (the input has {len(names)} "
+                    f"columns: {', '.join(names)})"
+                )
+            return int(sel)
+        if sel in names:
+            return list(names).index(sel)
+        raise ValueError(f"{where}: no column named {sel!r} ({what}); columns: {', '.join(names)}")
+
+    if src is None and dst is None:
+        pair = next(
+            (p for p in COLUMN_PAIRS if p[0] in lower and p[1] in lower),
+            None,
+        )
+        if pair is not None:
+            s, d = lower.index(pair[0]), lower.index(pair[1])
+        else:
+            # The first two named columns: an unnamed one is an index (pandas, R).
+            named = [i for i, n in enumerate(names) if n and not _UNNAMED.fullmatch(n)]
+            if len(named) < 2:
+                raise GraphFormatError(
+                    f"{where}: needs at least two named columns, found {list(names)}"
+                )
+            s, d = named[0], named[1]
+    else:
+        s = idx(src if src is not None else 0, "src_col")
+        d = idx(dst if dst is not None else 1, "dst_col")
+    if s == d:
+        raise ValueError(f"{where}: source and destination are the same column {names[s]!r}")
+    w: int | None = None
+    if weight is not None:
+        if weighted is False:
+            raise ValueError("weight_col is given but weighted=False; drop one of them")
+        w = idx(weight, "weight_col")
+    elif weighted is not False:
+        found = next((lower.index(n) for n in WEIGHT_NAMES if n in lower), None)
+        if found is not None and found not in (s, d):
+            w = found
+        elif weighted:
+            others = [
+                i for i in range(len(names)) if i not in (s, d) and not _UNNAMED.fullmatch(names[i])
+            ]
+            if len(others) == 1:
+                w = others[0]
+            else:
+                raise ValueError(
+                    f"{where}: weighted=True but no weight column is named; pass weight_col "
+                    f"(columns: {', '.join(names)})"
+                )
+    if w is not None and w in (s, d):
+        raise ValueError(f"{where}: the weight column is also an id column")
+    return s, d, w

@@ -1,0 +1,55 @@
+"""JSON inputs: node-link JSON (networkx, D3), JSON Lines edge objects, arrays of edges.
+
+Parsed in Rust (``_core.convert_json``, src/json.rs); JSON Lines are streamed, the other
+shapes are loaded whole. The shape is told by the content, not the name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import _core
+from .._progress import ByteProgress
+from ..graph import Graph
+from ._options import ReadOptions
+from ._registry import Format, register
+
+
+def read_json(
+    paths: list[str], out: str, opts: ReadOptions, progress: Any
+) -> tuple[Graph, dict[str, Any]]:
+    total = sum(os.path.getsize(p) for p in paths)
+    bar = ByteProgress(total, progress, "B")
+    try:
+        stats = dict(
+            _core.convert_json(
+                paths,
+                out,
+                opts,
+                progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+            )
+        )
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
+    return g, stats
+
+
+def _looks_like_json(head: bytes, path: str) -> bool:
+    body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    return body[:1] in (b"{", b"[")
+
+
+register(
+    Format(
+        "json",
+        (".json", ".jsonl", ".ndjson"),
+        read_json,
+        magic=_looks_like_json,
+        options=frozenset({"weighted", "src_col", "dst_col", "weight_col", "id_kind"}),
+        several=True,
+        compressed=True,
+    )
+)

@@ -1,0 +1,125 @@
+""".npy edge arrays (memory-mapped files) and numpy edge arrays in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..errors import GraphFormatError
+from ..graph import Graph
+from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights, norm_ids
+from ._options import ReadOptions
+from ._registry import Format, register
+
+
+def from_numpy(
+    edges: Any,
+    *,
+    directed: bool = False,
+    weighted: bool | None = None,
+    num_nodes: int | None = None,
+    self_loops: str = "keep",
+    merge: str = "sum",
+    output: PathLike | None = None,
+    memory_limit: int | str | None = None,
+) -> Graph:
+    """Build a graph from a numpy edge array.
+
+    Parameters
+    ----------
+    edges : ndarray, shape (k, 2) or (k, 3)
+        One edge per row: ``src, dst`` integer ids, and a weight in the third column if
+        present. A float array is accepted when its id columns hold whole numbers. A
+        ``numpy.memmap`` (e.g. ``np.load(path, mmap_mode="r")``) is streamed in chunks when
+        ``output`` is given.
+    directed : bool, default False
+    weighted : bool, optional
+        Default: weighted iff the array has a third column.
+    num_nodes : int, optional
+        Ids are ``0..num_nodes-1`` (keeps isolated nodes); otherwise the ids found.
+    self_loops : {"keep", "drop"}, default "keep"
+    merge : {"sum", "max"}, default "sum"
+        How weights of duplicate edges combine (unweighted duplicates are dropped).
+    output : path, optional
+        Write a graph file (atomically) and return it opened; default: an in-memory graph.
+    memory_limit : int or str, optional
+        Memory budget of the out-of-core builder when ``output`` is given (e.g. ``"2G"``).
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    GraphFormatError
+        Non-integer ids, invalid weights (NaN, infinite, <= 0), with the row number.
+    """
+    a = edges if isinstance(edges, np.ndarray) else np.asarray(edges)
+    if a.ndim != 2 or a.shape[1] not in (2, 3):
+        raise ValueError(f"edges must have shape (k, 2) or (k, 3), got {a.shape}")
+    if weighted is None:
+        weighted = a.shape[1] == 3
+    if weighted and a.shape[1] != 3:
+        raise ValueError("weighted=True needs a third (weight) column")
+    opts = ReadOptions(
+        directed=directed, self_loops=self_loops, merge=merge, memory_limit=memory_limit
+    )
+    g, _ = build(
+        _numpy_chunks(a, bool(weighted), "edges"),
+        opts,
+        output,
+        directed=bool(directed),
+        weighted=bool(weighted),
+        num_nodes=num_nodes,
+    )
+    return g
+
+
+def _numpy_chunks(a: np.ndarray, weighted: bool, where: str) -> Iterator[Chunk]:
+    for start in range(0, max(a.shape[0], 1), CHUNK_EDGES):
+        block = np.asarray(a[start : start + CHUNK_EDGES])
+        if block.shape[0] == 0:
+            return
+        s = norm_ids(block[:, 0], "int", where, "0", start)
+        d = norm_ids(block[:, 1], "int", where, "1", start)
+        w = check_weights(block[:, 2], where, start, "2") if weighted else None
+        yield s, d, w
+
+
+def read_npy(
+    paths: list[str], out: str, opts: ReadOptions, progress: Any
+) -> tuple[Graph, dict[str, Any]]:
+    """Streams a memory-mapped ``(k, 2)`` or ``(k, 3)`` edge array in slices."""
+    path = paths[0]
+    weighted = opts.weighted
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as e:
+        raise GraphFormatError(f"{path}: not a readable .npy array: {e}") from None
+    if a.ndim != 2 or a.shape[1] not in (2, 3):
+        raise GraphFormatError(
+            f"{path}: expected an edge array of shape (k, 2) or (k, 3), got {a.shape}"
+        )
+    if weighted is None:
+        weighted = a.shape[1] == 3
+    if weighted and a.shape[1] != 3:
+        raise ValueError(f"{path}: weighted=True needs a third (weight) column")
+    return build(
+        _numpy_chunks(a, bool(weighted), path),
+        opts,
+        out,
+        directed=opts.directed_flag(),
+        weighted=bool(weighted),
+        require_edges=path,
+    )
+
+
+
+
+def _is_npy(head: bytes, path: str) -> bool:
+    return head.startswith(b"\x93NUMPY")
+
+
+register(Format("npy", (".npy",), read_npy, magic=_is_npy, options=frozenset({"weighted"})))

@@ -1,0 +1,290 @@
+//! The embedding's settings, defined once: their defaults, their choices and their validation.
+//!
+//! `EmbeddingConfig` is the one object every layer passes whole: the kernel (`embed_nodes`,
+//! `push`), the Python binding (a frozen `EmbeddingConfig` class built from [`SETTINGS`]), the
+//! Python model that wraps it, the distributed adapters (which pickle it to their workers) and
+//! the command line (whose flags, choices and defaults come from [`SETTINGS`]).
+//!
+//! Adding a setting: a field (here or in `PprConfig`), its default in
+//! [`EmbeddingConfig::DEFAULT`], its check in [`EmbeddingConfig::validate`], one [`SETTINGS`]
+//! entry with its `get`/`set` arms; then the kernel code that uses it, a test, and the docs.
+//! Nothing else names the settings one by one.
+
+use crate::embed::{Value, MAX_DIM};
+use crate::error::{Error, Result};
+use crate::ppr::{PprConfig, Variant};
+use crate::smooth::MAX_SMOOTH;
+
+/// Everything that determines a node's embedding (docs/SPEC.md §3), besides the graph.
+///
+/// Threads are not part of it: they never change a result.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EmbeddingConfig {
+    /// Embedding dimension.
+    pub dim: usize,
+    /// Seed of the signed hash.
+    pub seed: u64,
+    /// Which per-node mass is projected.
+    pub value: Value,
+    /// Neighbour smoothing steps applied to the rows (docs/SPEC.md §2b).
+    pub smooth: usize,
+    /// The push's settings (alpha, eps, variant, max_touched).
+    pub ppr: PprConfig,
+}
+
+impl EmbeddingConfig {
+    /// The defaults: the only place they are written.
+    pub const DEFAULT: EmbeddingConfig = EmbeddingConfig {
+        dim: 512,
+        seed: 0,
+        value: Value::PPlusR,
+        smooth: 0,
+        ppr: PprConfig {
+            alpha: 0.15,
+            eps: 1e-5,
+            variant: Variant::Standard,
+            max_touched: 50_000_000,
+        },
+    };
+
+    /// Checks every setting against its documented domain (`Error::InvalidParameter`).
+    pub fn validate(&self) -> Result<()> {
+        if self.dim == 0 || self.dim > MAX_DIM {
+            return Err(Error::param(format!(
+                "dim must satisfy 1 <= dim <= {MAX_DIM}, got {}",
+                self.dim
+            )));
+        }
+        if self.smooth > MAX_SMOOTH {
+            return Err(Error::param(format!(
+                "smooth must satisfy 0 <= smooth <= {MAX_SMOOTH}, got {}",
+                self.smooth
+            )));
+        }
+        self.ppr.validate()
+    }
+
+    /// The same settings without smoothing: the rows that smoothing starts from.
+    pub fn unsmoothed(&self) -> EmbeddingConfig {
+        EmbeddingConfig { smooth: 0, ..*self }
+    }
+
+    /// The value of the setting `name`, or None if there is no such setting.
+    pub fn get(&self, name: &str) -> Option<SettingValue> {
+        use SettingValue::{Choice, Float, Int};
+        Some(match name {
+            "dim" => Int(self.dim as u64),
+            "alpha" => Float(self.ppr.alpha),
+            "eps" => Float(self.ppr.eps),
+            "seed" => Int(self.seed),
+            "variant" => Choice(self.ppr.variant.name()),
+            "value" => Choice(self.value.name()),
+            "smooth" => Int(self.smooth as u64),
+            "max_touched" => Int(self.ppr.max_touched as u64),
+            _ => return None,
+        })
+    }
+
+    /// Sets the setting `name` (whose kind `value` must match, see [`SETTINGS`]). The config
+    /// is checked as a whole by [`validate`](Self::validate), not here.
+    pub fn set(&mut self, name: &str, value: SettingValue) -> Result<()> {
+        use SettingValue::{Choice, Float, Int};
+        let to_usize = |v: u64| {
+            usize::try_from(v).map_err(|_| Error::param(format!("{name} is too large: {v}")))
+        };
+        match (name, value) {
+            ("dim", Int(v)) => self.dim = to_usize(v)?,
+            ("alpha", Float(v)) => self.ppr.alpha = v,
+            ("eps", Float(v)) => self.ppr.eps = v,
+            ("seed", Int(v)) => self.seed = v,
+            ("variant", Choice(v)) => self.ppr.variant = Variant::parse(v)?,
+            ("value", Choice(v)) => self.value = Value::parse(v)?,
+            ("smooth", Int(v)) => self.smooth = to_usize(v)?,
+            ("max_touched", Int(v)) => self.ppr.max_touched = to_usize(v)?,
+            _ => return Err(Error::param(format!("no setting {name:?} of this kind"))),
+        }
+        Ok(())
+    }
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        EmbeddingConfig::DEFAULT
+    }
+}
+
+/// One setting's value, as it crosses to other languages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SettingValue {
+    Int(u64),
+    Float(f64),
+    Choice(&'static str),
+}
+
+/// What values a setting takes (the binding converts and range-checks by this).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SettingKind {
+    /// An integer in `min..=max` (the representable range; `validate` checks the domain).
+    Int { min: u64, max: u64 },
+    /// A float (`validate` checks the domain).
+    Float,
+    /// One of these names.
+    Choice(&'static [&'static str]),
+}
+
+/// A setting's name, kind and one-line help (the command line's `--help`).
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    pub name: &'static str,
+    pub kind: SettingKind,
+    pub help: &'static str,
+}
+
+const USIZE_MAX: u64 = if usize::BITS >= 64 {
+    u64::MAX
+} else {
+    usize::MAX as u64
+};
+
+/// Every setting, in the order users see them (constructor, `repr`, command line).
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        name: "dim",
+        kind: SettingKind::Int {
+            min: 1,
+            max: USIZE_MAX,
+        },
+        help: "embedding dimension",
+    },
+    Setting {
+        name: "alpha",
+        kind: SettingKind::Float,
+        help: "PPR teleport probability, 1e-6 <= alpha < 1",
+    },
+    Setting {
+        name: "eps",
+        kind: SettingKind::Float,
+        help: "PPR precision (push threshold per unit of degree); smaller is slower and more \
+               accurate",
+    },
+    Setting {
+        name: "seed",
+        kind: SettingKind::Int {
+            min: 0,
+            max: u64::MAX,
+        },
+        help: "hash seed; different seeds give independent projections",
+    },
+    Setting {
+        name: "variant",
+        kind: SettingKind::Choice(Variant::NAMES),
+        help: "PPR push variant: the paper's transition matrix, or the lazy walk of its \
+               appendix",
+    },
+    Setting {
+        name: "value",
+        kind: SettingKind::Choice(Value::NAMES),
+        help: "projected PPR value: estimate plus leftover residual, the estimate alone (the \
+               paper's Algorithm 2 literally), or ln(1 + (p + r/2) n) over every touched node \
+               (better on dense social graphs, see docs/QUALITY.md)",
+    },
+    Setting {
+        name: "smooth",
+        kind: SettingKind::Int {
+            min: 0,
+            max: USIZE_MAX,
+        },
+        help: "neighbour smoothing steps: each replaces every row by the mean of its \
+               neighbours' rows (2 with value log1p is the best for node classification in \
+               docs/QUALITY.md); embeds the K-hop neighbourhood of the nodes",
+    },
+    Setting {
+        name: "max_touched",
+        kind: SettingKind::Int {
+            min: 1,
+            max: (1 << 63) - 1,
+        },
+        help: "per-node cap on touched nodes (a larger push is refused)",
+    },
+];
+
+/// The [`SETTINGS`] entry named `name`.
+pub fn setting(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_round_trips_through_get_and_set() {
+        let mut changed = EmbeddingConfig::DEFAULT;
+        for s in SETTINGS {
+            let v = EmbeddingConfig::DEFAULT.get(s.name).expect(s.name);
+            // The kind in the table matches the value get() gives.
+            match (s.kind, v) {
+                (SettingKind::Int { min, max }, SettingValue::Int(x)) => {
+                    assert!(min <= x && x <= max, "{}", s.name)
+                }
+                (SettingKind::Float, SettingValue::Float(_)) => {}
+                (SettingKind::Choice(names), SettingValue::Choice(c)) => {
+                    assert!(names.contains(&c), "{}", s.name)
+                }
+                other => panic!("{}: kind and value disagree: {other:?}", s.name),
+            }
+            let other = match v {
+                SettingValue::Int(x) => SettingValue::Int(x + 1),
+                SettingValue::Float(x) => SettingValue::Float(x * 0.5),
+                SettingValue::Choice(c) => {
+                    let SettingKind::Choice(names) = s.kind else {
+                        unreachable!()
+                    };
+                    SettingValue::Choice(names.iter().find(|&&n| n != c).unwrap())
+                }
+            };
+            changed.set(s.name, other).unwrap();
+            assert_eq!(changed.get(s.name), Some(other), "{}", s.name);
+        }
+        // Every field was reached through the table: nothing is left at its default.
+        let d = EmbeddingConfig::DEFAULT;
+        assert!(changed.dim != d.dim && changed.seed != d.seed && changed.smooth != d.smooth);
+        assert!(changed.value != d.value && changed.ppr.variant != d.ppr.variant);
+        assert!(changed.ppr.alpha != d.ppr.alpha && changed.ppr.eps != d.ppr.eps);
+        assert!(changed.ppr.max_touched != d.ppr.max_touched);
+        assert!(EmbeddingConfig::DEFAULT.get("threads").is_none());
+        assert!(changed.set("dim", SettingValue::Float(1.0)).is_err());
+    }
+
+    #[test]
+    fn defaults_are_valid_and_each_domain_is_checked() {
+        EmbeddingConfig::default().validate().unwrap();
+        let bad = [
+            EmbeddingConfig {
+                dim: 0,
+                ..Default::default()
+            },
+            EmbeddingConfig {
+                dim: MAX_DIM + 1,
+                ..Default::default()
+            },
+            EmbeddingConfig {
+                smooth: MAX_SMOOTH + 1,
+                ..Default::default()
+            },
+            EmbeddingConfig {
+                ppr: PprConfig {
+                    eps: 1e-310,
+                    ..PprConfig::default()
+                },
+                ..Default::default()
+            },
+        ];
+        for cfg in bad {
+            assert!(
+                matches!(cfg.validate(), Err(Error::InvalidParameter(_))),
+                "{cfg:?}"
+            );
+        }
+    }
+}

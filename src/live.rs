@@ -1,0 +1,2138 @@
+//! Live graphs: edges added and removed after conversion, visible to queries at once, without
+//! a rebuild (semantics in docs/LIVE.md, file format in docs/FORMAT.md, "Change log").
+//!
+//! A graph file `GRAPH` may have a change log `GRAPH.live` next to it (see `livelog.rs`). Every
+//! commit appends the operations and, for each node whose row changed, its complete new row
+//! (sorted like a rebuilt file's, with its strength), plus a copy-on-write radix tree from node
+//! index to row. A reader maps the log and, for a node with a row in the log, reads that row;
+//! every other node's row comes from the base file. Nothing is replayed when a graph is opened
+//! or queried: opening reads the 256-byte log head and one commit record, and a query walks
+//! the tree (at most 4 pages) for each row it reads. Graphs without a log (or with a log that
+//! changes nothing) read the base file exactly as before, through the same code.
+//!
+//! New nodes get the next internal indices. A rebuilt file would number nodes in id order, so
+//! a live graph is like a renumbered ("permuted", see `reorder.rs`) file: rows are kept in the
+//! order of their neighbours' external ids, the push performs the same operations on the same
+//! nodes, and embeddings and PPR vectors are bit-identical to those of a rebuild.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::build::{strength_of, Merge};
+use crate::csr::{Graph, NodeId};
+use crate::error::{Error, Result};
+use crate::format::IdKind;
+use crate::livelog::{
+    best_slot, decode_ops, depth_for, pad8, rd_u64, read_log, LogHeader, LogId, Op, OpsHeader,
+    SegmentBuf, Slot, Trailer, DATA_START, DIR_MAGIC, FANOUT, FANOUT_BITS, OPS_HEADER_LEN,
+    RECORD_HEADER_LEN, RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN,
+    TRAILER_PERMUTED,
+};
+
+/// The change log of the graph file `base`: `base` with `.live` appended.
+pub fn log_path(base: &Path) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(".live");
+    PathBuf::from(s)
+}
+
+/// The writers' lock file of `base`: `base` with `.lock` appended. Never replaced, so the lock
+/// survives compactions (which replace the graph and the log by rename).
+pub fn lock_path(base: &Path) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// A file's identity: replaced files (rename) get another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileIdent(u64, u64);
+
+fn ident(meta: &std::fs::Metadata) -> FileIdent {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        FileIdent(meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let t = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        FileIdent(meta.len(), t)
+    }
+}
+
+/// What a reader knows about the change log it opened (for `refresh` and `info`).
+#[derive(Clone, Debug)]
+pub struct LogState {
+    pub(crate) base_ident: FileIdent,
+    /// None when there was no log file.
+    pub(crate) log_ident: Option<FileIdent>,
+    pub info: LogInfo,
+}
+
+/// Cheap facts about a change log (from its newest commit record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogInfo {
+    /// Whether `GRAPH.live` exists.
+    pub exists: bool,
+    /// Commits in the log (0 for a new or just compacted log).
+    pub commits: u64,
+    pub adds: u64,
+    pub removes: u64,
+    /// Nodes whose row lives in the log.
+    pub changed_nodes: u64,
+    /// Nodes created by the log (not in the base file).
+    pub new_nodes: u64,
+    /// Committed bytes of the log file.
+    pub bytes: u64,
+    pub merge_max: bool,
+}
+
+/// The base file's identity as a log records it: its header checksum and length.
+fn base_identity(g: &Graph) -> (u64, u64) {
+    let img = g.image();
+    (rd_u64(img, 248), img.len() as u64)
+}
+
+enum Bytes {
+    Map(Mmap),
+    /// `u64` storage so typed views are aligned.
+    Owned(Vec<u64>, usize),
+}
+
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            // SAFETY: a Vec<u64> of v.len() words holds 8 * v.len() >= len initialised bytes.
+            Bytes::Owned(v, len) => unsafe {
+                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), *len)
+            },
+        }
+    }
+}
+
+/// A run of ids of created nodes: nodes `first .. first + count` (consecutive), their ids in
+/// node order and a permutation of `0..count` sorting them.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    first: u32,
+    count: u32,
+    /// Offset of `i64[count]` (int ids) or `u64[count + 1]` string offsets.
+    ids: u64,
+    /// utf8: offset and length of the string bytes.
+    bytes: u64,
+    bytes_len: u64,
+    /// Offset of `u32[count]`.
+    order: u64,
+    /// Offset of the run's header.
+    at: u64,
+}
+
+/// A node's row as the log stores it.
+pub(crate) struct Rec<'a> {
+    pub nbrs: &'a [u32],
+    pub wts: &'a [f32],
+    pub strength: f64,
+}
+
+/// One committed state of a change log, mapped: the rows, the tree and the created ids.
+pub struct Overlay {
+    data: Bytes,
+    /// Committed end: nothing at or past it is read.
+    end: u64,
+    pub(crate) trailer: Trailer,
+    slot: Slot,
+    header: LogHeader,
+    base_n: u32,
+    n: u32,
+    runs: Vec<Run>,
+}
+
+impl Overlay {
+    /// Reads the commit named by `slot` (O(1) plus the run directory, at most ~64 entries).
+    fn new(data: Bytes, header: LogHeader, slot: Slot, base: &Graph) -> Result<Overlay> {
+        let bytes = data.get();
+        let (trailer, c) = Trailer::decode(bytes, slot.trailer)?;
+        if c != slot.trailer_checksum || trailer.seq != slot.seq {
+            return Err(Error::format(
+                "change log corrupted: the superblock does not match its commit record",
+            ));
+        }
+        let base_n = base.base_num_nodes() as u32;
+        if trailer.num_nodes < u64::from(base_n) {
+            return Err(Error::format(
+                "change log corrupted: fewer nodes than the base file",
+            ));
+        }
+        let mut o = Overlay {
+            data,
+            end: slot.trailer,
+            trailer,
+            slot,
+            header,
+            base_n,
+            n: trailer.num_nodes as u32,
+            runs: Vec::new(),
+        };
+        o.runs = o.read_runs(base.id_kind())?;
+        Ok(o)
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.data.get()
+    }
+
+    /// `count` items of `T` at `off`, inside the committed bytes and aligned.
+    fn slice<T: Copy>(&self, off: u64, count: u64) -> Result<&[T]> {
+        let size = std::mem::size_of::<T>() as u64;
+        let end = count
+            .checked_mul(size)
+            .and_then(|l| off.checked_add(l))
+            .filter(|&e| off >= DATA_START && off % size == 0 && e <= self.end)
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "change log corrupted: a reference to [{off}, +{count}) lies outside it"
+                ))
+            })?;
+        let _ = end;
+        let b = self.bytes();
+        // SAFETY: in bounds (checked above, end <= self.end <= b.len()) and aligned (offsets are
+        // multiples of the item size and the map or Vec<u64> base is 8-byte aligned); every bit
+        // pattern is a valid u32/u64/f32/f64/i64.
+        Ok(unsafe {
+            std::slice::from_raw_parts(b.as_ptr().add(off as usize).cast::<T>(), count as usize)
+        })
+    }
+
+    fn read_runs(&self, kind: IdKind) -> Result<Vec<Run>> {
+        let t = &self.trailer;
+        let bad = |m: &str| Error::format(format!("change log corrupted: {m}"));
+        if t.runs == 0 {
+            if kind != IdKind::Implicit && t.num_nodes > u64::from(self.base_n) {
+                return Err(bad("created nodes have no ids"));
+            }
+            return Ok(Vec::new());
+        }
+        if kind == IdKind::Implicit {
+            return Err(bad("id runs in a graph with implicit ids"));
+        }
+        let head: &[u32] = self.slice(t.runs, 2)?;
+        if head[0] != DIR_MAGIC || head[1] as u64 > 64 {
+            return Err(bad("bad id-run directory"));
+        }
+        let offs: &[u64] = self.slice(t.runs + 8, u64::from(head[1]))?;
+        let mut runs = Vec::with_capacity(offs.len());
+        let mut next = u64::from(self.base_n);
+        for &at in offs {
+            let h: &[u64] = self.slice(at, 4)?;
+            if h[0] != u64::from(RUN_MAGIC) || h[1] != next || h[2] == 0 {
+                return Err(bad("bad id run"));
+            }
+            let (first, count, bytes_len) = (h[1], h[2], h[3]);
+            if count > t.num_nodes || first + count > t.num_nodes {
+                return Err(bad("id run past the node count"));
+            }
+            let ids = at + RUN_HEADER_LEN as u64;
+            let (bytes, order) = if kind == IdKind::Utf8 {
+                let b = ids + 8 * (count + 1);
+                let b_end = b.checked_add(bytes_len).ok_or_else(|| bad("bad id run"))?;
+                (b, pad8(b_end))
+            } else {
+                (0, ids + 8 * count)
+            };
+            // Bounds of every part (the values are checked when read).
+            self.slice::<u64>(
+                ids,
+                if kind == IdKind::Utf8 {
+                    count + 1
+                } else {
+                    count
+                },
+            )?;
+            self.slice::<u32>(order, count)?;
+            if kind == IdKind::Utf8 {
+                self.slice::<u8>(bytes, bytes_len)?;
+            }
+            runs.push(Run {
+                first: first as u32,
+                count: count as u32,
+                ids,
+                bytes,
+                bytes_len,
+                order,
+                at,
+            });
+            next = first + count;
+        }
+        if next != t.num_nodes {
+            return Err(bad("id runs do not cover the created nodes"));
+        }
+        Ok(runs)
+    }
+
+    /// Every commit's checksums and operations (see `livelog::read_log`), up to this one.
+    pub(crate) fn verify(&self) -> Result<()> {
+        crate::livelog::read_log_at(self.bytes(), self.slot).map(|_| ())
+    }
+
+    /// The leaf entry of `v` (`v < n`): its row record's offset (0: none) and the row's
+    /// strength (its degree on unweighted graphs), which the push's thresholds read without
+    /// touching the record.
+    #[inline]
+    fn leaf(&self, v: u32) -> Result<(u64, f64)> {
+        let mut off = self.trailer.root;
+        let mut level = self.trailer.depth - 1;
+        while level > 0 {
+            if off == 0 {
+                return Ok((0, 0.0));
+            }
+            let page: &[u64] = self.slice(off, FANOUT as u64)?;
+            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
+            level -= 1;
+        }
+        if off == 0 {
+            return Ok((0, 0.0));
+        }
+        let page: &[u64] = self.slice(off, 2 * FANOUT as u64)?;
+        let slot = 2 * (v as usize & (FANOUT - 1));
+        Ok((page[slot], f64::from_bits(page[slot + 1])))
+    }
+
+    /// Read-ahead hint for the bytes `[off, off + len)` of the mapped log, unless every page
+    /// of it was hinted in this query (`hinted`, shared with the graph file's hints: log pages
+    /// are keyed with a high bit set).
+    #[cfg(unix)]
+    fn will_need(&self, off: u64, len: u64, hinted: &mut std::collections::HashSet<usize>) {
+        const LOG_PAGE: usize = 1 << 62;
+        if let Bytes::Map(m) = &self.data {
+            let end = off.saturating_add(len).min(self.end);
+            if off >= end {
+                return;
+            }
+            let (first, last) = (off / 4096, (end - 1) / 4096);
+            let mut fresh = last - first > 64;
+            if !fresh {
+                for page in first..=last {
+                    fresh |= hinted.insert(LOG_PAGE | page as usize);
+                }
+            }
+            if fresh {
+                let _ = m.advise_range(
+                    memmap2::Advice::WillNeed,
+                    off as usize,
+                    (end - off) as usize,
+                );
+            }
+        }
+    }
+
+    /// Hints the leaf entry of `v` (its threshold), walking only the inner pages.
+    #[cfg(unix)]
+    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut std::collections::HashSet<usize>) {
+        let mut off = self.trailer.root;
+        let mut level = self.trailer.depth - 1;
+        while level > 0 && off != 0 {
+            let Ok(page) = self.slice::<u64>(off, FANOUT as u64) else {
+                return;
+            };
+            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
+            level -= 1;
+        }
+        if off != 0 {
+            self.will_need(off + 16 * (v as u64 & (FANOUT as u64 - 1)), 16, hinted);
+        }
+    }
+
+    /// Hints `v`'s row record when it has one (returns whether it has).
+    #[cfg(unix)]
+    pub(crate) fn prefetch_record(
+        &self,
+        v: u32,
+        hinted: &mut std::collections::HashSet<usize>,
+    ) -> bool {
+        match self.leaf(v) {
+            Ok((off, strength)) if off != 0 => {
+                // The length is known on unweighted graphs (the leaf holds the degree);
+                // otherwise hint a page, which holds most rows.
+                let len = if self.header.weighted {
+                    4096
+                } else {
+                    (RECORD_HEADER_LEN as u64).saturating_add((strength as u64).saturating_mul(4))
+                };
+                self.will_need(off, len, hinted);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn entry(&self, v: u32) -> Result<u64> {
+        self.leaf(v).map(|e| e.0)
+    }
+
+    /// The strength (unweighted: degree) of `v`'s row in the log, or None when the row is
+    /// not in the log. `v < n`.
+    #[inline]
+    pub(crate) fn strength(&self, v: u32) -> Result<Option<f64>> {
+        let (off, s) = self.leaf(v)?;
+        Ok((off != 0).then_some(s))
+    }
+
+    /// `v`'s row in the log, or None when it is the base file's row (or empty, for a created
+    /// node). `v < n`.
+    #[inline]
+    pub(crate) fn record(&self, v: u32) -> Result<Option<Rec<'_>>> {
+        let off = self.entry(v)?;
+        if off == 0 {
+            return Ok(None);
+        }
+        let head: &[u32] = self.slice(off, 4)?;
+        let (node, deg) = (head[0], u64::from(head[1]));
+        if node != v {
+            return Err(Error::format(format!(
+                "change log corrupted: the row of node {v} is that of node {node}"
+            )));
+        }
+        let strength = f64::from_bits(rd_u64(self.bytes(), off as usize + 8));
+        let nb_off = off + RECORD_HEADER_LEN as u64;
+        let nbrs: &[u32] = self.slice(nb_off, deg)?;
+        let wts: &[f32] = if self.header.weighted {
+            self.slice(pad8(nb_off + 4 * deg), deg)?
+        } else {
+            &[]
+        };
+        Ok(Some(Rec {
+            nbrs,
+            wts,
+            strength,
+        }))
+    }
+
+    pub(crate) fn num_nodes(&self) -> usize {
+        self.n as usize
+    }
+    pub(crate) fn base_n(&self) -> u32 {
+        self.base_n
+    }
+
+    fn run_of(&self, v: u32) -> Result<&Run> {
+        let i = self.runs.partition_point(|r| r.first <= v);
+        self.runs
+            .get(i.wrapping_sub(1))
+            .filter(|r| v - r.first < r.count)
+            .ok_or_else(|| Error::format(format!("change log has no id for node {v}")))
+    }
+
+    fn run_int(&self, r: &Run, k: u32) -> Result<i64> {
+        Ok(self.slice::<u64>(r.ids + 8 * u64::from(k), 1)?[0] as i64)
+    }
+
+    fn run_str(&self, r: &Run, k: u32) -> Result<&str> {
+        let o: &[u64] = self.slice(r.ids + 8 * u64::from(k), 2)?;
+        let (s, e) = (o[0], o[1]);
+        if s > e || e > r.bytes_len {
+            return Err(Error::format(format!(
+                "change log corrupted: bad string id offsets of node {}",
+                r.first + k
+            )));
+        }
+        let b: &[u8] = self.slice(r.bytes + s, e - s)?;
+        std::str::from_utf8(b).map_err(|_| {
+            Error::format(format!(
+                "change log corrupted: string id of node {} is not valid UTF-8",
+                r.first + k
+            ))
+        })
+    }
+
+    /// The id of a created node `v` (`base_n <= v < n`; implicit ids: `v` itself).
+    pub(crate) fn new_id(&self, v: u32, kind: IdKind) -> Result<NodeId<'_>> {
+        match kind {
+            IdKind::Implicit => Ok(NodeId::Int(i64::from(v))),
+            IdKind::Int64 => {
+                let r = self.run_of(v)?;
+                Ok(NodeId::Int(self.run_int(r, v - r.first)?))
+            }
+            IdKind::Utf8 => {
+                let r = self.run_of(v)?;
+                Ok(NodeId::Str(self.run_str(r, v - r.first)?))
+            }
+        }
+    }
+
+    /// Binary search of each run for an id; `cmp(k)` compares the run's `k`-th id to the target.
+    fn search_runs(
+        &self,
+        mut cmp: impl FnMut(&Run, u32) -> Result<Ordering>,
+    ) -> Result<Option<u32>> {
+        for r in &self.runs {
+            let order: &[u32] = self.slice(r.order, u64::from(r.count))?;
+            let (mut lo, mut hi) = (0usize, order.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let k = order[mid];
+                if k >= r.count {
+                    return Err(Error::format("change log corrupted: bad id-run order"));
+                }
+                match cmp(r, k)? {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => return Ok(Some(r.first + k)),
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) fn lookup_int(&self, id: i64) -> Result<Option<u32>> {
+        self.search_runs(|r, k| Ok(self.run_int(r, k)?.cmp(&id)))
+    }
+
+    pub(crate) fn lookup_str(&self, id: &str) -> Result<Option<u32>> {
+        self.search_runs(|r, k| Ok(self.run_str(r, k)?.as_bytes().cmp(id.as_bytes())))
+    }
+
+    /// The created nodes sorted by id.
+    pub(crate) fn new_nodes_by_id(&self, kind: IdKind) -> Result<Vec<u32>> {
+        let mut v: Vec<u32> = (self.base_n..self.n).collect();
+        match kind {
+            IdKind::Implicit => {}
+            IdKind::Int64 => {
+                let ids = v
+                    .iter()
+                    .map(|&x| match self.new_id(x, kind)? {
+                        NodeId::Int(i) => Ok(i),
+                        NodeId::Str(_) => unreachable!(),
+                    })
+                    .collect::<Result<Vec<i64>>>()?;
+                v.sort_unstable_by_key(|&x| ids[(x - self.base_n) as usize]);
+            }
+            IdKind::Utf8 => {
+                let ids = v
+                    .iter()
+                    .map(|&x| match self.new_id(x, kind)? {
+                        NodeId::Str(s) => Ok(s),
+                        NodeId::Int(_) => unreachable!(),
+                    })
+                    .collect::<Result<Vec<&str>>>()?;
+                v.sort_unstable_by(|&a, &b| {
+                    ids[(a - self.base_n) as usize]
+                        .as_bytes()
+                        .cmp(ids[(b - self.base_n) as usize].as_bytes())
+                });
+            }
+        }
+        Ok(v)
+    }
+
+    /// Every node with a row in the log, ascending (walks the whole tree).
+    fn changed_nodes(&self) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        let t = &self.trailer;
+        if t.root != 0 {
+            self.walk(t.root, t.depth - 1, 0, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn walk(&self, off: u64, level: u32, prefix: u64, out: &mut Vec<u32>) -> Result<()> {
+        let width = if level == 0 { 2 } else { 1 };
+        let page: &[u64] = self.slice(off, (width * FANOUT) as u64)?;
+        for (i, &e) in page.iter().step_by(width).enumerate() {
+            if e == 0 {
+                continue;
+            }
+            let p = (prefix << FANOUT_BITS) | i as u64;
+            if level == 0 {
+                if p >= u64::from(self.n) {
+                    return Err(Error::format(
+                        "change log corrupted: a row for a node that does not exist",
+                    ));
+                }
+                out.push(p as u32);
+            } else {
+                self.walk(e, level - 1, p, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------------------ opening
+
+/// How many times `open` retries when the graph file and its log were replaced between the
+/// two opens (a concurrent compaction); more than that is a real mismatch.
+const OPEN_RETRIES: usize = 8;
+
+/// Opens a graph file and, if it has one, its change log (see [`Graph::open`]).
+pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
+    let lp = log_path(path);
+    for _ in 0..OPEN_RETRIES {
+        let mut g = Graph::open_base(path)?;
+        g.set_prefetch(prefetch);
+        let base_meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        let base_ident = ident(&base_meta);
+        let file = match File::open(&lp) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                g.set_log(
+                    None,
+                    LogState {
+                        base_ident,
+                        log_ident: None,
+                        info: LogInfo::default(),
+                    },
+                );
+                return Ok(g);
+            }
+            Err(e) => return Err(Error::io(&lp, e)),
+        };
+        match attach(g, &file, &lp, base_ident)? {
+            Some(g) => return Ok(g),
+            None => continue,
+        }
+    }
+    Err(Error::format(format!(
+        "{} belongs to another graph file than {} (was the graph file replaced? delete the \
+         log to discard its changes)",
+        lp.display(),
+        path.display()
+    )))
+}
+
+/// Reads the log's header and superblocks and maps it. None when the log belongs to another
+/// base file (the caller retries: a compaction may have replaced both files in between).
+fn attach(mut g: Graph, file: &File, lp: &Path, base_ident: FileIdent) -> Result<Option<Graph>> {
+    let fmt = |e: Error| match e {
+        Error::Format(m) => Error::format(format!("{}: {m}", lp.display())),
+        e => e,
+    };
+    let meta = file.metadata().map_err(|e| Error::io(lp, e))?;
+    let len = meta.len();
+    if len < DATA_START {
+        return Err(fmt(Error::format(format!(
+            "change log is too short ({len} bytes)"
+        ))));
+    }
+    // SAFETY: read-only private map. The writer only appends to the file and rewrites the two
+    // superblock slots; the bytes a snapshot reads (below its committed end) never change, and
+    // the file is never truncated (a compaction replaces it by rename).
+    let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(lp, e))?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
+    let header = LogHeader::decode(&map).map_err(fmt)?;
+    // The slots are read with a plain read: the map may not show a concurrent slot write as
+    // atomically, and a torn read of both would look like corruption. Retried a few times.
+    let slot = read_slot(file, lp)?;
+    let (cs, flen) = base_identity(&g);
+    let state = LogState {
+        base_ident,
+        log_ident: Some(ident(&meta)),
+        info: LogInfo {
+            exists: true,
+            merge_max: header.merge_max,
+            bytes: DATA_START,
+            ..LogInfo::default()
+        },
+    };
+    if header.base_checksum != cs || header.base_file_len != flen {
+        if slot.superseded_by == cs {
+            // Compacted into this base file; the new log is about to replace this one.
+            g.set_log(None, state);
+            return Ok(Some(g));
+        }
+        return Ok(None);
+    }
+    if header.base_num_nodes != g.base_num_nodes() as u64
+        || header.directed != g.directed()
+        || header.weighted != g.weighted()
+        || header.str_ids != (g.id_kind() == IdKind::Utf8)
+    {
+        return Err(fmt(Error::format(
+            "change log does not match its graph file's kind",
+        )));
+    }
+    if slot.seq == 0 {
+        g.set_log(None, state);
+        return Ok(Some(g));
+    }
+    let ov = Overlay::new(Bytes::Map(map), header, slot, &g).map_err(fmt)?;
+    install(&mut g, ov, state);
+    Ok(Some(g))
+}
+
+/// Attaches a commit's overlay to its base graph.
+fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
+    let t = ov.trailer;
+    state.info = LogInfo {
+        exists: true,
+        commits: t.seq,
+        adds: t.adds,
+        removes: t.removes,
+        changed_nodes: t.changed,
+        new_nodes: t.num_nodes - g.base_num_nodes() as u64,
+        bytes: ov.slot.trailer + TRAILER_LEN as u64,
+        merge_max: ov.header.merge_max,
+    };
+    // A log that changes no row and creates no node leaves the base file as it is: keep the
+    // plain read path.
+    let changes = t.root != 0 || t.num_nodes != g.base_num_nodes() as u64;
+    g.set_log(changes.then(|| Box::new(ov)), state);
+}
+
+fn read_slot(file: &File, lp: &Path) -> Result<Slot> {
+    let mut head = [0u8; DATA_START as usize];
+    let mut last = None;
+    for _ in 0..16 {
+        read_at(file, &mut head, 0).map_err(|e| Error::io(lp, e))?;
+        match best_slot(&head) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+        std::thread::yield_now();
+    }
+    Err(Error::format(format!(
+        "{}: {}",
+        lp.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    )))
+}
+
+/// Builds a live graph from a base graph and a change log held in memory (for tests and the
+/// fuzz target: the same checks as a mapped log).
+pub fn with_log_bytes(base: Graph, log: &[u8]) -> Result<Graph> {
+    let mut g = base;
+    let header = LogHeader::decode(log)?;
+    let slot = best_slot(log)?;
+    let (cs, flen) = base_identity(&g);
+    if header.base_checksum != cs || header.base_file_len != flen {
+        return Err(Error::format("change log belongs to another graph file"));
+    }
+    if header.base_num_nodes != g.base_num_nodes() as u64
+        || header.directed != g.directed()
+        || header.weighted != g.weighted()
+        || header.str_ids != (g.id_kind() == IdKind::Utf8)
+    {
+        return Err(Error::format("change log does not match its graph's kind"));
+    }
+    let state = LogState {
+        base_ident: FileIdent(0, 0),
+        log_ident: None,
+        info: LogInfo {
+            exists: true,
+            merge_max: header.merge_max,
+            bytes: DATA_START,
+            ..LogInfo::default()
+        },
+    };
+    if slot.seq == 0 {
+        g.set_log(None, state);
+        return Ok(g);
+    }
+    let mut words = vec![0u64; log.len().div_ceil(8)];
+    // SAFETY: viewing the u64 buffer as bytes; log.len() <= 8 * words.len().
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), log.len()) }
+        .copy_from_slice(log);
+    let ov = Overlay::new(Bytes::Owned(words, log.len()), header, slot, &g)?;
+    install(&mut g, ov, state);
+    Ok(g)
+}
+
+/// A newer snapshot of `g`'s file and log, or None when nothing changed since `g` was opened.
+/// Costs two `stat`s and, if the log exists, one 256-byte read.
+pub fn refreshed(g: &Graph) -> Result<Option<Graph>> {
+    let (Some(path), Some(state)) = (g.path(), g.log_state()) else {
+        return Ok(None);
+    };
+    let base_now = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let lp = log_path(path);
+    let log_now = match std::fs::metadata(&lp) {
+        Ok(m) => Some(ident(&m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&lp, e)),
+    };
+    let same_files = ident(&base_now) == state.base_ident && log_now == state.log_ident;
+    if same_files {
+        let Some(_) = log_now else {
+            return Ok(None);
+        };
+        let file = File::open(&lp).map_err(|e| Error::io(&lp, e))?;
+        let slot = read_slot(&file, &lp)?;
+        if slot.seq == state.info.commits {
+            return Ok(None);
+        }
+    }
+    open(path, g.prefetch()).map(Some)
+}
+
+// ------------------------------------------------------------------------------ staging
+
+/// Node ids as a caller passes them.
+#[derive(Clone, Debug)]
+pub enum Ids {
+    Int(Vec<i64>),
+    Str(Vec<String>),
+}
+
+impl Ids {
+    pub fn len(&self) -> usize {
+        match self {
+            Ids::Int(v) => v.len(),
+            Ids::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn get(&self, i: usize) -> LogId {
+        match self {
+            Ids::Int(v) => LogId::Int(v[i]),
+            Ids::Str(v) => LogId::Str(v[i].clone()),
+        }
+    }
+}
+
+/// What undoing a failed call needs.
+enum Undo {
+    /// `row[nbr]` was `old` (None: absent).
+    Arc(u32, u32, Option<f32>),
+    /// The row of this node was loaded into the batch by this call.
+    Loaded(u32),
+}
+
+/// Changes applied on top of a committed graph, not yet written: the rows they touched (as
+/// maps), the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
+struct Stage {
+    kind: IdKind,
+    directed: bool,
+    weighted: bool,
+    merge: Merge,
+    /// Node count of the committed graph, and with this batch's created nodes.
+    committed_n: u32,
+    n: u32,
+    rows: HashMap<u32, HashMap<u32, f32>>,
+    created: HashMap<LogId, u32>,
+    /// Ids of created nodes `committed_n..n` (empty for implicit ids).
+    new_ids: Vec<LogId>,
+    arcs: u64,
+    self_loops: u64,
+    adds: u64,
+    removes: u64,
+    permuted: bool,
+    /// Largest id in the graph (internal order equals id order while ids arrive increasing).
+    max_id: Option<LogId>,
+    ops: Vec<u8>,
+    num_ops: u64,
+    undo: Vec<Undo>,
+}
+
+/// The counts a stage starts from.
+#[derive(Clone)]
+struct Counts {
+    n: u32,
+    arcs: u64,
+    self_loops: u64,
+    adds: u64,
+    removes: u64,
+    permuted: bool,
+    max_id: Option<LogId>,
+}
+
+impl Stage {
+    fn new(g: &Graph, merge: Merge, c: Counts) -> Stage {
+        Stage {
+            kind: g.id_kind(),
+            directed: g.directed(),
+            weighted: g.weighted(),
+            merge,
+            committed_n: c.n,
+            n: c.n,
+            rows: HashMap::new(),
+            created: HashMap::new(),
+            new_ids: Vec::new(),
+            arcs: c.arcs,
+            self_loops: c.self_loops,
+            adds: c.adds,
+            removes: c.removes,
+            permuted: c.permuted,
+            max_id: c.max_id,
+            ops: Vec::new(),
+            num_ops: 0,
+            undo: Vec::new(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.num_ops == 0
+    }
+
+    fn lookup(&self, g: &Graph, id: &LogId) -> Result<Option<u32>> {
+        match (self.kind, id) {
+            (IdKind::Implicit, LogId::Int(i)) => {
+                Ok((*i >= 0 && (*i as u64) < u64::from(self.n)).then_some(*i as u32))
+            }
+            (IdKind::Utf8, LogId::Int(_)) | (IdKind::Implicit | IdKind::Int64, LogId::Str(_)) => {
+                Ok(None)
+            }
+            _ => {
+                if let Some(&v) = self.created.get(id) {
+                    return Ok(Some(v));
+                }
+                match id {
+                    LogId::Int(i) => g.lookup_int(*i),
+                    LogId::Str(s) => g.lookup_str(s),
+                }
+            }
+        }
+    }
+
+    fn check_id(&self, id: &LogId) -> Result<()> {
+        match (self.kind, id) {
+            (IdKind::Implicit, LogId::Int(i)) if *i < 0 || *i >= i64::from(u32::MAX) => {
+                Err(Error::input(format!(
+                    "node id {i} is outside 0..2**32-2: this graph has implicit ids 0..n-1"
+                )))
+            }
+            (IdKind::Utf8, LogId::Int(i)) => Err(Error::input(format!(
+                "node id {i} is an int but this graph has string ids"
+            ))),
+            (IdKind::Implicit | IdKind::Int64, LogId::Str(s)) => Err(Error::input(format!(
+                "node id {s:?} is a string but this graph has integer ids"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn resolve_or_create(&mut self, g: &Graph, id: &LogId) -> Result<u32> {
+        if let Some(v) = self.lookup(g, id)? {
+            return Ok(v);
+        }
+        if self.kind == IdKind::Implicit {
+            let LogId::Int(i) = id else { unreachable!() };
+            // Ids are indices: every id up to this one becomes a node (isolated unless given
+            // edges), as a rebuild with these ids would have them.
+            self.n = *i as u32 + 1;
+            return Ok(*i as u32);
+        }
+        if self.n == u32::MAX {
+            return Err(Error::input("the graph would exceed 2**32-1 nodes"));
+        }
+        let v = self.n;
+        self.n += 1;
+        if self.max_id.as_ref().is_some_and(|m| m > id) {
+            self.permuted = true;
+        }
+        if self.max_id.as_ref().is_none_or(|m| m < id) {
+            self.max_id = Some(id.clone());
+        }
+        self.created.insert(id.clone(), v);
+        self.new_ids.push(id.clone());
+        Ok(v)
+    }
+
+    fn row<'a>(&'a mut self, g: &Graph, v: u32) -> Result<&'a mut HashMap<u32, f32>> {
+        match self.rows.entry(v) {
+            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let mut m = HashMap::new();
+                if (v as usize) < g.num_nodes() {
+                    let nb = g.neighbors_checked(v)?;
+                    let w = g.weights(v)?;
+                    m.reserve(nb.len() + 1);
+                    for (k, &u) in nb.iter().enumerate() {
+                        m.insert(u, w.map_or(1.0, |w| w[k]));
+                    }
+                }
+                self.undo.push(Undo::Loaded(v));
+                Ok(e.insert(m))
+            }
+        }
+    }
+
+    /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
+    fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
+        let merge = self.merge;
+        let weighted = self.weighted;
+        let row = self.row(g, a)?;
+        let old = row.get(&b).copied();
+        let new = match old {
+            None => w,
+            Some(_) if !weighted => 1.0,
+            Some(x) => match merge {
+                Merge::Sum => x + w,
+                Merge::Max => x.max(w),
+            },
+        };
+        if !new.is_finite() {
+            return Err(Error::input(format!(
+                "merged weight of arc ({a}, {b}) overflows float32"
+            )));
+        }
+        row.insert(b, new);
+        self.undo.push(Undo::Arc(a, b, old));
+        if old.is_none() {
+            self.arcs += 1;
+            // Self-loops are counted for undirected graphs only (their edge count).
+            if a == b && !self.directed {
+                self.self_loops += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<()> {
+        let row = self.row(g, a)?;
+        let old = row.remove(&b);
+        self.undo.push(Undo::Arc(a, b, old));
+        if old.is_some() {
+            self.arcs -= 1;
+            if a == b && !self.directed {
+                self.self_loops -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn has_arc(&self, g: &Graph, a: u32, b: u32) -> Result<bool> {
+        if let Some(r) = self.rows.get(&a) {
+            return Ok(r.contains_key(&b));
+        }
+        if a as usize >= g.num_nodes() {
+            return Ok(false);
+        }
+        let nb = g.neighbors_checked(a)?;
+        if !g.permuted() || g.id_kind() == IdKind::Implicit {
+            // Rows sorted by index.
+            return Ok(nb.binary_search(&b).is_ok());
+        }
+        Ok(nb.contains(&b))
+    }
+
+    fn apply_add(&mut self, g: &Graph, a: &LogId, b: &LogId, w: Option<f32>) -> Result<()> {
+        let s = self.resolve_or_create(g, a)?;
+        let d = self.resolve_or_create(g, b)?;
+        let w = w.unwrap_or(1.0);
+        self.add_arc(g, s, d, w)?;
+        if !self.directed && s != d {
+            self.add_arc(g, d, s, w)?;
+        }
+        self.adds += 1;
+        Ok(())
+    }
+
+    /// Returns whether the edge existed.
+    fn apply_remove(&mut self, g: &Graph, a: &LogId, b: &LogId) -> Result<bool> {
+        let (Some(s), Some(d)) = (self.lookup(g, a)?, self.lookup(g, b)?) else {
+            self.removes += 1;
+            return Ok(false);
+        };
+        self.removes += 1;
+        if !self.has_arc(g, s, d)? {
+            return Ok(false);
+        }
+        self.remove_arc(g, s, d)?;
+        if !self.directed && s != d {
+            self.remove_arc(g, d, s)?;
+        }
+        Ok(true)
+    }
+
+    fn apply(&mut self, g: &Graph, op: &Op) -> Result<bool> {
+        match op {
+            Op::Add(a, b, w) => self.apply_add(g, a, b, *w).map(|_| true),
+            Op::Remove(a, b) => self.apply_remove(g, a, b),
+        }
+    }
+
+    /// Applies one call's operations, all or none: on an error the stage is as before.
+    fn apply_call(&mut self, g: &Graph, ops: &[Op]) -> Result<u64> {
+        for op in ops {
+            let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+            self.check_id(a)?;
+            self.check_id(b)?;
+        }
+        self.undo.clear();
+        let saved = (
+            self.n,
+            self.arcs,
+            self.self_loops,
+            self.adds,
+            self.removes,
+            self.permuted,
+            self.max_id.clone(),
+            self.new_ids.len(),
+        );
+        let mut changed = 0u64;
+        let result = ops.iter().try_for_each(|op| {
+            changed += u64::from(self.apply(g, op)?);
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                for op in ops {
+                    crate::livelog::encode_op(&mut self.ops, op);
+                }
+                self.num_ops += ops.len() as u64;
+                self.undo.clear();
+                Ok(changed)
+            }
+            Err(e) => {
+                while let Some(u) = self.undo.pop() {
+                    match u {
+                        Undo::Arc(a, b, old) => {
+                            if let Some(r) = self.rows.get_mut(&a) {
+                                match old {
+                                    Some(x) => r.insert(b, x),
+                                    None => r.remove(&b),
+                                };
+                            }
+                        }
+                        Undo::Loaded(v) => {
+                            self.rows.remove(&v);
+                        }
+                    }
+                }
+                for id in self.new_ids.drain(saved.7..) {
+                    self.created.remove(&id);
+                }
+                (
+                    self.n,
+                    self.arcs,
+                    self.self_loops,
+                    self.adds,
+                    self.removes,
+                    self.permuted,
+                    self.max_id,
+                ) = (
+                    saved.0, saved.1, saved.2, saved.3, saved.4, saved.5, saved.6,
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// The external id of `v` for sorting rows.
+    fn id_of<'a>(&'a self, g: &'a Graph, v: u32) -> Result<LogIdRef<'a>> {
+        if v >= self.committed_n {
+            return Ok(match &self.new_ids[(v - self.committed_n) as usize] {
+                LogId::Int(i) => LogIdRef::Int(*i),
+                LogId::Str(s) => LogIdRef::Str(s),
+            });
+        }
+        Ok(match g.node_id(v)? {
+            NodeId::Int(i) => LogIdRef::Int(i),
+            NodeId::Str(s) => LogIdRef::Str(s),
+        })
+    }
+
+    /// The final rows of the changed nodes, ascending by node: each sorted by the neighbours'
+    /// ids (by index while internal order is id order), weights merged.
+    fn finish(&self, g: &Graph) -> Result<Vec<Row>> {
+        let mut nodes: Vec<u32> = self.rows.keys().copied().collect();
+        nodes.sort_unstable();
+        let by_index = !self.permuted || self.kind == IdKind::Implicit;
+        let mut out = Vec::with_capacity(nodes.len());
+        for v in nodes {
+            let mut row: Vec<(u32, f32)> = self.rows[&v].iter().map(|(&u, &w)| (u, w)).collect();
+            if by_index {
+                row.sort_unstable_by_key(|e| e.0);
+            } else {
+                let mut keyed = row
+                    .iter()
+                    .map(|&(u, w)| Ok((self.id_of(g, u)?, u, w)))
+                    .collect::<Result<Vec<_>>>()?;
+                keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                row = keyed.into_iter().map(|(_, u, w)| (u, w)).collect();
+            }
+            out.push((v, row));
+        }
+        Ok(out)
+    }
+}
+
+/// A node and its row: `(neighbour, weight)` sorted like a rebuilt file's.
+type Row = (u32, Vec<(u32, f32)>);
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum LogIdRef<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// The counts of `g`'s current state (its newest commit, or its base file).
+fn counts_of(g: &Graph) -> Result<Counts> {
+    let (adds, removes) = g
+        .overlay()
+        .map_or((0, 0), |o| (o.trailer.adds, o.trailer.removes));
+    let info = g.log_state().map(|s| s.info).unwrap_or_default();
+    let self_loops = if g.directed() {
+        0
+    } else {
+        2 * g.num_edges() - g.num_arcs()
+    };
+    Ok(Counts {
+        n: g.num_nodes() as u32,
+        arcs: g.num_arcs(),
+        self_loops,
+        adds: adds.max(info.adds),
+        removes: removes.max(info.removes),
+        permuted: g.permuted(),
+        max_id: max_id(g)?,
+    })
+}
+
+/// The largest id of `g` (None when empty).
+fn max_id(g: &Graph) -> Result<Option<LogId>> {
+    let n = g.num_nodes();
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut best: Option<LogId> = None;
+    let mut consider = |v: u32| -> Result<()> {
+        let id = match g.node_id(v)? {
+            NodeId::Int(i) => LogId::Int(i),
+            NodeId::Str(s) => LogId::Str(s.to_owned()),
+        };
+        if best.as_ref().is_none_or(|b| *b < id) {
+            best = Some(id);
+        }
+        Ok(())
+    };
+    match g.id_kind() {
+        IdKind::Implicit => consider(n as u32 - 1)?,
+        _ => {
+            let base_n = g.base_num_nodes();
+            if base_n > 0 {
+                consider(g.id_index()[base_n - 1])?;
+            }
+            if let Some(o) = g.overlay() {
+                for r in &o.runs {
+                    let order: &[u32] = o.slice(r.order, u64::from(r.count))?;
+                    if let Some(&k) = order.last() {
+                        if k >= r.count {
+                            return Err(Error::format("change log corrupted: bad id-run order"));
+                        }
+                        consider(r.first + k)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(best)
+}
+
+// ------------------------------------------------------------------------------ writing
+
+/// The one writer of a live graph: holds the lock, stages calls, commits them durably.
+pub struct LiveWriter {
+    path: PathBuf,
+    log_path: PathBuf,
+    _lock: File,
+    file: File,
+    header: LogHeader,
+    slot: Slot,
+    /// End of the committed bytes: the next segment goes here (bytes past it are garbage from
+    /// an interrupted commit and are overwritten).
+    end: u64,
+    snapshot: Arc<Graph>,
+    merge: Merge,
+    prefetch: bool,
+    stage: Option<Stage>,
+}
+
+fn write_at(file: &File, bytes: &[u8], off: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(bytes, off)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = file;
+        f.seek(SeekFrom::Start(off))?;
+        f.write_all(bytes)
+    }
+}
+
+fn read_at(file: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, off)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(off))?;
+        f.read_exact(buf)
+    }
+}
+
+/// Takes the writers' lock of `base` without waiting: a second writer gets an error.
+fn lock(base: &Path) -> Result<File> {
+    let lp = lock_path(base);
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lp)
+        .map_err(|e| Error::io(&lp, e))?;
+    #[cfg(unix)]
+    {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a valid descriptor we own. The lock belongs to this open file
+        // description and is released when it is closed, including by the process dying.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::WouldBlock {
+                let mut pid = String::new();
+                let _ = (&f).read_to_string(&mut pid);
+                let holder = match pid.trim() {
+                    "" => String::new(),
+                    p => format!(" (process {p})"),
+                };
+                return Err(Error::io(
+                    base,
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        format!(
+                            "is already open for writing by another writer{holder}; one \
+                             writer at a time"
+                        ),
+                    ),
+                ));
+            }
+            return Err(Error::io(&lp, err));
+        }
+        let mut w = &f;
+        let _ = w.seek(SeekFrom::Start(0));
+        let _ = f.set_len(0);
+        let _ = write!(w, "{}", std::process::id());
+    }
+    Ok(f)
+}
+
+/// Writes a new empty log for the base file `g` to `target` (atomically).
+fn create_log(g: &Graph, target: &Path, merge: Merge) -> Result<LogHeader> {
+    let (cs, flen) = base_identity(g);
+    let header = LogHeader {
+        merge_max: merge == Merge::Max,
+        str_ids: g.id_kind() == IdKind::Utf8,
+        weighted: g.weighted(),
+        directed: g.directed(),
+        base_checksum: cs,
+        base_file_len: flen,
+        base_num_nodes: g.base_num_nodes() as u64,
+    };
+    let mut bytes = vec![0u8; DATA_START as usize];
+    bytes[..crate::livelog::LOG_HEADER_LEN].copy_from_slice(&header.encode());
+    let s = SLOT_OFFSETS[0] as usize;
+    bytes[s..s + SLOT_LEN].copy_from_slice(&Slot::default().encode());
+    crate::build::write_atomic(target, &bytes)?;
+    Ok(header)
+}
+
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+impl LiveWriter {
+    /// Opens `path` for writing: takes the lock, creates the change log if there is none.
+    /// `merge` is how weights of duplicate edges merge; it is fixed when the log is created
+    /// (None: the log's, or `Sum` for a new log) and must match an existing log's.
+    pub fn open(path: &Path, merge: Option<Merge>, prefetch: bool) -> Result<LiveWriter> {
+        let lock = lock(path)?;
+        let lp = log_path(path);
+        let base = Graph::open_base(path)?;
+        let fresh = |merge: Merge| -> Result<()> {
+            create_log(&base, &lp, merge)?;
+            sync_dir(&lp);
+            Ok(())
+        };
+        match File::open(&lp) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fresh(merge.unwrap_or(Merge::Sum))?;
+            }
+            Err(e) => return Err(Error::io(&lp, e)),
+            Ok(f) => {
+                let mut head = [0u8; DATA_START as usize];
+                read_at(&f, &mut head, 0).map_err(|e| {
+                    Error::format(format!("{}: change log is too short ({e})", lp.display()))
+                })?;
+                let h = LogHeader::decode(&head)
+                    .map_err(|e| Error::format(format!("{}: {e}", lp.display())))?;
+                let slot = best_slot(&head)
+                    .map_err(|e| Error::format(format!("{}: {e}", lp.display())))?;
+                let (cs, flen) = base_identity(&base);
+                if (h.base_checksum, h.base_file_len) != (cs, flen) {
+                    if slot.superseded_by != cs {
+                        return Err(Error::format(format!(
+                            "{} belongs to another graph file than {} (was the graph file \
+                             replaced? delete the log to discard its changes)",
+                            lp.display(),
+                            path.display()
+                        )));
+                    }
+                    // A compaction finished replacing the graph file but not the log.
+                    let m = if h.merge_max { Merge::Max } else { Merge::Sum };
+                    fresh(m)?;
+                }
+            }
+        }
+        drop(base);
+        let snapshot = open(path, prefetch)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lp)
+            .map_err(|e| Error::io(&lp, e))?;
+        let mut head = [0u8; DATA_START as usize];
+        read_at(&file, &mut head, 0).map_err(|e| Error::io(&lp, e))?;
+        let header = LogHeader::decode(&head)?;
+        let slot = best_slot(&head)?;
+        let log_merge = if header.merge_max {
+            Merge::Max
+        } else {
+            Merge::Sum
+        };
+        if let Some(m) = merge {
+            if m != log_merge && snapshot.weighted() {
+                return Err(Error::param(format!(
+                    "merge={:?} differs from the change log's merge={:?} (fixed when the log was \
+                     created; compact and delete the log to change it)",
+                    merge_name(m),
+                    merge_name(log_merge)
+                )));
+            }
+        }
+        let end = if slot.seq == 0 {
+            DATA_START
+        } else {
+            slot.trailer + TRAILER_LEN as u64
+        };
+        Ok(LiveWriter {
+            path: path.to_path_buf(),
+            log_path: lp,
+            _lock: lock,
+            file,
+            header,
+            slot,
+            end,
+            snapshot: Arc::new(snapshot),
+            merge: log_merge,
+            prefetch,
+            stage: None,
+        })
+    }
+
+    /// The newest committed state.
+    pub fn snapshot(&self) -> Arc<Graph> {
+        self.snapshot.clone()
+    }
+
+    /// Operations staged and not yet committed.
+    pub fn staged_ops(&self) -> u64 {
+        self.stage.as_ref().map_or(0, |s| s.num_ops)
+    }
+
+    fn stage(&mut self) -> Result<&mut Stage> {
+        if self.stage.is_none() {
+            let c = counts_of(&self.snapshot)?;
+            self.stage = Some(Stage::new(&self.snapshot, self.merge, c));
+        }
+        Ok(self.stage.as_mut().expect("set above"))
+    }
+
+    /// Stages edges `src[i] -> dst[i]` (both directions on undirected graphs), creating nodes
+    /// for unknown ids. All or nothing: on an error nothing of this call is staged.
+    pub fn add_edges(&mut self, src: &Ids, dst: &Ids, weights: Option<&[f32]>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::input(format!(
+                "src and dst have different lengths ({} and {})",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let weighted = self.snapshot.weighted();
+        if let Some(w) = weights {
+            if !weighted {
+                return Err(Error::input("weights given but the graph is unweighted"));
+            }
+            if w.len() != src.len() {
+                return Err(Error::input(format!(
+                    "weights has length {} but there are {} edges",
+                    w.len(),
+                    src.len()
+                )));
+            }
+            if let Some((i, x)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, x)| !(x.is_finite() && **x > 0.0))
+            {
+                return Err(Error::input(format!(
+                    "edge {i} has weight {x}; weights must be finite and > 0"
+                )));
+            }
+        }
+        let ops: Vec<Op> = (0..src.len())
+            .map(|i| {
+                let w = weighted.then(|| weights.map_or(1.0, |w| w[i]));
+                Op::Add(src.get(i), dst.get(i), w)
+            })
+            .collect();
+        let g = self.snapshot.clone();
+        self.stage()?.apply_call(&g, &ops).map(|_| ())
+    }
+
+    /// Stages the removal of edges `src[i] -> dst[i]`; absent edges and unknown ids are
+    /// ignored. Returns how many edges existed and are removed.
+    pub fn remove_edges(&mut self, src: &Ids, dst: &Ids) -> Result<u64> {
+        if src.len() != dst.len() {
+            return Err(Error::input(format!(
+                "src and dst have different lengths ({} and {})",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let ops: Vec<Op> = (0..src.len())
+            .map(|i| Op::Remove(src.get(i), dst.get(i)))
+            .collect();
+        let g = self.snapshot.clone();
+        self.stage()?.apply_call(&g, &ops)
+    }
+
+    /// Drops the staged operations.
+    pub fn discard(&mut self) {
+        self.stage = None;
+    }
+
+    /// Writes the staged operations as one commit, durably (returns after the data and then
+    /// the superblock are synced). Returns false when nothing was staged.
+    pub fn commit(&mut self) -> Result<bool> {
+        let Some(stage) = self.stage.take() else {
+            return Ok(false);
+        };
+        if stage.is_empty() {
+            return Ok(false);
+        }
+        let g = self.snapshot.clone();
+        let seq = self.slot.seq + 1;
+        let (seg, trailer_at, trailer_checksum) = build_segment(&g, &stage, seq, self.end)?;
+        let lp = &self.log_path;
+        write_at(&self.file, &seg.bytes, seg.base).map_err(|e| Error::io(lp, e))?;
+        self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+        let slot = Slot {
+            seq,
+            trailer: trailer_at,
+            trailer_checksum,
+            superseded_by: 0,
+        };
+        write_at(&self.file, &slot.encode(), SLOT_OFFSETS[(seq % 2) as usize])
+            .map_err(|e| Error::io(lp, e))?;
+        self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+        self.slot = slot;
+        self.end = trailer_at + TRAILER_LEN as u64;
+        self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
+        Ok(true)
+    }
+
+    /// Folds the log into a new graph file, atomically, and starts an empty log. Readers keep
+    /// the state they opened until they refresh; the graph stays the same, only its storage
+    /// changes. Fails if operations are staged.
+    pub fn compact(&mut self, threads: usize) -> Result<()> {
+        if self.staged_ops() > 0 {
+            return Err(Error::input(
+                "operations are staged: commit or discard them before compacting",
+            ));
+        }
+        if self.slot.seq == 0 {
+            return Ok(());
+        }
+        let g = self.snapshot.clone();
+        let dir = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = self
+            .path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "graph".into());
+        let tag = crate::build::owner_tag();
+        let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
+        let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
+        let result = (|| -> Result<()> {
+            let pool = crate::embed::pool(threads.max(1))?;
+            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
+            let mut stats = crate::reorder::ReorderStats::default();
+            crate::reorder::write_permuted(&g, &order, &new_base, &pool, None, &mut stats)?;
+            let fresh = Graph::open_base(&new_base)?;
+            let (cs, _) = base_identity(&fresh);
+            let merge = self.merge;
+            create_log(&fresh, &new_log, merge)?;
+            drop(fresh);
+            // Mark the old log as folded into the new file before the file replaces the old
+            // one: a reader that finds the new file with the old log then ignores the log.
+            let mark = Slot {
+                superseded_by: cs,
+                ..self.slot
+            };
+            let lp = &self.log_path;
+            write_at(
+                &self.file,
+                &mark.encode(),
+                SLOT_OFFSETS[((self.slot.seq + 1) % 2) as usize],
+            )
+            .map_err(|e| Error::io(lp, e))?;
+            self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+            std::fs::rename(&new_base, &self.path).map_err(|e| Error::io(&self.path, e))?;
+            std::fs::rename(&new_log, lp).map_err(|e| Error::io(lp, e))?;
+            sync_dir(&self.path);
+            Ok(())
+        })();
+        let _ = std::fs::remove_file(&new_base);
+        let _ = std::fs::remove_file(&new_log);
+        result?;
+        let lp = &self.log_path;
+        self.file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lp)
+            .map_err(|e| Error::io(lp, e))?;
+        let mut head = [0u8; DATA_START as usize];
+        read_at(&self.file, &mut head, 0).map_err(|e| Error::io(lp, e))?;
+        self.header = LogHeader::decode(&head)?;
+        self.slot = best_slot(&head)?;
+        self.end = DATA_START;
+        self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn merge_name(m: Merge) -> &'static str {
+    match m {
+        Merge::Sum => "sum",
+        Merge::Max => "max",
+    }
+}
+
+/// Builds commit `seq`'s segment, to be written at `at`: returns it, its trailer's offset and
+/// the trailer's checksum.
+fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(SegmentBuf, u64, u64)> {
+    let mut seg = SegmentBuf {
+        base: at,
+        bytes: Vec::with_capacity(4096 + stage.ops.len()),
+    };
+    // Operations (the segment length is patched in at the end).
+    let ops_at = seg.pos();
+    seg.put(
+        &OpsHeader {
+            seq,
+            num_ops: stage.num_ops,
+            payload_len: stage.ops.len() as u64,
+            segment_len: 0,
+        }
+        .encode(),
+    );
+    seg.put(&stage.ops);
+    seg.align8();
+
+    // Rows of the changed nodes, ascending.
+    let rows = stage.finish(g)?;
+    let ov = g.overlay();
+    let mut entries = Vec::with_capacity(rows.len());
+    let mut changed = ov.map_or(0, |o| o.trailer.changed);
+    for (v, row) in &rows {
+        let had = match ov {
+            Some(o) if (*v as usize) < o.num_nodes() => o.entry(*v)? != 0,
+            _ => false,
+        };
+        changed += u64::from(!had);
+        let strength = if stage.weighted {
+            strength_of(&row.iter().map(|e| e.1).collect::<Vec<f32>>())
+        } else {
+            0.0
+        };
+        // The leaf keeps the threshold's input: the strength, or the degree.
+        let leaf = if stage.weighted {
+            strength
+        } else {
+            row.len() as f64
+        };
+        entries.push((*v, seg.pos(), leaf));
+        let mut head = [0u8; RECORD_HEADER_LEN];
+        head[..4].copy_from_slice(&v.to_le_bytes());
+        head[4..8].copy_from_slice(&(row.len() as u32).to_le_bytes());
+        head[8..].copy_from_slice(&strength.to_bits().to_le_bytes());
+        seg.put(&head);
+        for e in row {
+            seg.put(&e.0.to_le_bytes());
+        }
+        seg.align8();
+        if stage.weighted {
+            for e in row {
+                seg.put(&e.1.to_le_bytes());
+            }
+            seg.align8();
+        }
+    }
+
+    // Ids of the created nodes, merged into runs of decreasing size.
+    let mut runs_at = ov.map_or(0, |o| o.trailer.runs);
+    if !stage.new_ids.is_empty() {
+        runs_at = write_runs(&mut seg, ov, stage)?;
+    }
+
+    // The radix tree's changed pages.
+    let (old_root, old_depth) = ov.map_or((0, 1), |o| (o.trailer.root, o.trailer.depth));
+    let depth = depth_for(u64::from(stage.n)).max(old_depth);
+    let root = if entries.is_empty() {
+        old_root
+    } else {
+        write_tree(&mut seg, ov, old_root, old_depth, depth, &entries)?
+    };
+    let depth = if root == 0 {
+        depth_for(u64::from(stage.n))
+    } else {
+        depth
+    };
+
+    seg.align8();
+    let trailer_at = seg.pos();
+    let seg_len = trailer_at + TRAILER_LEN as u64 - ops_at;
+    seg.patch_u64(ops_at + 32, seg_len);
+    let trailer = Trailer {
+        flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
+        seq,
+        start: ops_at,
+        root,
+        depth,
+        num_nodes: u64::from(stage.n),
+        num_arcs: stage.arcs,
+        self_loops: stage.self_loops,
+        runs: runs_at,
+        adds: stage.adds,
+        removes: stage.removes,
+        changed,
+        segment_checksum: crate::format::checksum(&seg.bytes),
+    };
+    let tb = trailer.encode();
+    let tc = rd_u64(&tb, 120);
+    seg.put(&tb);
+    Ok((seg, trailer_at, tc))
+}
+
+/// Writes the id runs after adding this stage's created nodes (merging the newest runs while
+/// the older one is not larger than twice... the binary-counter rule below), and the run
+/// directory; returns the directory's offset.
+fn write_runs(seg: &mut SegmentBuf, ov: Option<&Overlay>, stage: &Stage) -> Result<u64> {
+    enum R {
+        Old(Run),
+        New(u32, Vec<LogId>),
+    }
+    let load = |r: &R| -> Result<(u32, Vec<LogId>)> {
+        match r {
+            R::New(f, ids) => Ok((*f, ids.clone())),
+            R::Old(run) => {
+                let o = ov.expect("old runs come from the overlay");
+                let ids = (0..run.count)
+                    .map(|k| match o.new_id(run.first + k, stage.kind)? {
+                        NodeId::Int(i) => Ok(LogId::Int(i)),
+                        NodeId::Str(s) => Ok(LogId::Str(s.to_owned())),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok((run.first, ids))
+            }
+        }
+    };
+    let count = |r: &R| match r {
+        R::Old(run) => run.count as usize,
+        R::New(_, ids) => ids.len(),
+    };
+    let mut runs: Vec<R> = ov.map_or(Vec::new(), |o| o.runs.iter().map(|&r| R::Old(r)).collect());
+    runs.push(R::New(stage.committed_n, stage.new_ids.clone()));
+    // Binary-counter merging: an older run at most as large as the newest absorbs it, so sizes
+    // strictly decrease, there are O(log n) runs, and each id is rewritten O(log n) times.
+    while runs.len() >= 2 && count(&runs[runs.len() - 2]) <= count(&runs[runs.len() - 1]) {
+        let b = runs.pop().expect("len >= 2");
+        let a = runs.pop().expect("len >= 2");
+        let (fa, mut ia) = load(&a)?;
+        let (_, ib) = load(&b)?;
+        ia.extend(ib);
+        runs.push(R::New(fa, ia));
+    }
+    let mut offsets = Vec::with_capacity(runs.len());
+    for r in &runs {
+        match r {
+            R::Old(run) => offsets.push(run.at),
+            R::New(first, ids) => {
+                offsets.push(seg.pos());
+                write_run(seg, *first, ids);
+            }
+        }
+    }
+    let dir = seg.pos();
+    seg.put(&DIR_MAGIC.to_le_bytes());
+    seg.put(&(offsets.len() as u32).to_le_bytes());
+    for o in offsets {
+        seg.put(&o.to_le_bytes());
+    }
+    Ok(dir)
+}
+
+fn write_run(seg: &mut SegmentBuf, first: u32, ids: &[LogId]) {
+    let count = ids.len() as u64;
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| ids[a as usize].cmp(&ids[b as usize]));
+    let strs: Vec<&str> = ids
+        .iter()
+        .filter_map(|i| match i {
+            LogId::Str(s) => Some(s.as_str()),
+            LogId::Int(_) => None,
+        })
+        .collect();
+    let bytes_len: u64 = strs.iter().map(|s| s.len() as u64).sum();
+    seg.put(&u64::from(RUN_MAGIC).to_le_bytes());
+    seg.put(&u64::from(first).to_le_bytes());
+    seg.put(&count.to_le_bytes());
+    seg.put(&(if strs.is_empty() { 0 } else { bytes_len }).to_le_bytes());
+    if strs.is_empty() {
+        for id in ids {
+            if let LogId::Int(i) = id {
+                seg.put(&i.to_le_bytes());
+            }
+        }
+    } else {
+        let mut acc = 0u64;
+        seg.put(&acc.to_le_bytes());
+        for s in &strs {
+            acc += s.len() as u64;
+            seg.put(&acc.to_le_bytes());
+        }
+        for s in &strs {
+            seg.put(s.as_bytes());
+        }
+        seg.align8();
+    }
+    for k in order {
+        seg.put(&k.to_le_bytes());
+    }
+    seg.align8();
+}
+
+/// Copy-on-write update of the radix tree: sets `entries` (node, record offset, strength or
+/// degree; ascending) on
+/// top of the tree at `old_root` (depth `old_depth`), growing it to `depth`. Appends the new
+/// pages and returns the new root.
+fn write_tree(
+    seg: &mut SegmentBuf,
+    ov: Option<&Overlay>,
+    old_root: u64,
+    old_depth: u32,
+    depth: u32,
+    entries: &[(u32, u64, f64)],
+) -> Result<u64> {
+    // Leaves hold (record offset, strength) pairs, inner pages child offsets.
+    let words = |level: u32| if level == 0 { 2 * FANOUT } else { FANOUT };
+    let mut dirty: BTreeMap<(u32, u64), Vec<u64>> = BTreeMap::new();
+    // A deeper tree keeps the old one as its first subtree.
+    if old_root != 0 && depth > old_depth {
+        let mut p = vec![0; words(old_depth)];
+        p[0] = old_root;
+        dirty.insert((old_depth, 0), p);
+        for level in old_depth + 1..depth {
+            dirty.insert((level, 0), vec![0; words(level)]);
+        }
+    }
+    // The committed page at (level, prefix), or zeros.
+    let load = |level: u32, prefix: u64| -> Result<Vec<u64>> {
+        let mut p = vec![0; words(level)];
+        if old_root == 0 || level >= old_depth {
+            return Ok(p);
+        }
+        // Pages beyond the old tree's span (it grew) are new.
+        if prefix >> (FANOUT_BITS * (old_depth - 1 - level)) != 0 {
+            return Ok(p);
+        }
+        let o = ov.expect("a committed tree comes from the overlay");
+        let mut off = old_root;
+        let mut k = old_depth - 1;
+        while k > level {
+            let page: &[u64] = o.slice(off, FANOUT as u64)?;
+            off = page[((prefix >> (FANOUT_BITS * (k - level - 1))) as usize) & (FANOUT - 1)];
+            if off == 0 {
+                return Ok(p);
+            }
+            k -= 1;
+        }
+        p.copy_from_slice(o.slice::<u64>(off, words(level) as u64)?);
+        Ok(p)
+    };
+    let set = |dirty: &mut BTreeMap<(u32, u64), Vec<u64>>,
+               level: u32,
+               prefix: u64,
+               slot: usize,
+               values: &[u64]|
+     -> Result<()> {
+        let page = match dirty.entry((level, prefix)) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => e.insert(load(level, prefix)?),
+        };
+        let at = slot * values.len();
+        page[at..at + values.len()].copy_from_slice(values);
+        Ok(())
+    };
+    for &(v, off, strength) in entries {
+        let v = u64::from(v);
+        let slot = (v as usize) & (FANOUT - 1);
+        set(
+            &mut dirty,
+            0,
+            v >> FANOUT_BITS,
+            slot,
+            &[off, strength.to_bits()],
+        )?;
+    }
+    let mut root = 0;
+    for level in 0..depth {
+        let keys: Vec<u64> = dirty
+            .range((level, 0)..(level + 1, 0))
+            .map(|(k, _)| k.1)
+            .collect();
+        for prefix in keys {
+            let page = dirty.remove(&(level, prefix)).expect("listed");
+            seg.align8();
+            let at = seg.pos();
+            for w in page.iter() {
+                seg.put(&w.to_le_bytes());
+            }
+            if level + 1 < depth {
+                let slot = (prefix as usize) & (FANOUT - 1);
+                set(&mut dirty, level + 1, prefix >> FANOUT_BITS, slot, &[at])?;
+            } else {
+                root = at;
+            }
+        }
+    }
+    Ok(root)
+}
+
+// ------------------------------------------------------------------------------ checking
+
+/// Full check of a live graph's log (O(log + changed rows), plus a pass over every row for
+/// symmetry): every segment's checksums and operations; the operations replayed on the base
+/// file give exactly the rows, ids and counts the log stores; every row is sorted by id, in
+/// range, with valid weights and an exact strength.
+pub(crate) fn validate_log(g: &Graph) -> Result<()> {
+    let Some(o) = g.overlay() else {
+        // A log that changes nothing (or none): its bytes must still read back.
+        if let Some(bytes) = read_log_file(g)? {
+            read_log(&bytes)?;
+        }
+        return Ok(());
+    };
+    let contents = crate::livelog::read_log_at(o.bytes(), o.slot)?;
+    // The base file alone (the same bytes this snapshot reads beneath its log).
+    let base = match g.path() {
+        Some(p) => {
+            let b = Graph::open_base(p)?;
+            if base_identity(&b) != base_identity(g) {
+                return Err(Error::io(
+                    p,
+                    std::io::Error::other(
+                        "the graph file was replaced since this graph was opened; reopen it \
+                         to validate",
+                    ),
+                ));
+            }
+            b
+        }
+        None => {
+            let img = g.image();
+            let mut words = vec![0u64; img.len().div_ceil(8)];
+            // SAFETY: viewing the u64 buffer as bytes; img.len() <= 8 * words.len().
+            unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), img.len()) }
+                .copy_from_slice(img);
+            Graph::from_image(words, img.len())?
+        }
+    };
+    let merge = if contents.header.merge_max {
+        Merge::Max
+    } else {
+        Merge::Sum
+    };
+    let c = counts_of(&base)?;
+    let mut stage = Stage::new(&base, merge, c);
+    for commit in &contents.commits {
+        for op in &commit.ops {
+            stage.apply(&base, op)?;
+        }
+    }
+    let bad = |m: String| Error::format(format!("change log inconsistent: {m}"));
+    let expect_n = stage.n as usize;
+    if g.num_nodes() != expect_n || g.num_arcs() != stage.arcs {
+        return Err(bad(format!(
+            "replaying it gives {expect_n} nodes and {} arcs, it records {} and {}",
+            stage.arcs,
+            g.num_nodes(),
+            g.num_arcs()
+        )));
+    }
+    let rows = stage.finish(&base)?;
+    {
+        {
+            let stored = o.changed_nodes()?;
+            let replayed: Vec<u32> = rows.iter().map(|r| r.0).collect();
+            if stored != replayed {
+                return Err(bad(
+                    "the nodes with rows differ from the replayed ones".into()
+                ));
+            }
+            if o.trailer.changed != stored.len() as u64 {
+                return Err(bad("the changed-node count is wrong".into()));
+            }
+            for (v, row) in &rows {
+                let rec = o.record(*v)?.expect("listed by the tree walk");
+                let same = rec.nbrs.len() == row.len()
+                    && rec.nbrs.iter().zip(row).all(|(&a, b)| a == b.0)
+                    && (!g.weighted()
+                        || rec
+                            .wts
+                            .iter()
+                            .zip(row)
+                            .all(|(a, b)| a.to_bits() == b.1.to_bits()));
+                if !same {
+                    return Err(bad(format!("the row of node {v} differs from its replay")));
+                }
+                if g.weighted() && rec.strength.to_bits() != strength_of(rec.wts).to_bits() {
+                    return Err(bad(format!("the strength of node {v} is wrong")));
+                }
+                let leaf = if g.weighted() {
+                    rec.strength
+                } else {
+                    rec.nbrs.len() as f64
+                };
+                if o.strength(*v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
+                    return Err(bad(format!("the tree's strength of node {v} is wrong")));
+                }
+            }
+            for (k, id) in stage.new_ids.iter().enumerate() {
+                let v = base.num_nodes() as u32 + k as u32;
+                let got = match o.new_id(v, g.id_kind())? {
+                    NodeId::Int(i) => LogId::Int(i),
+                    NodeId::Str(s) => LogId::Str(s.to_owned()),
+                };
+                if &got != id {
+                    return Err(bad(format!("the id of created node {v} is wrong")));
+                }
+                let found = match id {
+                    LogId::Int(i) => o.lookup_int(*i)?,
+                    LogId::Str(s) => o.lookup_str(s)?,
+                };
+                if found != Some(v) {
+                    return Err(bad(format!("created node {v} cannot be found by its id")));
+                }
+            }
+            if o.trailer.permuted() != stage.permuted {
+                return Err(bad("the permuted flag is wrong".into()));
+            }
+        }
+    }
+    // The live rows as a whole: sorted by id rank, in range, symmetric when undirected.
+    let rank = g.id_ranks()?;
+    let n = g.num_nodes();
+    let mut self_loops = 0u64;
+    for v in 0..n as u32 {
+        let row = g.neighbors_checked(v)?;
+        for (k, &u) in row.iter().enumerate() {
+            if k > 0 && rank[row[k - 1] as usize] >= rank[u as usize] {
+                return Err(bad(format!("neighbours of node {v} are not sorted by id")));
+            }
+            if u == v {
+                self_loops += 1;
+            }
+            if !g.directed() {
+                let back = g.neighbors_checked(u)?;
+                if back
+                    .binary_search_by_key(&rank[v as usize], |&x| rank[x as usize])
+                    .is_err()
+                {
+                    return Err(bad(format!("arc {v}->{u} has no reverse")));
+                }
+            }
+        }
+        if let Some(w) = g.weights(v)? {
+            if let Some(x) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+                return Err(bad(format!("node {v} has invalid weight {x}")));
+            }
+        }
+    }
+    if !g.directed() && 2 * g.num_edges() != g.num_arcs() + self_loops {
+        return Err(bad("the edge count does not match the arcs".into()));
+    }
+    Ok(())
+}
+
+/// The log bytes of a live graph's file, read whole (for `validate` and `info`).
+pub(crate) fn read_log_file(g: &Graph) -> Result<Option<Vec<u8>>> {
+    let Some(path) = g.path() else {
+        return Ok(None);
+    };
+    let lp = log_path(path);
+    match std::fs::read(&lp) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(&lp, e)),
+    }
+}
+
+/// Every commit of `g`'s log with its operations (for `info` and inspection).
+pub fn read_commits(g: &Graph) -> Result<Vec<crate::livelog::Commit>> {
+    match read_log_file(g)? {
+        None => Ok(Vec::new()),
+        Some(b) => Ok(read_log(&b)?.commits),
+    }
+}
+
+/// Decodes the operations of the segment at `start` (used by tests).
+pub fn ops_at(log: &[u8], start: u64, header: &LogHeader) -> Result<Vec<Op>> {
+    let h = OpsHeader::decode(&log[start as usize..])?;
+    let p = start as usize + OPS_HEADER_LEN;
+    decode_ops(
+        &log[p..p + h.payload_len as usize],
+        h.num_ops,
+        header.str_ids,
+        header.weighted,
+    )
+}

@@ -1,0 +1,201 @@
+"""Helpers shared by the test modules.
+
+The reference implementations here are written from docs/SPEC.md and docs/FORMAT.md without
+calling the library, so a test that compares the library with them can catch a bug that the
+library's own code paths share:
+
+- ``splitmix64``, ``fnv1a64``, ``bucket``: the signed hash (SPEC §2);
+- ``dense_adjacency``, ``exact_ppr_matrix``: exact PPR from a raw edge list (SPEC §1);
+- ``read_graph_file``: the graph file's header and sections, parsed with numpy (FORMAT.md);
+- ``forge_header_checksum``, ``forge_all_checksums``: recompute the xxh3 checksums so a
+  mutated file gets past them (the hash itself is the library's ``_core.xxh3_64``).
+
+Also: ``random_edges`` (small random graphs) and ``run_cli`` (the console script).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+
+# ------------------------------------------------------------------ graphs
+
+
+def random_edges(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` random arcs among ``n`` nodes, self-loops removed (so slightly fewer than m)."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, size=m)
+    dst = rng.integers(0, n, size=m)
+    keep = src != dst
+    return src[keep], dst[keep]
+
+
+# ------------------------------------------------------------------ signed hash (SPEC §2)
+_MASK = 2**64 - 1
+
+
+def splitmix64(x: int) -> int:
+    z = (x + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & _MASK
+    return h
+
+
+def bucket(key: int, seed: int, d: int) -> tuple[int, int]:
+    """``(dim(j), sign(j))`` of hash key ``key``."""
+    h = splitmix64(key ^ splitmix64(seed))
+    return ((h >> 32) * d) >> 32, (1 if h & 1 == 0 else -1)
+
+
+# ------------------------------------------------------------------ exact PPR (SPEC §1)
+
+
+def dense_adjacency(
+    src: Any, dst: Any, n: int, weights: Any = None, directed: bool = False
+) -> np.ndarray:
+    """The weight matrix ``W[u, v]`` of a raw edge list over node indices ``0..n-1``.
+
+    As documented for the builders: undirected edges count in both directions (a self-loop
+    once), duplicate weights are summed, and unweighted duplicates collapse to one arc.
+    """
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    w = np.ones(len(src)) if weights is None else np.asarray(weights, dtype=np.float64)
+    W = np.zeros((n, n))
+    np.add.at(W, (src, dst), w)
+    if not directed:
+        off = src != dst
+        np.add.at(W, (dst[off], src[off]), w[off])
+    if weights is None:
+        W = (W > 0).astype(np.float64)
+    return W
+
+
+def exact_ppr_matrix(W: np.ndarray, seed: int, alpha: float, variant: str) -> np.ndarray:
+    """``Pi[u] =`` the exact PPR vector of ``u`` for the push from ``seed``: row-stochastic
+    ``P = D^-1 W`` whose dangling rows jump to ``seed``, ``(I + P) / 2`` for ``lazy``, and
+    ``Pi = alpha (I - (1 - alpha) P)^-1`` (dense solve)."""
+    n = len(W)
+    strength = W.sum(axis=1)
+    P = np.zeros((n, n))
+    live = strength > 0
+    P[live] = W[live] / strength[live, None]
+    P[~live, seed] = 1.0
+    if variant == "lazy":
+        P = 0.5 * (np.eye(n) + P)
+    elif variant != "standard":
+        raise ValueError(variant)
+    return alpha * np.linalg.inv(np.eye(n) - (1 - alpha) * P)
+
+
+# ------------------------------------------------------------------ graph files (FORMAT.md)
+HEADER_LEN = 256
+SECTION_NAMES = ["indptr", "indices", "weights", "strength", "ids", "id_bytes", "id_index"]
+
+
+def section_table(data: bytes) -> list[tuple[int, int]]:
+    """``(offset, length)`` of the seven sections."""
+    return [struct.unpack_from("<QQ", data, 64 + 24 * i) for i in range(7)]
+
+
+def read_graph_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parses a graph file with numpy only: header fields and every section as arrays, and
+    ``ids`` as a list of external ids in internal order (ints, or str for utf8 files)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"IEGRAPH\0":
+        raise ValueError("bad magic")
+    version, flags = struct.unpack_from("<II", data, 8)
+    n, m, num_edges, file_len = struct.unpack_from("<QQQQ", data, 16)
+    sections = section_table(data)
+
+    def sec(i: int, dtype: Any) -> np.ndarray | None:
+        off, length = sections[i]
+        if length == 0:
+            return None
+        return np.frombuffer(data, dtype, length // np.dtype(dtype).itemsize, off)
+
+    kind = {0: "implicit", 1: "int64", 2: "utf8"}[flags >> 8]
+    if kind == "implicit":
+        ids: list = list(range(n))
+    elif kind == "int64":
+        ids = sec(4, "<i8").tolist()
+    else:
+        offs = sec(4, "<u8").tolist()
+        raw = bytes(sec(5, np.uint8)) if sections[5][1] else b""
+        ids = [raw[offs[i] : offs[i + 1]].decode() for i in range(n)]
+    return {
+        "version": version,
+        "directed": bool(flags & 1),
+        "weighted": bool(flags & 2),
+        "permuted": bool(flags & 4),
+        "id_kind": kind,
+        "num_nodes": n,
+        "num_arcs": m,
+        "num_edges": num_edges,
+        "file_len": file_len,
+        "indptr": sec(0, "<u8"),
+        "indices": sec(1, "<u4") if m else np.zeros(0, np.uint32),
+        "weights": sec(2, "<f4"),
+        "strength": sec(3, "<f8"),
+        "ids": ids,
+        "id_index": sec(6, "<u4"),
+    }
+
+
+def forge_header_checksum(b: bytearray) -> None:
+    """Recomputes the header checksum (bytes 248..256) of a mutated file image."""
+    from instant_embedding import _core
+
+    if len(b) >= HEADER_LEN:
+        struct.pack_into("<Q", b, 248, _core.xxh3_64(bytes(b[:248])))
+
+
+def forge_all_checksums(b: bytearray) -> None:
+    """Recomputes every in-bounds section checksum, then the header's: only the structural
+    checks of ``validate()`` then stand between a mutation and the caller."""
+    from instant_embedding import _core
+
+    if len(b) < HEADER_LEN:
+        return
+    for i in range(7):
+        off, length = struct.unpack_from("<QQ", b, 64 + 24 * i)
+        if off + length <= len(b):
+            struct.pack_into("<Q", b, 64 + 24 * i + 16, _core.xxh3_64(bytes(b[off : off + length])))
+    forge_header_checksum(b)
+
+
+# ------------------------------------------------------------------ command line
+
+
+def cli_command() -> list[str]:
+    """The installed ``instant-embedding`` console script (or ``python -m`` the same)."""
+    exe = shutil.which("instant-embedding")
+    if exe is None:  # not on PATH (e.g. a venv that is not activated): same entry point
+        venv_exe = os.path.join(os.path.dirname(sys.executable), "instant-embedding")
+        exe = venv_exe if os.path.exists(venv_exe) else None
+    return [exe] if exe else [sys.executable, "-m", "instant_embedding"]
+
+
+def run_cli(*args: str, cwd=None, ok: bool = True) -> subprocess.CompletedProcess:
+    """Runs the console script with ``args``; with ``ok``, asserts it exits 0."""
+    env = dict(os.environ, RAYON_NUM_THREADS="2")
+    p = subprocess.run(
+        cli_command() + list(args), capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p

@@ -1,0 +1,543 @@
+"""Live graphs: changes through ``Graph.open(path, writable=True)`` against rebuilds.
+
+For random sequences of adds, removes, batches and compactions, the live graph must give the
+embeddings and PPR vectors of a graph built from scratch from the final edge list, bit for
+bit, before and after ``compact()``, after reopening and in another process. A writer killed
+with SIGKILL in the middle of its commits leaves every acknowledged batch and no torn one; a
+concurrent reader never sees part of a batch. See docs/LIVE.md.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+MODEL = ie.InstantEmbedding(dim=32, eps=1e-4, threads=1)
+LOG_MODEL = ie.InstantEmbedding(dim=16, eps=1e-4, value="log1p", threads=1)
+
+
+class Reference:
+    """The edge list a rebuild would read: each edge once with its merged weight."""
+
+    def __init__(self, kind: str, directed: bool, weighted: bool, merge: str) -> None:
+        self.kind, self.directed, self.weighted, self.merge = kind, directed, weighted, merge
+        self.edges: dict[tuple, np.float32] = {}
+        self.nodes: set = set()
+
+    def key(self, a, b):
+        return (a, b) if self.directed or a <= b else (b, a)
+
+    def add(self, a, b, w=1.0) -> None:
+        for x in (a, b):
+            if self.kind == "implicit":
+                self.nodes.update(range(len(self.nodes), x + 1))
+            else:
+                self.nodes.add(x)
+        k, w = self.key(a, b), np.float32(w if self.weighted else 1.0)
+        if k in self.edges and self.weighted:
+            old = self.edges[k]
+            w = np.float32(old + w) if self.merge == "sum" else max(old, w)
+        elif k in self.edges:
+            w = self.edges[k]
+        self.edges[k] = w
+
+    def remove(self, a, b) -> bool:
+        return self.edges.pop(self.key(a, b), None) is not None
+
+    def build(self) -> ie.Graph:
+        items = sorted(self.edges.items())
+        src = [a for (a, _), _ in items]
+        dst = [b for (_, b), _ in items]
+        w = np.array([x for _, x in items], dtype=np.float32) if self.weighted else None
+        nodes = sorted(self.nodes)
+        if self.kind == "implicit":
+            return ie.Graph.from_edges(
+                np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
+                num_nodes=len(nodes), directed=self.directed, weights=w,
+            )
+        if not src:
+            src = dst = np.zeros(0, dtype=np.int64) if self.kind == "int64" else []
+        return ie.Graph.from_edges(src, dst, directed=self.directed, weights=w, nodes=nodes)
+
+
+def ids_of(kind: str, ks) -> list:
+    if kind == "implicit":
+        return [int(k) for k in ks]
+    if kind == "int64":
+        # Signed and spread out, so new ids fall below, between and above existing ones.
+        return [int(k) * 7919 - 40_000 for k in ks]
+    return [f"v{k * 37 % 101}-{k}" for k in ks]
+
+
+def assert_same_graph(live: ie.Graph, want: ie.Graph, what: str) -> None:
+    assert live.num_nodes == want.num_nodes, what
+    assert live.num_edges == want.num_edges, what
+    assert live.num_arcs == want.num_arcs, what
+    nodes = list(want.nodes)
+    if not nodes:
+        return
+    for model in (MODEL, LOG_MODEL):
+        a = model.embed(live, nodes)
+        b = model.embed(want, nodes)
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), what
+    for v in nodes[:: max(1, len(nodes) // 6)]:
+        ia, pa = ie.ppr(live, v, eps=1e-4)
+        ib, pb = ie.ppr(want, v, eps=1e-4)
+        assert list(ia) == list(ib), what
+        assert np.array_equal(pa.view(np.uint64), pb.view(np.uint64)), what
+
+
+def base_graph(tmp_path, ref: Reference, rng: random.Random, span: int) -> str:
+    ks = [(rng.randrange(span), rng.randrange(span)) for _ in range(3 * span)]
+    ids = ids_of(ref.kind, range(span))
+    for a, b in ks:
+        ref.add(ids[a], ids[b], rng.choice([0.5, 1.0, 2.25, 3.0]))
+    if ref.kind == "implicit":
+        ref.add(span - 1, span - 1)  # every id 0..span-1 exists
+    path = os.path.join(tempfile.mkdtemp(dir=tmp_path), "g.graph")
+    ref.build().save(path)
+    return path
+
+
+ops_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "add", "remove", "batch", "compact"]),
+        st.lists(
+            st.tuples(st.integers(0, 29), st.integers(0, 29), st.sampled_from([0.5, 1.5, 4.0])),
+            min_size=1,
+            max_size=6,
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@pytest.mark.parametrize("kind", ["implicit", "int64", "utf8"])
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    ops=ops_strategy,
+    directed=st.booleans(),
+    weighted=st.booleans(),
+    merge=st.sampled_from(["sum", "max"]),
+    seed=st.integers(0, 2**16),
+)
+def test_random_changes_equal_a_rebuild(tmp_path, kind, ops, directed, weighted, merge, seed):
+    rng = random.Random(seed)
+    ref = Reference(kind, directed, weighted, merge)
+    path = base_graph(tmp_path, ref, rng, span=20)
+    g = ie.Graph.open(path, writable=True, merge=merge)
+    existing = ids_of(kind, range(20))
+    for step, (op, edges) in enumerate(ops):
+        # Ids 20..29 are new (created on first use); removals pick existing edges half the time.
+        ids = ids_of(kind, range(30))
+        src = [ids[a] for a, _, _ in edges]
+        dst = [ids[b] for _, b, _ in edges]
+        wts = [w for _, _, w in edges]
+        if op == "remove":
+            if ref.edges and rng.random() < 0.5:
+                pick = [rng.choice(sorted(ref.edges)) for _ in edges]
+                src, dst = [a for a, _ in pick], [b for _, b in pick]
+            expect = sum(ref.remove(a, b) for a, b in zip(src, dst))
+            assert g.remove_edges(src, dst) == expect
+        elif op == "add":
+            g.add_edges(src, dst, wts if weighted else None)
+            for a, b, w in zip(src, dst, wts):
+                ref.add(a, b, w)
+        elif op == "batch":
+            half = len(src) // 2
+            with g.batch():
+                g.add_edges(src, dst, wts if weighted else None)
+                removed = g.remove_edges(src[:half], dst[:half])
+            for a, b, w in zip(src, dst, wts):
+                ref.add(a, b, w)
+            assert removed == sum(ref.remove(a, b) for a, b in zip(src[:half], dst[:half]))
+        else:
+            g.compact()
+            assert g.log_info()["commits"] == 0
+        assert_same_graph(g, ref.build(), f"step {step} {op}")
+    want = ref.build()
+    assert set(existing) <= set(g.nodes)
+    reopened = ie.Graph.open(path)
+    reopened.validate()
+    assert_same_graph(reopened, want, "reopened")
+    g.compact()
+    compacted = ie.Graph.open(path)
+    assert compacted.log_info() == {
+        "commits": 0, "adds": 0, "removes": 0, "changed_nodes": 0, "new_nodes": 0,
+        "bytes": 256, "merge": merge,
+    }
+    compacted.validate()
+    assert_same_graph(compacted, want, "compacted")
+    g.close()
+
+
+CHILD_EMBED = r"""
+import sys, numpy as np, instant_embedding as ie
+g = ie.Graph.open(sys.argv[1])
+nodes = list(g.nodes)
+np.save(sys.argv[2], ie.InstantEmbedding(dim=32, eps=1e-4, threads=1).embed(g, nodes))
+print(repr(nodes))
+"""
+
+
+def test_another_process_sees_the_same_embeddings(tmp_path):
+    ref = Reference("utf8", False, True, "sum")
+    rng = random.Random(4)
+    path = base_graph(tmp_path, ref, rng, span=25)
+    with ie.Graph.open(path, writable=True) as g:
+        for k in range(5):
+            ids = ids_of("utf8", rng.sample(range(40), 8))
+            g.add_edges(ids[:4], ids[4:], [1.0, 2.0, 0.5, 3.0])
+            for a, b, w in zip(ids[:4], ids[4:], [1.0, 2.0, 0.5, 3.0]):
+                ref.add(a, b, w)
+            if k % 2:
+                g.remove_edges(ids[:2], ids[4:6])
+                ref.remove(ids[0], ids[4])
+                ref.remove(ids[1], ids[5])
+        out = tmp_path / "child.npy"
+        r = subprocess.run(
+            [sys.executable, "-c", CHILD_EMBED, path, str(out)],
+            capture_output=True, text=True, timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        nodes = eval(r.stdout)  # noqa: S307 (our own child's repr of a list of str)
+        mine = MODEL.embed(g, nodes)
+        rebuilt = MODEL.embed(ref.build(), nodes)
+        theirs = np.load(out)
+        assert np.array_equal(theirs.view(np.uint32), mine.view(np.uint32))
+        assert np.array_equal(rebuilt.view(np.uint32), mine.view(np.uint32))
+
+
+def test_a_new_node_is_embedded_at_once_and_shifts_others_slightly(tmp_path):
+    path = str(tmp_path / "k.graph")
+    ie.datasets.karate().save(path)
+    before = MODEL.embed(ie.Graph.open(path), [0, 33])
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([34, 34], [0, 33])
+        assert g.num_nodes == 35
+        assert sorted(g.neighbors(34)) == [0, 33]
+        row = MODEL.embed(g, [34])
+        assert np.any(row != 0)
+        after = MODEL.embed(g, [0, 33])
+    # n changed (34 -> 35) and two rows gained an edge: every embedding moves, a little.
+    assert not np.array_equal(before, after)
+    assert np.corrcoef(before[0], after[0])[0, 1] > 0.9
+
+
+def test_readers_keep_their_state_until_refresh(tmp_path):
+    path = str(tmp_path / "r.graph")
+    ie.datasets.karate().save(path)
+    reader = ie.Graph.open(path)
+    assert reader.log_info() is None
+    assert reader.refresh() is False
+    w = ie.Graph.open(path, writable=True)
+    assert reader.refresh() is True  # the (empty) log now exists
+    w.add_edges([0], [40])
+    assert reader.num_nodes == 34
+    assert reader.refresh() is True
+    assert reader.num_nodes == 41 and reader.degree(40) == 1
+    assert reader.refresh() is False
+    before = MODEL.embed(reader, [40])
+    w.compact()
+    assert reader.num_nodes == 41  # still the old file, mapped
+    assert reader.refresh() is True
+    assert reader.log_info()["commits"] == 0
+    assert np.array_equal(MODEL.embed(reader, [40]), before)
+    w.close()
+
+
+def test_one_writer_at_a_time_and_read_only_graphs_refuse_changes(tmp_path):
+    path = str(tmp_path / "w.graph")
+    ie.datasets.karate().save(path)
+    w = ie.Graph.open(path, writable=True)
+    with pytest.raises(BlockingIOError, match="another writer"):
+        ie.Graph.open(path, writable=True)
+    code = f"import instant_embedding as ie; ie.Graph.open({path!r}, writable=True)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "BlockingIOError" in r.stderr
+    w.close()
+    with ie.Graph.open(path, writable=True):
+        pass
+    ro = ie.Graph.open(path)
+    with pytest.raises(ValueError, match="read-only"):
+        ro.add_edges([0], [1])
+    with pytest.raises(ValueError, match="merge"):
+        ie.Graph.open(path, merge="max")
+
+
+def test_bad_calls_change_nothing(tmp_path):
+    path = str(tmp_path / "b.graph")
+    ie.Graph.from_edges(["a", "b"], ["b", "c"], weights=[1.0, 2.0]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        with pytest.raises(TypeError, match="string node ids"):
+            g.add_edges([1], [2])
+        with pytest.raises(ValueError, match="weights must be finite"):
+            g.add_edges(["a"], ["z"], [-1.0])
+        with pytest.raises(ValueError, match="different lengths"):
+            g.add_edges(["a", "b"], ["z"])
+        # Overflowing the merged weight fails the whole call, including its first edge.
+        with pytest.raises(ValueError, match="overflows"):
+            g.add_edges(["x", "a", "a"], ["y", "b", "b"], [1.0, 3e38, 3e38])
+        assert "x" not in g
+        with pytest.raises(RuntimeError):
+            with g.batch():
+                g.add_edges(["p"], ["q"])
+                raise RuntimeError("rolled back")
+        assert "p" not in g
+        assert g.log_info()["commits"] == 0
+        g.add_edges(["a"], ["b"], [0.5])
+        assert list(g.edge_weights("a")) == [1.5]
+
+
+def test_implicit_ids_grow_the_range_and_refuse_negatives(tmp_path):
+    path = str(tmp_path / "i.graph")
+    ie.Graph.from_edges([0, 1], [1, 2]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        with pytest.raises(ValueError, match="implicit ids"):
+            g.add_edges([-1], [0])
+        g.add_edges([5], [0])
+        assert g.num_nodes == 6 and g.degree(4) == 0 and g.id_kind == "implicit"
+        assert g.remove_edges([9, 0], [0, 2]) == 0  # unknown id, absent edge
+        assert g.num_nodes == 6
+
+
+def test_corrupted_log_raises_graph_format_error(tmp_path):
+    path = str(tmp_path / "c.graph")
+    ie.datasets.karate().save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([0, 1], [40, 41])
+    log = path + ".live"
+    data = bytearray(open(log, "rb").read())
+    data[-20] ^= 0xFF  # inside the commit record
+    open(log, "wb").write(bytes(data))
+    with pytest.raises(ie.GraphFormatError):
+        ie.Graph.open(path)
+    data[-20] ^= 0xFF
+    data[300] ^= 0x01  # inside the operations: opens (O(1)), validate() finds it
+    open(log, "wb").write(bytes(data))
+    with pytest.raises(ie.GraphFormatError, match="checksum"):
+        ie.Graph.open(path).validate()
+    # A log that belongs to another graph file.
+    open(log, "wb").write(bytes(data))
+    ie.Graph.from_edges([0], [1]).save(path)
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.Graph.open(path)
+
+
+# ------------------------------------------------------------------------------ crashes
+
+HUB_BASE = 1_000_000
+WIDTH = 2000  # edges per batch: a large commit, so kills land inside its writes
+
+KILL_WRITER = rf"""
+import sys, instant_embedding as ie, numpy as np
+path = sys.argv[1]
+g = ie.Graph.open(path, writable=True)
+k = g.log_info()["commits"]
+print("ready", k, flush=True)
+while True:
+    hub = np.full({WIDTH}, {HUB_BASE} + k, dtype=np.int64)
+    print("begin", k, flush=True)
+    g.add_edges(hub, np.arange({WIDTH}, dtype=np.int64) * 3)
+    print("acked", k, flush=True)
+    k += 1
+"""
+
+
+def committed_batches(path: str) -> int:
+    """Checks that the graph holds batches 0..c-1 completely and nothing of any other; c."""
+    g = ie.Graph.open(path)
+    c = g.log_info()["commits"]
+    hubs = [x for x in g.nodes if x >= HUB_BASE]
+    assert sorted(hubs) == list(range(HUB_BASE, HUB_BASE + c)), "a torn or missing batch"
+    for h in hubs:
+        assert g.degree(h) == WIDTH, f"batch {h - HUB_BASE} is torn"
+    assert g.num_edges == 500 + c * WIDTH
+    return c
+
+
+def run_kills(tmp_path, kills: int) -> None:
+    path = str(tmp_path / "kill.graph")
+    ie.Graph.from_edges(np.arange(500) * 3, np.arange(1, 501) * 3 % 1500).save(path)
+    ie.Graph.open(path, writable=True).close()
+    rng = random.Random(11)
+    acked = -1
+    torn_tails = 0
+    mid_commit = 0
+    for _ in range(kills):
+        p = subprocess.Popen(
+            [sys.executable, "-c", KILL_WRITER, path],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        lines = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = p.stdout.readline()
+            assert line, p.stderr.read()
+            lines.append(line.split())
+            if line.startswith("begin"):
+                break
+        # Kill a random moment into the first commit (or the next few).
+        time.sleep(rng.uniform(0, 0.03))
+        p.send_signal(signal.SIGKILL)
+        out, _ = p.communicate(timeout=60)
+        lines += [x.split() for x in out.splitlines()]
+        begun = max(int(x[1]) for x in lines if x[0] == "begin")
+        acked = max([acked] + [int(x[1]) for x in lines if x[0] == "acked"])
+        size = os.path.getsize(path + ".live")
+        c = committed_batches(path)
+        end = ie.Graph.open(path).log_info()["bytes"]
+        # Every acknowledged batch survived; at most the one in flight was added besides.
+        assert acked + 1 <= c <= begun + 1
+        mid_commit += c == begun  # the batch in flight was lost: killed before its commit
+        torn_tails += size > end
+        # Bytes past the committed end are ignored (the next commit overwrites them); cut
+        # them so that the next kill's are counted alone.
+        os.truncate(path + ".live", end)
+    # The kills really landed inside commits: bytes of unfinished segments past the end.
+    assert torn_tails >= max(1, kills // 10), (torn_tails, mid_commit, kills)
+    assert mid_commit >= torn_tails
+    g = ie.Graph.open(path)
+    g.validate()
+    assert g.log_info()["commits"] == committed_batches(path) > 0
+
+
+def test_sigkill_mid_batch_keeps_every_acknowledged_batch(tmp_path):
+    run_kills(tmp_path, int(os.environ.get("IE_LIVE_KILLS", "12")))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("IE_RUN_SLOW"), reason="set IE_RUN_SLOW=1")
+def test_sigkill_hundreds_of_times(tmp_path):
+    run_kills(tmp_path, 300)
+
+
+READER = r"""
+import sys, instant_embedding as ie
+path, width, hub_base = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+g = ie.Graph.open(path)
+seen = set()
+while len(seen) < int(sys.argv[4]):
+    g.refresh()
+    c = g.log_info()["commits"] if g.log_info() else 0
+    hubs = [x for x in g.nodes if x >= hub_base]
+    bad = len(hubs) != c or any(g.degree(h) != width for h in hubs)
+    bad |= g.num_edges != 500 + c * width
+    if bad:
+        print("TORN", c, len(hubs), flush=True)
+        sys.exit(1)
+    seen.add(c)
+print("seen", len(seen), flush=True)
+"""
+
+
+def test_a_concurrent_reader_never_sees_part_of_a_batch(tmp_path):
+    path = str(tmp_path / "conc.graph")
+    ie.Graph.from_edges(np.arange(500) * 3, np.arange(1, 501) * 3 % 1500).save(path)
+    batches = 12
+    with ie.Graph.open(path, writable=True) as g:
+        reader = subprocess.Popen(
+            [sys.executable, "-c", READER, path, str(WIDTH), str(HUB_BASE), str(batches // 2)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(0.5)
+        for k in range(batches):
+            with g.batch():
+                hub = np.full(WIDTH // 2, HUB_BASE + k, dtype=np.int64)
+                g.add_edges(hub, np.arange(WIDTH // 2) * 3)
+                g.add_edges(hub, np.arange(WIDTH // 2, WIDTH) * 3)
+            time.sleep(0.05)
+        while reader.poll() is None and batches < 200:
+            batches += 1
+            with g.batch():
+                g.add_edges(np.full(WIDTH, HUB_BASE + batches - 1), np.arange(WIDTH) * 3)
+            time.sleep(0.05)
+        out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, out + err
+    assert "seen" in out
+
+
+def test_spark_dask_worker_cache_sees_new_commits(tmp_path):
+    from instant_embedding import batch
+
+    path = str(tmp_path / "cache.graph")
+    ie.datasets.karate().save(path)
+    first = batch.open_graph(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([0], [50])
+    again = batch.open_graph(path)
+    assert again.num_nodes == 51 and 50 in again
+    assert np.array_equal(MODEL.embed(again, [50]), MODEL.embed(ie.Graph.open(path), [50]))
+    del first
+    batch.clear_cache()
+
+
+def test_cli_update_info_compact(tmp_path, capsys):
+    from instant_embedding import cli
+
+    edges = tmp_path / "e.tsv"
+    edges.write_text("a\tb\t1.5\nb\tc\t2\n")
+    graph = str(tmp_path / "g.graph")
+    assert cli.main(["convert", str(edges), graph, "--weighted", "-q"]) == 0
+    add = tmp_path / "add.csv"
+    add.write_text("src,dst,w\nc,d,0.5\na,b,1\n")
+    rm = tmp_path / "rm.txt"
+    rm.write_text("b c\nx y\n")
+    argv = ["update", graph, "--add", str(add), "--remove", str(rm), "--weight-col", "w"]
+    assert cli.main(argv) == 0
+    assert "2 edges added, 1 of 2 removed" in capsys.readouterr().err
+    g = ie.Graph.open(graph)
+    want = ie.Graph.from_edges(["a", "c"], ["b", "d"], weights=[2.5, 0.5], nodes=["b"])
+    assert_same_graph(g, want, "cli update")
+    assert cli.main(["info", graph, "--sample", "0"]) == 0
+    assert "change log   1 commits: 2 adds, 2 removes" in capsys.readouterr().out
+    assert cli.main(["compact", graph]) == 0
+    assert ie.Graph.open(graph).log_info()["commits"] == 0
+    assert_same_graph(ie.Graph.open(graph), want, "cli compact")
+    assert cli.main(["update", graph]) == 1
+    assert "nothing to do" in capsys.readouterr().err
+
+
+def test_save_of_a_live_graph_writes_its_current_state(tmp_path):
+    path = str(tmp_path / "s.graph")
+    ie.datasets.karate().save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([0, 40], [40, 33])
+        g.remove_edges([0], [1])
+        g.save(tmp_path / "copy.graph")
+        copy = ie.Graph.open(tmp_path / "copy.graph")
+        assert copy.log_info() is None and copy.num_nodes == 41
+        copy.validate()
+        assert_same_graph(copy, g, "saved copy")
+
+
+def test_reorder_and_validate_understand_live_graphs(tmp_path):
+    path = str(tmp_path / "o.graph")
+    ie.Graph.from_edges([5, 7, 9, 11], [7, 9, 11, 5], weights=[1.0, 2.0, 3.0, 4.0]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([1, 13, 8], [5, 7, 13], [0.5, 1.5, 2.5])  # ids below, above and between
+        g.remove_edges([9], [11])
+        assert g.permuted
+        g.validate()
+        r = g.reorder(tmp_path / "r.graph", method="bfs")
+        assert r.log_info() is None and r.num_nodes == g.num_nodes == 7
+        r.validate()
+        assert_same_graph(r, g, "reordered live graph")
