@@ -11,7 +11,7 @@ ProNE measured in the same run. Tasks (``--tasks``, comma separated, run in this
     Every grid point, split 0 only, one C per smoothing level (``--screen-C``). The seed-0
     embedding is computed with ``embed_all(threads=1)`` (timed: the 1-thread all-node time),
     cached in ``benches/.cache/frontier/`` and timed again at 2 threads. ``smooth=1, 2`` rows
-    are the library's own smoothing step (``_core.smooth_step``, what ``embed_all(smooth=k)``
+    are the library's own smoothing step (``_core.smooth``, what ``embed_all(smooth=k)``
     runs after the push; bit-identical, checked by ``--smoke``) applied to the cached rows; its
     time is measured once per (data set, dim, threads) and added. Latency: ``embed(g, [v],
     threads=1)`` on the same random nodes for every point, within a time budget per point.
@@ -179,8 +179,9 @@ def smooth_step(data: Q.Data, rows: np.ndarray, threads: int) -> np.ndarray:
     """One step ``E <- D^-1 A E`` of the library (``embed_all(smooth=k)`` runs k of them)."""
     from instant_embedding import _core
 
-    idx = np.arange(data.n, dtype=np.uint32)
-    return _core.smooth_step(data.graph._g, idx, idx, rows, threads)
+    idx = np.arange(data.n, dtype=np.uint32)  # every node in order: sources == nodes
+    cfg = _core.EmbeddingConfig(dim=rows.shape[1], smooth=1)
+    return _core.smooth(data.graph._g, idx, rows, cfg, threads)
 
 
 def splitmix64(x: np.ndarray) -> np.ndarray:
@@ -758,6 +759,7 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
     from instant_embedding import _core
 
     indptr, _ = csr(data)
+    cfgs = {eps: _core.EmbeddingConfig(eps=eps) for eps in args.page_eps}  # alpha 0.15
     deg = np.diff(indptr)
     rng = np.random.default_rng(0)
     # "spread": the nodes scattered over SPREAD_SLOTS places of a file of that many nodes
@@ -779,7 +781,7 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 off[inv] = np.concatenate([[0], np.cumsum(deg[inv])[:-1]])
             counts = []
             for v in seeds.tolist():
-                idx, p, r = _core.ppr_state(data.graph._g, v, 0.15, eps, "standard", 50_000_000)
+                idx, p, r = _core.ppr_state(data.graph._g, v, cfgs[eps])
                 idx = idx.astype(np.int64)
                 counts.append(query_pages(deg, off, pos, idx[p > 0], idx[(p > 0) | (r > eps)]))
             med = {k: float(np.median([c[k] for c in counts])) for k in counts[0]}
