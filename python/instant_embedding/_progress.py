@@ -135,6 +135,10 @@ class ByteProgress:
     def add(self, n: int) -> None:
         self.set(self.done + n)
 
+    def native_hook(self, done: int, total: int | None = None) -> None:
+        """The ``progress`` callback of the native converters: ``(done, total)``."""
+        self.set(int(done))
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()

@@ -639,7 +639,8 @@ def embed_batch(
     """
     model = resolve_model(model, settings, "embed_batch")
     path = os.fspath(graph_path)
-    task = EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir)
+    cache = None if cache_dir is None else os.fspath(cache_dir)
+    task = EmbeddingTask(path, model, threads=threads, cache_dir=cache)
     return task.embed(node_ids)
 
 

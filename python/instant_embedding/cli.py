@@ -15,9 +15,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .embedding import Variant
 
 __all__ = ["build_parser", "main"]
 
@@ -458,7 +461,7 @@ def graph_info(
     eps: float,
     alpha: float,
     dim: int,
-    variant: str = "standard",
+    variant: Variant = "standard",
     sample: int = 50,
     seed: int = 0,
 ) -> dict[str, Any]:

@@ -26,8 +26,8 @@ DEFAULT_ALPHA: float = _DEFAULTS.alpha
 DEFAULT_EPS: float = _DEFAULTS.eps
 DEFAULT_SEED: int = _DEFAULTS.seed
 DEFAULT_MAX_TOUCHED: int = _DEFAULTS.max_touched
-VARIANTS: tuple[str, ...] = _SETTINGS["variant"]["choices"]
-VALUES: tuple[str, ...] = _SETTINGS["value"]["choices"]
+VARIANTS: tuple[str, ...] = tuple(_SETTINGS["variant"]["choices"] or ())
+VALUES: tuple[str, ...] = tuple(_SETTINGS["value"]["choices"] or ())
 Variant = Literal["standard", "lazy"]
 Value = Literal["p+r", "p", "log1p"]
 # Target duration of one native call in batched runs (between calls: Ctrl-C, progress, writes).

@@ -27,7 +27,7 @@ def read_json(
                 paths,
                 out,
                 opts,
-                progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+                progress=bar.native_hook if progress else None,
             )
         )
     finally:

@@ -126,7 +126,7 @@ def _read_mat_hdf5(path: str, var: str | None) -> Any:
         ) from None
     sp = need("scipy.sparse", "scipy", "reading .mat files")
     with h5py.File(path, "r") as f:
-        entries = []
+        entries: list[tuple[str, str, tuple[int, ...]]] = []
         for name, obj in f.items():
             if name.startswith("#"):
                 continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -22,7 +23,7 @@ from ._build import (
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice
+from ._options import ReadOptions, check_choice, parse_size
 
 
 def from_scipy(
@@ -260,8 +261,8 @@ def from_pandas(
         id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
         self_loops=self_loops,
         merge=merge,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
+        memory_limit=parse_size(memory_limit),
+        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
     )
     frames = [df] if isinstance(df, pd.DataFrame) else df
     if weighted is None:

@@ -23,7 +23,7 @@ from ._build import (
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice
+from ._options import ReadOptions, check_choice, parse_size
 from ._registry import Format, dataset_files, register
 
 TABLE_OPTIONS = frozenset({"weighted", "src_col", "dst_col", "weight_col", "id_kind"})
@@ -72,8 +72,8 @@ def from_arrow(
         id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
         self_loops=self_loops,
         merge=merge,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
+        memory_limit=parse_size(memory_limit),
+        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
     )
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)

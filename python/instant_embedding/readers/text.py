@@ -32,7 +32,7 @@ def read_text(
                 paths,
                 out,
                 opts,
-                progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+                progress=bar.native_hook if progress else None,
             )
         )
     finally:

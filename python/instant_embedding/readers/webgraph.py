@@ -54,7 +54,7 @@ def read_webgraph(
                 path,
                 out,
                 opts,
-                progress=(lambda done, _total=None: bar.set(int(done))) if progress else None,
+                progress=bar.native_hook if progress else None,
             )
         )
     finally:
