@@ -10,12 +10,13 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import _core
+from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._options import ReadOptions
@@ -65,6 +66,28 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
         if os.path.exists(p) and os.path.exists(out) and os.path.samefile(p, out):
             raise ValueError(f"{out}: output would overwrite the input file")
     return out
+
+
+def run_native(
+    convert: Callable[..., Any],
+    inputs: Any,
+    out: str,
+    opts: ReadOptions,
+    progress: Any,
+    total: int | None,
+    edges_key: str,
+) -> tuple[Graph, dict[str, Any]]:
+    """Runs one of the native streaming converters (``_core.convert_*``) with a progress bar in
+    bytes of input; returns the graph written to ``out`` and the converter's statistics, with
+    ``edges_read`` taken from its ``edges_key``."""
+    bar = ByteProgress(total, progress, "B")
+    try:
+        stats = dict(convert(inputs, out, opts, progress=bar.native_hook if progress else None))
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats[edges_key])
+    return g, stats
 
 
 def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:

@@ -10,8 +10,8 @@ import os
 from typing import Any
 
 from .. import _core
-from .._progress import ByteProgress
 from ..graph import Graph
+from ._build import run_native
 from ._options import ReadOptions
 from ._registry import Format, register
 
@@ -20,21 +20,7 @@ def read_json(
     paths: list[str], out: str, opts: ReadOptions, progress: Any
 ) -> tuple[Graph, dict[str, Any]]:
     total = sum(os.path.getsize(p) for p in paths)
-    bar = ByteProgress(total, progress, "B")
-    try:
-        stats = dict(
-            _core.convert_json(
-                paths,
-                out,
-                opts,
-                progress=bar.native_hook if progress else None,
-            )
-        )
-    finally:
-        bar.close()
-    g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
-    return g, stats
+    return run_native(_core.convert_json, paths, out, opts, progress, total, "edge_lines")
 
 
 def _looks_like_json(head: bytes, path: str) -> bool:

@@ -10,8 +10,8 @@ import os
 from typing import Any
 
 from .. import _core
-from .._progress import ByteProgress
 from ..graph import Graph
+from ._build import run_native
 from ._options import ReadOptions
 from ._registry import Format, register
 
@@ -25,21 +25,7 @@ def read_text(
 ) -> tuple[Graph, dict[str, Any]]:
     """Streams text files into the graph builder (bounded memory)."""
     total = sum(os.path.getsize(p) for p in paths)
-    bar = ByteProgress(total, progress, "B")
-    try:
-        stats = dict(
-            _core.convert_text(
-                paths,
-                out,
-                opts,
-                progress=bar.native_hook if progress else None,
-            )
-        )
-    finally:
-        bar.close()
-    g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
-    return g, stats
+    return run_native(_core.convert_text, paths, out, opts, progress, total, "edge_lines")
 
 
 for _name, _ext in (

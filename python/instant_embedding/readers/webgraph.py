@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from .. import _core
-from .._progress import ByteProgress
 from ..graph import Graph
+from ._build import run_native
 from ._options import ReadOptions
 from ._registry import GRAPH_MAGIC, Format, register
 
@@ -47,21 +47,7 @@ def read_webgraph(
     path = paths[0]
     gf = graph_file(path)
     total = os.path.getsize(gf) if os.path.isfile(gf) else None
-    bar = ByteProgress(total, progress, "B")
-    try:
-        stats = dict(
-            _core.convert_webgraph(
-                path,
-                out,
-                opts,
-                progress=bar.native_hook if progress else None,
-            )
-        )
-    finally:
-        bar.close()
-    g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["source_arcs"])
-    return g, stats
+    return run_native(_core.convert_webgraph, path, out, opts, progress, total, "source_arcs")
 
 
 register(
