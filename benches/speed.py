@@ -199,7 +199,7 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     try:
         from instant_embedding import _core
 
-        st = [_core.ppr_stats(g._g, int(i), model.config) for i in idx[:100]]
+        st = [_core.ppr_stats(g.native, int(i), model.config) for i in idx[:100]]
         for k in ("pushes", "touched", "support", "heap_bytes"):
             out[f"{k}_median"] = float(np.median([x[k] for x in st]))
     except (ImportError, AttributeError, TypeError):

@@ -136,7 +136,7 @@ REORDER_METHODS = ("communities", "bfs")
 
 # ====================================================================== convert
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .readers._build import check_output
+    from .readers import check_output
 
     paths = list(args.paths or [])
     inputs = list(args.input or [])
@@ -160,9 +160,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
         g, stats = _convert(args, inputs, output)
         if args.reorder:
             from ._core import DEFAULT_REORDER_ROUNDS
-            from .graph import Graph, _reorder_file
+            from .graph import Graph, reorder_file
 
-            st = _reorder_file(
+            st = reorder_file(
                 g, final_output, args.reorder, DEFAULT_REORDER_ROUNDS, None, _show_progress(args)
             )
             del g
@@ -288,10 +288,10 @@ def _reorder_note(args: argparse.Namespace, output: str, st: dict) -> None:
 
 
 def cmd_reorder(args: argparse.Namespace) -> int:
-    from .graph import Graph, _reorder_file
+    from .graph import Graph, reorder_file
 
     g = Graph.open(args.graph)
-    st = _reorder_file(
+    st = reorder_file(
         g, args.output, args.method, args.rounds, args.threads, _show_progress(args)
     )
     _reorder_note(args, args.output, st)
@@ -335,7 +335,7 @@ def _edges_of(g: Any, weighted: bool) -> Any:
     """Every edge of ``g`` once (undirected: ``u <= v`` by internal index) as id arrays."""
     src, dst, wts = [], [], []
     for v in range(g.num_nodes):
-        nb, w = g._g.neighbors(v)
+        nb, w = g.native.neighbors(v)
         keep = np.ones(len(nb), dtype=bool) if g.directed else nb >= v
         dst.append(nb[keep])
         src.append(np.full(int(keep.sum()), v, dtype=np.uint32))
@@ -516,7 +516,7 @@ def graph_info(
             support.append(len(sup_ids))
             lower_updates.append(float(deg[g.index(sup_ids)].sum()) if len(sup_ids) else 0.0)
             if stats_fn is not None:
-                st = stats_fn(g._g, int(g.index([node])[0]), model.config)
+                st = stats_fn(g.native, int(g.index([node])[0]), model.config)
                 touched.append(st["touched"])
                 pushes.append(st["pushes"])
                 heap.append(st["heap_bytes"])

@@ -14,7 +14,7 @@ from . import _core
 from ._checks import check_batch_size, check_threads
 from ._core import EmbeddingConfig
 from ._progress import Progress, ProgressArg
-from .graph import Graph, NodeId, _node_list
+from .graph import Graph, NodeId, node_list
 
 __all__ = ["EmbeddingConfig", "InstantEmbedding", "ppr"]
 
@@ -99,9 +99,9 @@ def ppr(
     config = EmbeddingConfig(alpha=alpha, eps=eps, variant=variant, max_touched=max_touched)
     idx = int(graph.index([node])[0])
     arrays: tuple[Any, ...] = (
-        _core.ppr_state(graph._g, idx, config)
+        _core.ppr_state(graph.native, idx, config)
         if return_residual
-        else _core.ppr(graph._g, idx, config)
+        else _core.ppr(graph.native, idx, config)
     )
     ids = graph.ids(arrays[0])
     if isinstance(ids, list):
@@ -316,7 +316,7 @@ class InstantEmbedding:
             A query touched more than ``max_touched`` nodes.
         """
         graph = _check_graph(graph)
-        seq, scalar = _node_list(nodes)
+        seq, scalar = node_list(nodes)
         idx = graph.index(seq)
         threads = self._threads(threads)
         out = self._compute(graph, idx, threads, progress, check_batch_size(batch_size), None)
@@ -446,7 +446,7 @@ class InstantEmbedding:
             rows = self.embed_all(graph, threads=threads, progress=progress, batch_size=batch_size)
             ids = graph.nodes
         else:
-            seq, _ = _node_list(nodes)
+            seq, _ = node_list(nodes)
             rows = self.embed(graph, seq, threads=threads, progress=progress, batch_size=batch_size)
             ids = seq
         if isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
@@ -471,12 +471,12 @@ class InstantEmbedding:
         config = self.config
         if not config.smooth:
             return self._run(graph, idx, config, threads, progress, batch_size, out)
-        sources = _core.smooth_sources(graph._g, idx, config)
+        sources = _core.smooth_sources(graph.native, idx, config)
         if out is None and not progress and len(sources) <= self._first_batch(threads, batch_size):
-            return _core.embed(graph._g, idx, config, threads)
+            return _core.embed(graph.native, idx, config, threads)
         base = config.replace(smooth=0)
         rows = self._run(graph, sources, base, threads, progress, batch_size, None)
-        rows = _core.smooth(graph._g, idx, rows, config, threads)
+        rows = _core.smooth(graph.native, idx, rows, config, threads)
         if out is None:
             return rows
         from .io import write_npy_atomic
@@ -496,7 +496,7 @@ class InstantEmbedding:
         total = len(idx)
         b = self._first_batch(threads, batch_size)
         if out is None and total <= b and not progress:
-            return _core.embed(graph._g, idx, config, threads)
+            return _core.embed(graph.native, idx, config, threads)
         if out is not None:
             from .io import AtomicNpyWriter
 
@@ -511,7 +511,7 @@ class InstantEmbedding:
                 while start < total:
                     stop = min(start + b, total)
                     t0 = time.perf_counter()
-                    result[start:stop] = _core.embed(graph._g, idx[start:stop], config, threads)
+                    result[start:stop] = _core.embed(graph.native, idx[start:stop], config, threads)
                     elapsed = time.perf_counter() - t0
                     bar.update(stop - start)
                     if batch_size is None:

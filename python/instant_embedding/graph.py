@@ -316,7 +316,7 @@ class Graph:
         KeyboardInterrupt
             Ctrl-C; no output and no temporary file are left.
         """
-        _reorder_file(self, path, method, rounds, threads, progress, order)
+        reorder_file(self, path, method, rounds, threads, progress, order)
         return Graph.open(path, prefetch=self.prefetch)
 
     def validate(self) -> None:
@@ -528,6 +528,12 @@ class Graph:
         return bool(self._g.permuted)
 
     @property
+    def native(self) -> _core.Graph:
+        """The native graph this object wraps: what the ``instant_embedding._core`` functions
+        take (the compute layer and the engines pass it on)."""
+        return self._g
+
+    @property
     def num_nodes(self) -> int:
         """Number of nodes."""
         return self._g.num_nodes
@@ -682,14 +688,14 @@ def _check_num_nodes(num_nodes: Any) -> int:
     return int(num_nodes)
 
 
-def _node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, bool]:
+def node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, bool]:
     """Normalises a node argument; returns (sequence, was_scalar)."""
     if isinstance(nodes, (str, int, np.integer)) and not isinstance(nodes, bool):
         return [nodes], True
     return nodes, False
 
 
-def _reorder_file(
+def reorder_file(
     graph: Graph,
     path: PathLike,
     method: str,
@@ -728,7 +734,7 @@ def _reorder_file(
 
     try:
         stats: dict[str, Any] = _core.reorder_graph(
-            graph._g,
+            graph.native,
             os.fspath(path),
             method=method,
             rounds=rounds,

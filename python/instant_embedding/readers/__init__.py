@@ -27,6 +27,7 @@ from . import npy as _npy  # noqa: F401 - registers "npy"
 from . import table as _table  # noqa: F401 - registers "parquet", "arrow"
 from . import text as _text  # noqa: F401 - registers "csv", "tsv", "edgelist"
 from . import webgraph as _webgraph  # noqa: F401 - registers "webgraph"
+from ._build import check_output
 from ._convert import convert, convert_with_stats
 from ._options import DEFAULT_MEMORY_LIMIT, ReadOptions, parse_size
 from ._registry import Format, dataset_files, detect_format, formats, register
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "Format",
     "ReadOptions",
+    "check_output",
     "convert",
     "convert_with_stats",
     "dataset_files",
