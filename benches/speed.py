@@ -190,10 +190,12 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     out["resident_after_warm"] = resident
     # The native call alone (no facade: id lookup, argument checks), same nodes.
     idx = g.index(ids[: len(times)])
+    from instant_embedding import _core
+
     core = []
     for i in idx:
         a = np.array([i], dtype=np.uint32)
-        core.append(_timed(lambda a=a: model._embed_indices(g, a, 1))[1])
+        core.append(_timed(lambda a=a: _core.embed(g.native, a, model.config, 1))[1])
     out["core_cpu_median_us"] = float(np.median(core)) / 1e3
     # What a query does (kernel counters), on the first nodes.
     try:

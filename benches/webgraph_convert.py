@@ -67,7 +67,7 @@ from _common import (  # noqa: E402
 def child(argv: list[str]) -> None:
     """Converts in this process and prints one JSON line."""
     from instant_embedding import _core
-    from instant_embedding.readers import convert_with_stats, parse_size
+    from instant_embedding.readers import ReadOptions, convert_with_stats, parse_size
 
     method, src, out, props, directed, loops, mem, num_nodes = argv
     kwargs: dict[str, Any] = {"directed": directed == "1", "self_loops": loops}
@@ -77,8 +77,9 @@ def child(argv: list[str]) -> None:
     if num_nodes:
         # Smoke: an edge list cannot hold the fixture's isolated nodes; the kernel's text
         # converter takes the node count.
-        st = _core.convert_text([src], out, num_nodes=int(num_nodes),
-                                memory_limit=parse_size(mem), **kwargs)
+        opts = ReadOptions(format="edgelist", num_nodes=int(num_nodes),
+                           memory_limit=parse_size(mem), **kwargs)
+        st = _core.convert_text([src], out, opts)
         st["format"] = "edgelist"
     else:
         _, st = convert_with_stats(src, out, memory_limit=mem, **kwargs)
