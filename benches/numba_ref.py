@@ -16,7 +16,7 @@ Supports unweighted graphs with implicit or int64 ids (the benchmark graphs).
 Use::
 
     ref = NumbaRef(read_csr(path))        # path: a graph file
-    ref.embed(nodes, dim=512, alpha=0.15, eps=1e-5, seed=0)   # (len(nodes), dim) float32
+    ref.embed(nodes, dim=512, alpha=0.15, eps=1e-4, seed=0)   # (len(nodes), dim) float32
     ref.embed_all(dim, alpha, eps, seed, threads=2)           # (n, dim) float32
 """
 
@@ -230,7 +230,7 @@ class NumbaRef:
         nodes: np.ndarray,
         dim: int,
         alpha: float = 0.15,
-        eps: float = 1e-5,
+        eps: float = 1e-4,
         seed: int = 0,
         lazy: bool = False,
         value: str = "p+r",
@@ -250,7 +250,7 @@ class NumbaRef:
         self,
         dim: int,
         alpha: float = 0.15,
-        eps: float = 1e-5,
+        eps: float = 1e-4,
         seed: int = 0,
         lazy: bool = False,
         threads: int = 1,

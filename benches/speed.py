@@ -189,16 +189,16 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     out = _stats_us(times, cpu)
     out["resident_after_warm"] = resident
     # The native call alone (no facade: id lookup, argument checks), same nodes.
+    from instant_embedding import _core
+
     idx = g.index(ids[: len(times)])
     core = []
     for i in idx:
         a = np.array([i], dtype=np.uint32)
-        core.append(_timed(lambda a=a: model._embed_indices(g, a, 1))[1])
+        core.append(_timed(lambda a=a: _core.embed(g._g, a, model.config, 1))[1])
     out["core_cpu_median_us"] = float(np.median(core)) / 1e3
     # What a query does (kernel counters), on the first nodes.
     try:
-        from instant_embedding import _core
-
         st = [_core.ppr_stats(g._g, int(i), model.config) for i in idx[:100]]
         for k in ("pushes", "touched", "support", "heap_bytes"):
             out[f"{k}_median"] = float(np.median([x[k] for x in st]))

@@ -41,7 +41,7 @@ impl EmbeddingConfig {
         smooth: 0,
         ppr: PprConfig {
             alpha: 0.15,
-            eps: 1e-5,
+            eps: 1e-4,
             variant: Variant::Standard,
             max_touched: 50_000_000,
         },

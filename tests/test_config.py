@@ -77,7 +77,7 @@ def test_config_is_frozen_comparable_hashable_and_pickles():
     with pytest.raises(AttributeError):
         c.dim = 3  # type: ignore[misc]
     assert c.dim == 64 and "dim" in dir(c)
-    assert repr(c).startswith("EmbeddingConfig(dim=64, alpha=0.15, eps=1e-05, seed=")
+    assert repr(c).startswith("EmbeddingConfig(dim=64, alpha=0.15, eps=0.0001, seed=")
     assert eval(repr(c), {"EmbeddingConfig": EmbeddingConfig}) == c
 
 

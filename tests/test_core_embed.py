@@ -64,7 +64,8 @@ def test_projection_formula_string_and_int64_ids():
     assert g.id_kind == "int64"
     for v in [-5, 2**40, 7]:
         assert np.array_equal(
-            ie.InstantEmbedding(dim=32).embed(g, v), reference_embedding(g, v, 32, 0, eps=1e-5)
+            ie.InstantEmbedding(dim=32, eps=1e-5).embed(g, v),
+            reference_embedding(g, v, 32, 0, eps=1e-5),
         )
 
 

@@ -144,7 +144,7 @@ def test_random_changes_equal_a_rebuild(tmp_path, kind, ops, directed, weighted,
     ref = Reference(kind, directed, weighted, merge)
     path = base_graph(tmp_path, ref, rng, span=20)
     g = ie.Graph.open(path, writable=True, merge=merge)
-    existing = ids_of(kind, range(20))
+    existing = list(ie.Graph.open(path).nodes)  # the random base may miss some of ids 0..19
     for step, (op, edges) in enumerate(ops):
         # Ids 20..29 are new (created on first use); removals pick existing edges half the time.
         ids = ids_of(kind, range(30))

@@ -19,7 +19,9 @@ import pytest
 from helpers import random_edges
 
 pytest.importorskip("numba")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
+# Appended, not prepended: benches/distributed.py must not shadow the `distributed` package in
+# the worker processes other test modules start (they inherit sys.path).
+sys.path.append(str(Path(__file__).resolve().parents[1] / "benches"))
 import _common  # noqa: E402
 import numba_ref  # noqa: E402
 
