@@ -29,8 +29,8 @@ comparable). Checksums (row counts, sum of the first coordinate) are
 compared with ``plain`` so a broken engine cannot look fast.
 
 The default ``--eps 1e-3`` makes a row cheap (tens of µs per core), so that the engines' own
-per-row overhead stands out and a full run takes minutes. At the library's default eps 1e-5 a
-row of this graph costs about 2 ms per core, and the same overhead is a far smaller fraction.
+per-row overhead stands out and a full run takes minutes. At eps 1e-5 a row of this graph
+costs about 2 ms per core, and the same overhead is a far smaller fraction.
 
 The default graph is a seeded Chung–Lu power-law graph (500k nodes, ~1.45M undirected edges)
 built with ``Graph.from_edges`` and cached in ``benches/.cache/``; ``--graph PATH`` uses a given

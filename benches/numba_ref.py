@@ -7,7 +7,8 @@ through a touched list, a FIFO ring queue, node ``w`` pushed while
 ``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` with each term rounded to a multiple of 2^-32
 and summed exactly in integers (any visiting order gives the same sums),
 where ``x_j = p_j + r_j`` (``value="p+r"``, the package default) or ``x_j = p_j``
-(``value="p"``, the paper's Algorithm 2 literally).
+(``value="p"``, the paper's Algorithm 2 literally), each sum divided by ``ln(max(n, 3))``
+(``normalize="ln_n"``, the package default) or not (``"none"``) before its rounding to float32.
 Float operations happen in the same order as in the Rust kernel, so the embeddings agree bit
 for bit (``speed.py`` checks this).
 
@@ -16,12 +17,13 @@ Supports unweighted graphs with implicit or int64 ids (the benchmark graphs).
 Use::
 
     ref = NumbaRef(read_csr(path))        # path: a graph file
-    ref.embed(nodes, dim=512, alpha=0.15, eps=1e-5, seed=0)   # (len(nodes), dim) float32
+    ref.embed(nodes, dim=512, alpha=0.15, eps=1e-4, seed=0)   # (len(nodes), dim) float32
     ref.embed_all(dim, alpha, eps, seed, threads=2)           # (n, dim) float32
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -120,9 +122,10 @@ if numba is not None:
         return nt, pushes
 
     @njit(cache=True)
-    def _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, out):  # noqa: ANN001, ANN201
+    def _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, divisor, out):  # noqa: ANN001, ANN201
         """Projection of the touched nodes' mass: terms rounded to multiples of 2^-32 and
-        summed exactly in int64 (order-free, as the spec says; no overflow at these sizes)."""
+        summed exactly in int64 (order-free, as the spec says; no overflow at these sizes),
+        each sum divided by ``divisor`` (0: not divided)."""
         acc = np.zeros(dim, dtype=np.int64)
         seed_mix = splitmix64(np.uint64(seed))
         d = np.uint64(dim)
@@ -140,8 +143,12 @@ if numba is not None:
                         acc[b] += t
                     else:
                         acc[b] -= t
-        for k in range(dim):
-            out[k] = np.float32(float(acc[k]) / 4294967296.0)
+        if divisor > 0.0:
+            for k in range(dim):
+                out[k] = np.float32(float(acc[k]) / 4294967296.0 / divisor)
+        else:
+            for k in range(dim):
+                out[k] = np.float32(float(acc[k]) / 4294967296.0)
 
     @njit(cache=True)
     def _reset(touched, nt, r, p, seen):  # noqa: ANN001, ANN201
@@ -153,20 +160,20 @@ if numba is not None:
 
     @njit(cache=True)
     def _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,  # noqa: ANN001, ANN201
-                     dim, r, p, seen, touched, queue, out):
+                     dim, divisor, r, p, seen, touched, queue, out):
         n = indptr.shape[0] - 1
         total = 0
         for i in range(nodes.shape[0]):
             nt, pushes = _push(indptr, indices, nodes[i], alpha, eps, lazy, r, p, seen,
                                touched, queue)
             total += pushes
-            _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, out[i])
+            _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, divisor, out[i])
             _reset(touched, nt, r, p, seen)
         return total
 
     @njit(cache=True, parallel=True)
-    def _embed_all(indptr, indices, keys, has_keys, alpha, eps, lazy, with_r, seed, dim, chunks,  # noqa: ANN001, ANN201
-                   out):
+    def _embed_all(indptr, indices, keys, has_keys, alpha, eps, lazy, with_r, seed, dim, divisor,  # noqa: ANN001, ANN201
+                   chunks, out):
         n = indptr.shape[0] - 1
         nchunks = chunks.shape[0] - 1
         for c in prange(nchunks):
@@ -177,13 +184,20 @@ if numba is not None:
             queue = np.empty(n + 1, dtype=np.uint32)
             nodes = np.arange(chunks[c], chunks[c + 1]).astype(np.uint32)
             _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,
-                         dim, r, p, seen, touched, queue, out[chunks[c] : chunks[c + 1]])
+                         dim, divisor, r, p, seen, touched, queue, out[chunks[c] : chunks[c + 1]])
 
 
 def _with_r(value: str) -> bool:
     if value not in ("p+r", "p"):
         raise ValueError(f"value must be 'p+r' or 'p', got {value!r}")
     return value == "p+r"
+
+
+def _divisor(normalize: str, n: int) -> float:
+    """What each sum is divided by: ``ln(max(n, 3))`` (libm ``log``), or 0 for no division."""
+    if normalize not in ("ln_n", "none"):
+        raise ValueError(f"normalize must be 'ln_n' or 'none', got {normalize!r}")
+    return math.log(max(n, 3)) if normalize == "ln_n" else 0.0
 
 
 class NumbaRef:
@@ -218,7 +232,7 @@ class NumbaRef:
         self.embed(np.zeros(1, dtype=np.uint32), dim)
         _embed_all(
             self.indptr, self.indices, self.keys, self.has_keys, 0.15, 1e-4, False, True,
-            np.uint64(0), int(dim), np.zeros(2, dtype=np.int64),
+            np.uint64(0), int(dim), 0.0, np.zeros(2, dtype=np.int64),
             np.empty((self.n, dim), dtype=np.float32),
         )
 
@@ -230,17 +244,19 @@ class NumbaRef:
         nodes: np.ndarray,
         dim: int,
         alpha: float = 0.15,
-        eps: float = 1e-5,
+        eps: float = 1e-4,
         seed: int = 0,
         lazy: bool = False,
         value: str = "p+r",
+        normalize: str = "ln_n",
     ) -> np.ndarray:
         """Embeddings of internal node indices ``nodes`` (serial), shape (len, dim)."""
         nodes = np.ascontiguousarray(nodes, dtype=np.uint32)
         out = np.empty((len(nodes), dim), dtype=np.float32)
         self.last_pushes = _embed_nodes(
             self.indptr, self.indices, self.keys, self.has_keys, nodes, float(alpha),
-            float(eps), bool(lazy), _with_r(value), np.uint64(seed), int(dim), self._r, self._p,
+            float(eps), bool(lazy), _with_r(value), np.uint64(seed), int(dim),
+            _divisor(normalize, self.n), self._r, self._p,
             self._seen,
             self._touched, self._queue, out,
         )
@@ -250,11 +266,12 @@ class NumbaRef:
         self,
         dim: int,
         alpha: float = 0.15,
-        eps: float = 1e-5,
+        eps: float = 1e-4,
         seed: int = 0,
         lazy: bool = False,
         threads: int = 1,
         value: str = "p+r",
+        normalize: str = "ln_n",
     ) -> np.ndarray:
         """All nodes, ``threads`` workers (numba prange over contiguous node chunks)."""
         numba.set_num_threads(int(threads))
@@ -263,6 +280,7 @@ class NumbaRef:
         out = np.empty((self.n, dim), dtype=np.float32)
         _embed_all(
             self.indptr, self.indices, self.keys, self.has_keys, float(alpha), float(eps),
-            bool(lazy), _with_r(value), np.uint64(seed), int(dim), chunks, out,
+            bool(lazy), _with_r(value), np.uint64(seed), int(dim), _divisor(normalize, self.n),
+            chunks, out,
         )
         return out

@@ -110,11 +110,12 @@ def smoke_dataset(seed: int = 0) -> Data:
 
 # --------------------------------------------------------------------------- embeddings
 def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any = None,
-          u: np.ndarray | None = None, v: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+          u: np.ndarray | None = None, v: np.ndarray | None = None,
+          normalize: str = "none", threads: int = 2) -> tuple[np.ndarray, float]:
     """Embedding of every node and its wall time in seconds. ``method`` is ``ie-p+r``,
     ``ie-p``, ``ie-log1p``, any of them with ``-s<k>`` for ``smooth=k`` (e.g.
     ``ie-log1p-s2``), or a peer name; ``graph``/``u``/``v`` override the data set's graph
-    (for LP)."""
+    (for LP); ``normalize`` is ours' output scale."""
     g = graph if graph is not None else data.graph
     u = data.u if u is None else u
     v = data.v if v is None else v
@@ -123,10 +124,11 @@ def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any =
         import instant_embedding as ie
 
         value, _, smooth = method[3:].partition("-s")
-        m = ie.InstantEmbedding(dim, eps=eps, seed=seed, value=value, smooth=int(smooth or 0))
-        x = m.embed_all(g, threads=2)
+        m = ie.InstantEmbedding(dim, eps=eps, seed=seed, value=value, smooth=int(smooth or 0),
+                                normalize=normalize)
+        x = m.embed_all(g, threads=threads)
     else:
-        x = P.embed_peer(method, u, v, data.n, dim, seed=seed, threads=2)
+        x = P.embed_peer(method, u, v, data.n, dim, seed=seed, threads=threads)
     return np.asarray(x, dtype=np.float32), time.perf_counter() - t
 
 
@@ -210,7 +212,8 @@ def task_nc(data: Data, args: argparse.Namespace, out: Results) -> None:
             times = []
             try:
                 for seed in seeds:
-                    x, secs = embed(data, method, dim, seed, args.eps)
+                    x, secs = embed(data, method, dim, seed, args.eps,
+                                    normalize=args.normalize, threads=args.threads)
                     times.append(secs)
                     for split in range(args.splits):
                         for cname, c, scale in classifiers:
@@ -224,9 +227,10 @@ def task_nc(data: Data, args: argparse.Namespace, out: Results) -> None:
             for cname, c, scale in classifiers:
                 rec = {"task": "nc", "dataset": data.name, "method": method, "dim": dim,
                        "eps": args.eps if is_ours else None,
+                       "normalize": args.normalize if is_ours else None,
                        "classifier": f"{'StandardScaler+' if scale else 'raw '}LR C={c:g}",
                        "fraction": frac, "splits": args.splits, "seeds": len(seeds),
-                       "embed_s": float(np.mean(times)),
+                       "embed_s": float(np.mean(times)), "threads": args.threads,
                        "embed_us_per_node": 1e6 * float(np.mean(times)) / data.n,
                        **summarize(runs[cname])}
                 out.add(rec)
@@ -354,7 +358,7 @@ def eps_worker(argv: list[str]) -> None:
     g = data.graph if data else ie.Graph.open(C.dataset_graph(name))
     base = C.rss_anon()
     hwm0 = C.peak_rss()
-    m = ie.InstantEmbedding(dim, eps=eps, value=value)
+    m = ie.InstantEmbedding(dim, eps=eps, value=value, normalize="none")
     t = time.perf_counter()
     x = m.embed_all(g, threads=2)
     secs = time.perf_counter() - t
@@ -468,7 +472,9 @@ def task_umap(data: Data, args: argparse.Namespace, out: Results, path: Path) ->
 class Results:
     """Records keyed by their identifying fields, merged into an existing JSON file."""
 
-    KEY = ("task", "dataset", "method", "dim", "classifier", "value", "eps")
+    KEY = ("task", "dataset", "method", "dim", "classifier", "value", "eps", "normalize")
+    # What a record made before a key field existed had (ours was never normalised).
+    KEY_DEFAULTS = {"normalize": "none"}
 
     def __init__(self, path: Path, meta: dict[str, Any], merge: bool) -> None:
         self.path, self.meta = path, meta
@@ -481,7 +487,9 @@ class Results:
             self.meta["previous_runs"] = old.get("runs", [])
 
     def _key(self, r: dict[str, Any]) -> str:
-        return json.dumps([r.get(k) for k in self.KEY])
+        ours = str(r.get("method", "")).startswith("ie-") or r.get("task") == "eps"
+        return json.dumps([r.get(k, self.KEY_DEFAULTS.get(k) if ours else None)
+                           for k in self.KEY])
 
     def add(self, rec: dict[str, Any]) -> None:
         rec = dict(rec)
@@ -541,8 +549,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=5, help="hash seeds of ours")
     ap.add_argument("--peer-seeds", type=int, default=1, help="random seeds of each peer")
-    ap.add_argument("--eps", type=float, default=1e-5)
+    ap.add_argument("--eps", type=float, default=1e-5,
+                    help="eps of ours (default 1e-5: the published figures; the library's "
+                    "default is 1e-4)")
+    ap.add_argument("--normalize", choices=["ln_n", "none"], default="none",
+                    help="output scale of ours in the node-classification task (default none: "
+                    "the published figures; ln_n: the library's default)")
     ap.add_argument("--C", type=float, default=0.003, help="LR inverse regularisation")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="threads of the node-classification embeddings (ours and peers)")
     ap.add_argument("--lp-dims", type=_list(int), default=[128])
     ap.add_argument("--lp-max-edges", type=int, default=20000)
     ap.add_argument("--lp-skip", type=_skip, default=_skip(""),
@@ -573,9 +588,9 @@ def main(argv: list[str] | None = None) -> None:
         args.peer_dims = {p: [32] for p in P.PEERS}
         args.methods = [m for m in args.methods if m.startswith("ie-") or _importable(m)]
         args.lp_max_edges = 100
-    os.environ.setdefault("RAYON_NUM_THREADS", "2")
+    os.environ.setdefault("RAYON_NUM_THREADS", str(args.threads))
     meta = {"machine": C.machine_info(), "command": " ".join(["python benches/quality.py", *argv]),
-            "threads": 2,
+            "threads": args.threads,
             "args": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
                      for k, v in vars(args).items()}}
     out = Results(args.out, meta, merge=not args.no_merge and not args.smoke)
@@ -622,7 +637,11 @@ def markdown(path: Path) -> None:
             continue
         emb = f"{r['embed_s']:.2f}" if "embed_s" in r else "-"
         runs = f"{r['splits']} x {r['seeds']}" if "splits" in r else "-"
-        print(f"| {r['dataset']} | {r['method']} | {r['dim']} | {r['classifier']} | "
+        method = r["method"]
+        if method.startswith("ie-") and (r.get("eps"), r.get("normalize", "none")) != (1e-5,
+                                                                                    "none"):
+            method += f" (eps {r.get('eps'):g}, normalize {r.get('normalize', 'none')})"
+        print(f"| {r['dataset']} | {method} | {r['dim']} | {r['classifier']} | "
               f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'], r.get('macro_ci90'))} "
               f"| {runs} | {emb} |")
     lp = [r for r in recs if r["task"] == "lp"]

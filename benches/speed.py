@@ -189,9 +189,9 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     out = _stats_us(times, cpu)
     out["resident_after_warm"] = resident
     # The native call alone (no facade: id lookup, argument checks), same nodes.
-    idx = g.index(ids[: len(times)])
     from instant_embedding import _core
 
+    idx = g.index(ids[: len(times)])
     core = []
     for i in idx:
         a = np.array([i], dtype=np.uint32)
@@ -199,8 +199,6 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     out["core_cpu_median_us"] = float(np.median(core)) / 1e3
     # What a query does (kernel counters), on the first nodes.
     try:
-        from instant_embedding import _core
-
         st = [_core.ppr_stats(g.native, int(i), model.config) for i in idx[:100]]
         for k in ("pushes", "touched", "support", "heap_bytes"):
             out[f"{k}_median"] = float(np.median([x[k] for x in st]))
@@ -345,13 +343,14 @@ def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget:
 
     ref = numba_ref.NumbaRef(C.read_csr(path))
     value = getattr(ours, "value", "p")
-    ref.embed(ids_idx[:20], dim, eps=eps, value=value)  # compile / warm
+    norm = getattr(ours, "normalize", "none")
+    ref.embed(ids_idx[:20], dim, eps=eps, value=value, normalize=norm)  # compile / warm
     times = []
     cpu = []
     deadline = time.perf_counter() + budget
     for i in ids_idx:
         a = np.array([i], dtype=np.uint32)
-        w, c = _timed(lambda a=a: ref.embed(a, dim, eps=eps, value=value))
+        w, c = _timed(lambda a=a: ref.embed(a, dim, eps=eps, value=value, normalize=norm))
         times.append(w)
         cpu.append(c)
         if time.perf_counter() > deadline:
@@ -361,8 +360,8 @@ def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget:
     check = ids_idx[:50]
     mine = ours.embed(g, g.ids(check))
     out["bit_identical"] = bool(np.array_equal(mine.view(np.uint32),
-                                               ref.embed(check, dim, eps=eps,
-                                                         value=value).view(np.uint32)))
+                                               ref.embed(check, dim, eps=eps, value=value,
+                                                         normalize=norm).view(np.uint32)))
     return out
 
 
@@ -464,6 +463,14 @@ def ie_default_value() -> str:
     return getattr(ie.InstantEmbedding(8), "value", "p")
 
 
+def ie_default_normalize() -> str:
+    """The package's default output scale ("ln_n" or "none"; "none" before the option
+    existed)."""
+    import instant_embedding as ie
+
+    return getattr(ie.InstantEmbedding(8), "normalize", "none")
+
+
 def _cpu_s() -> float:
     """CPU seconds (user + system) of this process, all threads."""
     import resource
@@ -496,7 +503,8 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
         ref.warmup(dim)  # compile (cached on disk after the first run)
         value = ie_default_value()
         t, c = time.perf_counter(), _cpu_s()
-        x = ref.embed_all(dim, eps=eps, threads=threads, value=value)
+        x = ref.embed_all(dim, eps=eps, threads=threads, value=value,
+                          normalize=ie_default_normalize())
         res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     elif which == "fastrp":
         import scipy.sparse as sp

@@ -9,8 +9,13 @@ use instant_embedding::Graph;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let g = Graph::open(&args[1])?;
-    let eps: f64 = args.get(2).map_or(Ok(1e-5), |s| s.parse())?;
-    let dim: usize = args.get(3).map_or(Ok(512), |s| s.parse())?;
+    // Defaults: the library's.
+    let eps: f64 = args
+        .get(2)
+        .map_or(Ok(EmbedConfig::DEFAULT.ppr.eps), |s| s.parse())?;
+    let dim: usize = args
+        .get(3)
+        .map_or(Ok(EmbedConfig::DEFAULT.dim), |s| s.parse())?;
     let queries: usize = args.get(4).map_or(Ok(1000), |s| s.parse())?;
     let value = Value::parse(args.get(5).map_or("p+r", |s| s.as_str()))?;
     let n = g.num_nodes() as u64;

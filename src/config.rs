@@ -10,7 +10,7 @@
 //! entry with its `get`/`set` arms; then the kernel code that uses it, a test, and the docs.
 //! Nothing else names the settings one by one.
 
-use crate::embed::{Value, MAX_DIM};
+use crate::embed::{Normalize, Value, MAX_DIM};
 use crate::error::{Error, Result};
 use crate::ppr::{PprConfig, Variant};
 use crate::smooth::MAX_SMOOTH;
@@ -26,6 +26,8 @@ pub struct EmbeddingConfig {
     pub seed: u64,
     /// Which per-node mass is projected.
     pub value: Value,
+    /// How the projected row is scaled (docs/SPEC.md §2).
+    pub normalize: Normalize,
     /// Neighbour smoothing steps applied to the rows (docs/SPEC.md §2b).
     pub smooth: usize,
     /// The push's settings (alpha, eps, variant, max_touched).
@@ -38,10 +40,11 @@ impl EmbeddingConfig {
         dim: 512,
         seed: 0,
         value: Value::PPlusR,
+        normalize: Normalize::LnN,
         smooth: 0,
         ppr: PprConfig {
             alpha: 0.15,
-            eps: 1e-5,
+            eps: 1e-4,
             variant: Variant::Standard,
             max_touched: 50_000_000,
         },
@@ -79,6 +82,7 @@ impl EmbeddingConfig {
             "seed" => Int(self.seed),
             "variant" => Choice(self.ppr.variant.name()),
             "value" => Choice(self.value.name()),
+            "normalize" => Choice(self.normalize.name()),
             "smooth" => Int(self.smooth as u64),
             "max_touched" => Int(self.ppr.max_touched as u64),
             _ => return None,
@@ -99,6 +103,7 @@ impl EmbeddingConfig {
             ("seed", Int(v)) => self.seed = v,
             ("variant", Choice(v)) => self.ppr.variant = Variant::parse(v)?,
             ("value", Choice(v)) => self.value = Value::parse(v)?,
+            ("normalize", Choice(v)) => self.normalize = Normalize::parse(v)?,
             ("smooth", Int(v)) => self.smooth = to_usize(v)?,
             ("max_touched", Int(v)) => self.ppr.max_touched = to_usize(v)?,
             _ => return Err(Error::param(format!("no setting {name:?} of this kind"))),
@@ -189,6 +194,14 @@ pub const SETTINGS: &[Setting] = &[
                (better on dense social graphs, see docs/QUALITY.md)",
     },
     Setting {
+        name: "normalize",
+        kind: SettingKind::Choice(Normalize::NAMES),
+        help: "scale of the output: ln_n divides every coordinate by ln(n) (n = node count; \
+               each term becomes log_n(x n)), so coordinates keep one scale on any graph, as \
+               a classifier on raw features with default regularisation needs; none keeps \
+               the plain sums",
+    },
+    Setting {
         name: "smooth",
         kind: SettingKind::Int {
             min: 0,
@@ -250,6 +263,7 @@ mod tests {
         let d = EmbeddingConfig::DEFAULT;
         assert!(changed.dim != d.dim && changed.seed != d.seed && changed.smooth != d.smooth);
         assert!(changed.value != d.value && changed.ppr.variant != d.ppr.variant);
+        assert!(changed.normalize != d.normalize);
         assert!(changed.ppr.alpha != d.ppr.alpha && changed.ppr.eps != d.ppr.eps);
         assert!(changed.ppr.max_touched != d.ppr.max_touched);
         assert!(EmbeddingConfig::DEFAULT.get("threads").is_none());

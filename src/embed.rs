@@ -1,8 +1,8 @@
 //! InstantEmbedding: approximate PPR of a node, projected to `dim` dimensions by signed hashing.
 //!
 //! `w[dim(j)] += sign(j) * max(ln(x_j * n), 0)` for every touched node `j`, each term rounded to
-//! a multiple of 2^-32 and summed exactly (order-free), then rounded to f32 once, where
-//! `x = p + r` (default) or `x = p`
+//! a multiple of 2^-32 and summed exactly (order-free), then divided by `ln(max(n, 3))` (default;
+//! `normalize`) and rounded to f32 once, where `x = p + r` (default) or `x = p`
 //! (the paper's Algorithm 2 literally), see docs/SPEC.md. Each node's row depends only on
 //! the graph, the node and the config, so results are bit-identical for any thread count or
 //! batch split.
@@ -62,6 +62,48 @@ impl Value {
     }
 }
 
+/// How the projected row is scaled before its rounding to f32 (docs/SPEC.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalize {
+    /// Divide every coordinate by `ln(max(n, 3))` (default): each term `ln(x n)` becomes
+    /// `log_n(x n)`, so coordinates no longer grow with the graph's size (an untuned
+    /// classifier on raw coordinates then regularises as intended, docs/BENCHMARKS.md).
+    LnN,
+    /// No scaling: the sum of the terms itself.
+    None,
+}
+
+impl Normalize {
+    /// Every choice's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["ln_n", "none"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalize::LnN => "ln_n",
+            Normalize::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Normalize> {
+        match s {
+            "ln_n" => Ok(Normalize::LnN),
+            "none" => Ok(Normalize::None),
+            _ => Err(Error::param(format!(
+                "normalize must be 'ln_n' or 'none', got {s:?}"
+            ))),
+        }
+    }
+
+    /// What every coordinate is divided by on a graph of `num_nodes` nodes: `ln(max(n, 3))`
+    /// (libm `log`, so `> 1`), or nothing.
+    pub fn divisor(self, num_nodes: usize) -> Option<f64> {
+        match self {
+            Normalize::LnN => Some((num_nodes.max(3) as f64).ln()),
+            Normalize::None => None,
+        }
+    }
+}
+
 /// The short name used throughout the kernel.
 pub type EmbedConfig = EmbeddingConfig;
 
@@ -84,6 +126,19 @@ const FIXED_ONE: f64 = 4294967296.0;
 
 /// Embeds one node into `out` (length `cfg.dim`). Uses this thread's reusable workspace.
 pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -> Result<()> {
+    let divisor = cfg.normalize.divisor(graph.num_nodes());
+    embed_one_scaled(graph, node, cfg, divisor, out)
+}
+
+/// [`embed_one`] with the row's divisor (`cfg.normalize.divisor(n)`) computed by the caller,
+/// once for a whole batch.
+fn embed_one_scaled(
+    graph: &Graph,
+    node: u32,
+    cfg: &EmbedConfig,
+    divisor: Option<f64>,
+    out: &mut [f32],
+) -> Result<()> {
     debug_assert_eq!(out.len(), cfg.dim);
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
@@ -108,7 +163,7 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
                 graph.prefetch_id(j, &mut sc.ws.hinted);
             }
         }
-        project(graph, &sc.support, cfg, &mut sc.acc, out)
+        project(graph, &sc.support, cfg, divisor, &mut sc.acc, out)
     })
 }
 
@@ -118,11 +173,14 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
 /// an integer: integer addition is associative, so the row does not depend on the order of
 /// `support` (no sort is needed: sorting the support by node was half of the projection's
 /// time) and is the same on every machine. The rounding (|error| <= 2^-33 per term) is far
-/// below float32's resolution. `acc` is scratch, reused across calls.
+/// below float32's resolution. Each sum is then divided by `divisor`
+/// (`cfg.normalize.divisor(n)`, if any) in f64 and rounded to f32 once. `acc` is scratch, reused across
+/// calls.
 pub fn project(
     graph: &Graph,
     support: &[(u32, f64)],
     cfg: &EmbedConfig,
+    divisor: Option<f64>,
     acc: &mut Vec<i64>,
     out: &mut [f32],
 ) -> Result<()> {
@@ -132,17 +190,32 @@ pub fn project(
     // same f64 for the same exact sum.
     if support.len() < (1 << 26) {
         accumulate(graph, support, cfg, acc)?;
-        for (o, &a) in out.iter_mut().zip(acc.iter()) {
-            *o = ((a as f64) / FIXED_ONE) as f32;
-        }
+        round_rows(acc.iter().map(|&a| a as f64), divisor, out);
     } else {
         let mut wide: Vec<i128> = Vec::new();
         accumulate(graph, support, cfg, &mut wide)?;
-        for (o, &a) in out.iter_mut().zip(wide.iter()) {
-            *o = ((a as f64) / FIXED_ONE) as f32;
-        }
+        round_rows(wide.iter().map(|&a| a as f64), divisor, out);
     }
     Ok(())
+}
+
+/// `out[k] = f32((sum_k / 2^32) / divisor)`, or `f32(sum_k / 2^32)` without a divisor: the
+/// division by 2^32 is exact, the one by `divisor` one more f64 rounding, then one rounding to
+/// f32.
+#[inline(always)]
+fn round_rows(sums: impl Iterator<Item = f64>, divisor: Option<f64>, out: &mut [f32]) {
+    match divisor {
+        None => {
+            for (o, a) in out.iter_mut().zip(sums) {
+                *o = (a / FIXED_ONE) as f32;
+            }
+        }
+        Some(l) => {
+            for (o, a) in out.iter_mut().zip(sums) {
+                *o = ((a / FIXED_ONE) / l) as f32;
+            }
+        }
+    }
 }
 
 /// `acc[dim(j)] += sign(j) * round(f(x_j n) * 2^32)` over the support (see `project`).
@@ -253,16 +326,17 @@ fn embed_rows(
         .checked_mul(d)
         .ok_or_else(|| Error::param("nodes x dim overflows"))?;
     let mut out = vec![0f32; total];
+    let divisor = cfg.normalize.divisor(graph.num_nodes());
     match pool {
         Some(pool) if nodes.len() > 1 && pool.current_num_threads() > 1 => pool.install(|| {
             out.par_chunks_mut(d)
                 .zip(nodes.par_iter())
                 .with_min_len(8)
-                .try_for_each(|(row, &v)| embed_one(graph, v, cfg, row))
+                .try_for_each(|(row, &v)| embed_one_scaled(graph, v, cfg, divisor, row))
         })?,
         _ => {
             for (row, &v) in out.chunks_mut(d).zip(nodes) {
-                embed_one(graph, v, cfg, row)?;
+                embed_one_scaled(graph, v, cfg, divisor, row)?;
             }
         }
     }
@@ -425,14 +499,63 @@ mod tests {
             .map(|j| (j, 1.0 / (1.0 + f64::from(j)) + 1e-9 * f64::from(j)))
             .collect();
         let (mut acc, mut a, mut b) = (Vec::new(), vec![0f32; 64], vec![0f32; 64]);
-        project(&g, &support, &cfg, &mut acc, &mut a).unwrap();
+        project(&g, &support, &cfg, None, &mut acc, &mut a).unwrap();
         support.reverse();
         for i in (1..support.len()).rev() {
             support.swap(i, (splitmix64(i as u64 ^ 99) % (i as u64 + 1)) as usize);
         }
-        project(&g, &support, &cfg, &mut acc, &mut b).unwrap();
+        project(&g, &support, &cfg, None, &mut acc, &mut b).unwrap();
         assert_eq!(a, b);
         assert!(a.iter().any(|&x| x != 0.0));
+    }
+
+    /// `normalize="ln_n"` divides each exact sum by `ln(max(n, 3))` in f64 before the one
+    /// rounding to f32; `"none"` rounds the sum itself. Checked against the accumulator, for
+    /// graphs of 1, 2, 3 and 1000 nodes (the first two divide by ln 3).
+    #[test]
+    fn normalize_divides_the_exact_sum_by_ln_n() {
+        assert_eq!(Normalize::LnN.divisor(1), Some(3f64.ln()));
+        assert_eq!(Normalize::LnN.divisor(2), Some(3f64.ln()));
+        assert_eq!(Normalize::LnN.divisor(1000), Some(1000f64.ln()));
+        assert_eq!(Normalize::None.divisor(1000), None);
+        for n in [1u32, 2, 3, 1000] {
+            let g = chord_ring(n, IdTable::Implicit);
+            let base = EmbedConfig {
+                dim: 24,
+                ppr: PprConfig {
+                    eps: 1e-4,
+                    ..PprConfig::default()
+                },
+                ..EmbedConfig::default()
+            };
+            assert_eq!(base.normalize, Normalize::LnN, "the default");
+            let plain = EmbedConfig {
+                normalize: Normalize::None,
+                ..base
+            };
+            let ln_n = f64::from(n.max(3)).ln();
+            let nodes: Vec<u32> = (0..n).collect();
+            let scaled = embed_nodes(&g, &nodes, &base, None).unwrap();
+            let unscaled = embed_nodes(&g, &nodes, &plain, None).unwrap();
+            let mut nonzero = 0;
+            for v in 0..n as usize {
+                // The row's exact sums, from the same push and accumulator.
+                let mut ws = Workspace::new();
+                push(&g, v as u32, &base.ppr, &mut ws).unwrap();
+                let mut support = Vec::new();
+                ws.values_unsorted(&mut support, 1.0, 1.0 / f64::from(n));
+                let mut acc: Vec<i64> = Vec::new();
+                accumulate(&g, &support, &base, &mut acc).unwrap();
+                for (k, &a) in acc.iter().enumerate() {
+                    let sum = a as f64 / FIXED_ONE;
+                    let i = v * 24 + k;
+                    assert_eq!(unscaled[i].to_bits(), (sum as f32).to_bits());
+                    assert_eq!(scaled[i].to_bits(), ((sum / ln_n) as f32).to_bits());
+                    nonzero += usize::from(a != 0);
+                }
+            }
+            assert!(n < 3 || nonzero > 0, "n = {n}: the rows test nothing");
+        }
     }
 
     /// String-id graphs read hash keys from a table once enough keys were hashed: rows are

@@ -5,6 +5,8 @@ calling the library, so a test that compares the library with them can catch a b
 library's own code paths share:
 
 - ``splitmix64``, ``fnv1a64``, ``bucket``: the signed hash (SPEC §2);
+- ``reference_embedding``: the projection of a PPR vector, with or without ``normalize``
+  (SPEC §2), from ``ie.ppr``'s output;
 - ``dense_adjacency``, ``exact_ppr_matrix``: exact PPR from a raw edge list (SPEC §1);
 - ``read_graph_file``: the graph file's header and sections, parsed with numpy (FORMAT.md);
 - ``forge_header_checksum``, ``forge_all_checksums``: recompute the xxh3 checksums so a
@@ -15,6 +17,7 @@ Also: ``random_edges`` (small random graphs) and ``run_cli`` (the console script
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import struct
@@ -58,6 +61,47 @@ def bucket(key: int, seed: int, d: int) -> tuple[int, int]:
     """``(dim(j), sign(j))`` of hash key ``key``."""
     h = splitmix64(key ^ splitmix64(seed))
     return ((h >> 32) * d) >> 32, (1 if h & 1 == 0 else -1)
+
+
+def reference_sums(graph: Any, node: Any, dim: int, seed: int, value: str = "p+r",
+                   **ppr_kw: Any) -> np.ndarray:
+    """The projection's exact sums ``acc / 2^32`` as float64 (SPEC §2, before any scaling),
+    from ``ie.ppr``'s output.
+
+    Terms are rounded to multiples of 2^-32 (ties to even) and summed exactly (Python ints), so
+    the visiting order does not matter.
+    """
+    import instant_embedding as ie
+
+    ids, p, r = ie.ppr(graph, node, return_residual=True, **ppr_kw)
+    if value == "p+r":
+        p = p + r
+    elif value == "log1p":
+        p = p + 0.5 * r
+    acc = [0] * dim
+    n = graph.num_nodes
+    for k in np.random.default_rng(0).permutation(len(ids)):  # any order gives the same sums
+        v = math.log1p(p[k] * n) if value == "log1p" else math.log(p[k] * n) if p[k] > 0 else 0.0
+        if v > 0:
+            nid = ids[k]
+            key = fnv1a64(nid.encode()) if isinstance(nid, str) else int(nid) % 2**64
+            d, s = bucket(key, seed, dim)
+            acc[d] += s * round(v * 2**32)
+    # int -> float64 rounds to nearest, ties to even (as the kernel's i64 -> f64); / 2^32 exact
+    return np.array([float(a) for a in acc]) / 2**32
+
+
+def reference_embedding(graph: Any, node: Any, dim: int, seed: int, value: str = "p+r",
+                        normalize: str = "ln_n", **ppr_kw: Any) -> np.ndarray:
+    """The spec's embedding of ``node`` (SPEC §2): the exact sums of ``reference_sums``,
+    divided in float64 by ``ln(max(n, 3))`` (libm ``log``) when ``normalize="ln_n"``, then
+    rounded to float32 once."""
+    sums = reference_sums(graph, node, dim, seed, value, **ppr_kw)
+    if normalize == "ln_n":
+        sums = sums / math.log(max(graph.num_nodes, 3))
+    elif normalize != "none":
+        raise ValueError(normalize)
+    return sums.astype(np.float32)
 
 
 # ------------------------------------------------------------------ exact PPR (SPEC §1)

@@ -51,7 +51,7 @@ def test_convert_info_embed_pipeline(tmp_path):
     assert est["sample"] == 6 and est["support_nodes"]["median"] == 6  # the push reaches all
     assert est["seconds_per_node"]["median"] > 0
     text = run("info", "g.graph", cwd=tmp_path).stdout
-    assert "nodes        6" in text and "per-node cost at eps=1e-05" in text
+    assert "nodes        6" in text and f"per-node cost at eps={ie.DEFAULT_EPS:g}" in text
 
     p = run("embed", "g.graph", "--dim", "16", "-o", "e.npy", cwd=tmp_path)
     ids, emb = read_embeddings(tmp_path / "e.npy")

@@ -44,6 +44,8 @@ def test_defaults_and_choices_come_from_the_kernel_table():
     by_name = {s["name"]: s for s in SETTINGS}
     assert by_name["variant"]["choices"] == ("standard", "lazy")
     assert by_name["value"]["choices"] == ("p+r", "p", "log1p")
+    assert by_name["normalize"]["choices"] == ("ln_n", "none")
+    assert (d.eps, d.normalize) == (1e-4, "ln_n")
 
 
 def test_model_signature_lists_exactly_the_settings():
@@ -77,7 +79,7 @@ def test_config_is_frozen_comparable_hashable_and_pickles():
     with pytest.raises(AttributeError):
         c.dim = 3  # type: ignore[misc]
     assert c.dim == 64 and "dim" in dir(c)
-    assert repr(c).startswith("EmbeddingConfig(dim=64, alpha=0.15, eps=1e-05, seed=")
+    assert repr(c).startswith("EmbeddingConfig(dim=64, alpha=0.15, eps=0.0001, seed=")
     assert eval(repr(c), {"EmbeddingConfig": EmbeddingConfig}) == c
 
 
@@ -105,6 +107,8 @@ def test_replace_validates_and_leaves_the_original():
         ({"alpha": 1.0}, ValueError, "alpha must satisfy"),
         ({"variant": "LAZY"}, ValueError, "variant must be one of 'standard', 'lazy'"),
         ({"value": None}, ValueError, "value must be one of 'p\\+r', 'p', 'log1p'"),
+        ({"normalize": "l2"}, ValueError, "normalize must be one of 'ln_n', 'none', got 'l2'"),
+        ({"normalize": 0}, ValueError, "normalize must be one of 'ln_n', 'none'"),
         ({"smooth": _core.MAX_SMOOTH + 1}, ValueError, "smooth must satisfy"),
         ({"threads": 2}, TypeError, "unknown setting 'threads'"),
     ],
@@ -117,6 +121,42 @@ def test_each_bad_setting_is_refused_at_construction(kw, exc, msg):
 def test_numpy_scalars_are_accepted():
     c = EmbeddingConfig(dim=np.uint16(8), eps=np.float32(1e-3), alpha=np.float64(0.2))
     assert (c.dim, c.alpha) == (8, 0.2) and type(c.dim) is int and abs(c.eps - 1e-3) < 1e-9
+
+
+# A value other than the default for every setting (the tests below check it covers them all).
+NON_DEFAULT = {"dim": 12, "alpha": 0.3, "eps": 3e-3, "seed": 9, "variant": "lazy",
+               "value": "log1p", "normalize": "none", "smooth": 1, "max_touched": 10**6}
+
+
+def test_non_default_values_cover_every_setting():
+    assert list(NON_DEFAULT) == NAMES
+    for name, value in NON_DEFAULT.items():
+        assert getattr(EmbeddingConfig(), name) != value, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_setting_travels_with_the_model(tmp_path, name):
+    """A setting survives every way a model travels (get_params/set_params, pickling of the
+    model and of its config, the pickled task the Spark, Dask and Ray adapters ship) and
+    reaches the rows the workers compute."""
+    g = _graph("str")
+    path = str(tmp_path / "g.graph")
+    g.save(path)
+    base = {"dim": 8, "eps": 1e-3}
+    m = ie.InstantEmbedding(**{**base, name: NON_DEFAULT[name]})
+    plain = ie.InstantEmbedding(**base)
+    assert m.config != plain.config and getattr(m, name) == NON_DEFAULT[name]
+    assert m.get_params()[name] == NON_DEFAULT[name]
+    assert ie.InstantEmbedding(**m.get_params()).config == m.config
+    assert plain.set_params(**{name: NON_DEFAULT[name]}).config == m.config
+    assert pickle.loads(pickle.dumps(m)).config == m.config
+    assert pickle.loads(pickle.dumps(m.config)) == m.config
+    task = pickle.loads(pickle.dumps(batch.EmbeddingTask(path, m, threads=2)))
+    nodes = [g.nodes[i] for i in (4, 1, 4, 30)]
+    want = m.embed(g, nodes)
+    assert np.array_equal(task.embed(nodes), want)
+    if name != "max_touched":  # a cap no query reaches changes no row
+        assert not np.array_equal(want[:, :8], ie.InstantEmbedding(**base).embed(g, nodes))
 
 
 # ------------------------------------------------------------------------- the model

@@ -7,43 +7,63 @@ import math
 import instant_embedding as ie
 import numpy as np
 import pytest
-from helpers import bucket, fnv1a64
+from helpers import bucket, reference_embedding, reference_sums
 from instant_embedding import _core
 
 
-def reference_embedding(
-    graph: ie.Graph, node, dim: int, seed: int, value: str = "p+r", **kw
-) -> np.ndarray:
-    """The spec's projection, computed in Python from ie.ppr's output.
-
-    Terms are rounded to multiples of 2^-32 (ties to even) and summed exactly (Python ints), so
-    the visiting order does not matter; the sums are rounded to float32 once.
-    """
-    ids, p, r = ie.ppr(graph, node, return_residual=True, **kw)
-    if value == "p+r":
-        p = p + r
-    elif value == "log1p":
-        p = p + 0.5 * r
-    acc = [0] * dim
-    n = graph.num_nodes
-    for k in np.random.default_rng(0).permutation(len(ids)):  # any order gives the same sums
-        v = math.log1p(p[k] * n) if value == "log1p" else math.log(p[k] * n) if p[k] > 0 else 0.0
-        if v > 0:
-            nid = ids[k]
-            key = fnv1a64(nid.encode()) if isinstance(nid, str) else int(nid) % 2**64
-            d, s = bucket(key, seed, dim)
-            acc[d] += s * round(v * 2**32)
-    return np.array([float(a) / 2**32 for a in acc]).astype(np.float32)
-
-
+@pytest.mark.parametrize("normalize", ["ln_n", "none"])
 @pytest.mark.parametrize("value", ["p+r", "p", "log1p"])
 @pytest.mark.parametrize("dim,seed", [(512, 0), (16, 3), (1, 9)])
-def test_projection_formula_implicit_ids(karate, dim, seed, value):
-    model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4, value=value)
+def test_projection_formula_implicit_ids(karate, dim, seed, value, normalize):
+    model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4, value=value, normalize=normalize)
     got = model.embed(karate, list(range(34)))
     for v in range(34):
-        ref = reference_embedding(karate, v, dim, seed, value=value, eps=1e-4)
-        assert np.array_equal(got[v], ref), v
+        ref = reference_embedding(karate, v, dim, seed, value=value, normalize=normalize,
+                                  eps=1e-4)
+        assert np.array_equal(got[v].view(np.uint32), ref.view(np.uint32)), v
+
+
+@pytest.mark.parametrize("value", ["p+r", "log1p"])
+def test_ln_n_divides_the_unscaled_sums_by_ln_n(value):
+    """``normalize="ln_n"`` is ``"none"``'s exact sums divided by ``ln(max(n, 3))`` in float64,
+    then rounded to float32 once (not ``"none"``'s float32 output divided again): computed
+    here in numpy from the spec's sums, for graphs of 2, 3 and 300 nodes (ln 3 for the first
+    two)."""
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 300, 1500), rng.integers(0, 300, 1500)
+    keep = src != dst
+    graphs = [
+        ie.Graph.from_edges([0], [1]),
+        ie.Graph.from_edges(["a", "b"], ["b", "c"]),
+        ie.Graph.from_edges(src[keep] * 7 - 900, dst[keep] * 7 - 900),
+    ]
+    for g in graphs:
+        ids = list(g.nodes)
+        kw = {"dim": 32, "seed": 5, "eps": 1e-4, "value": value}
+        scaled = ie.InstantEmbedding(**kw).embed(g, ids)  # the default normalisation
+        plain = ie.InstantEmbedding(**kw, normalize="none").embed(g, ids)
+        ln_n = np.float64(math.log(max(g.num_nodes, 3)))
+        for i, v in enumerate(ids):
+            sums = reference_sums(g, v, 32, 5, value=value, eps=1e-4)
+            assert np.array_equal(plain[i].view(np.uint32),
+                                  sums.astype(np.float32).view(np.uint32)), v
+            want = (sums / ln_n).astype(np.float32)
+            assert np.array_equal(scaled[i].view(np.uint32), want.view(np.uint32)), v
+        if g.num_nodes == 300:
+            assert np.count_nonzero(scaled) > 1000 and not np.array_equal(scaled, plain)
+            # so the scale is ln(n), up to the float32 roundings on either side
+            np.testing.assert_allclose(scaled, plain / ln_n, rtol=2**-22, atol=0)
+
+
+def test_normalize_is_a_setting_refused_when_unknown(karate):
+    assert ie.InstantEmbedding().normalize == "ln_n"
+    for bad in ("ln", "L2", None, 1):
+        with pytest.raises(ValueError, match="normalize must be one of 'ln_n', 'none'"):
+            ie.InstantEmbedding(normalize=bad)  # type: ignore[arg-type]
+    m = ie.InstantEmbedding(dim=8, normalize="none")
+    with pytest.raises(ValueError, match="normalize"):
+        m.set_params(normalize="l2")
+    assert m.normalize == "none"
 
 
 def test_value_p_uses_only_the_estimate(karate):
@@ -64,7 +84,8 @@ def test_projection_formula_string_and_int64_ids():
     assert g.id_kind == "int64"
     for v in [-5, 2**40, 7]:
         assert np.array_equal(
-            ie.InstantEmbedding(dim=32).embed(g, v), reference_embedding(g, v, 32, 0, eps=1e-5)
+            ie.InstantEmbedding(dim=32, eps=1e-5).embed(g, v),
+            reference_embedding(g, v, 32, 0, eps=1e-5),
         )
 
 

@@ -142,12 +142,15 @@ def test_parameters_beyond_u64_raise_value_error(karate, key):
 def test_extreme_but_valid_parameters_have_documented_results(karate):
     # A huge eps: no node is ever pushed (every threshold exceeds the seed's unit residual),
     # so the PPR estimate is empty; value="p" embeds the zero vector, the default "p+r" sees
-    # the seed's residual 1: one coordinate +-ln(n).
+    # the seed's residual 1: one coordinate +-ln(n), which the default normalize="ln_n" divides
+    # by ln(n).
     ids, p = ie.ppr(karate, 0, eps=1e308)
     assert len(ids) == 0 and len(p) == 0
     assert not ie.InstantEmbedding(dim=8, eps=1e308, value="p").embed(karate, 0).any()
-    e = ie.InstantEmbedding(dim=8, eps=1e308).embed(karate, 0)
+    e = ie.InstantEmbedding(dim=8, eps=1e308, normalize="none").embed(karate, 0)
     assert np.count_nonzero(e) == 1 and abs(e[e != 0][0]) == pytest.approx(math.log(34))
+    e = ie.InstantEmbedding(dim=8, eps=1e308).embed(karate, 0)
+    assert np.count_nonzero(e) == 1 and abs(e[e != 0][0]) == pytest.approx(1.0)
     # The smallest accepted eps (the smallest normal float) and alpha close to 1 terminate.
     ids, p = ie.ppr(karate, 0, eps=2.2250738585072014e-308, alpha=0.999999)
     assert np.all(p > 0) and p.sum() <= 1 + 1e-12
@@ -344,7 +347,7 @@ def test_empty_graph(tmp_path):
 
 
 def test_single_isolated_and_self_loop_nodes():
-    model = ie.InstantEmbedding(dim=32)
+    model = ie.InstantEmbedding(dim=32, normalize="none")
     # One node, no edges: all PPR mass returns to it (p = 1), ln(p * n) = ln 1 = 0, so the
     # embedding is the zero vector (documented: a lone node carries no information).
     one = ie.Graph.from_edges([], [], num_nodes=1)
@@ -356,7 +359,7 @@ def test_single_isolated_and_self_loop_nodes():
     n = 10
     g = ie.Graph.from_edges([0, 1, 2], [1, 2, 2], num_nodes=n)  # 3..9 isolated, 2 self-loop
     loops = ie.Graph.from_edges(list(range(n)), list(range(n)))
-    model_p = ie.InstantEmbedding(dim=32, value="p")
+    model_p = ie.InstantEmbedding(dim=32, value="p", normalize="none")
     for graph, v in [(g, 5), (g, 9), (loops, 0), (loops, 7)]:
         ids, p = ie.ppr(graph, v)
         assert list(ids) == [v] and p[0] == pytest.approx(1, abs=1e-4)
@@ -366,6 +369,8 @@ def test_single_isolated_and_self_loop_nodes():
         e = model.embed(graph, v)  # p + r: the whole unit of mass, ln(1 * n)
         assert np.count_nonzero(e) == 1
         assert abs(e[e != 0][0]) == pytest.approx(math.log(n), rel=1e-6)
+        e = ie.InstantEmbedding(dim=32).embed(graph, v)  # divided by ln(n): log_n(n) = 1
+        assert np.count_nonzero(e) == 1 and abs(e[e != 0][0]) == pytest.approx(1, rel=1e-6)
     loops.validate()
     assert loops.num_edges == n and all(loops.degree(v) == 1 for v in range(n))
 

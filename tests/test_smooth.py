@@ -44,14 +44,17 @@ def _reference_step(g: ie.Graph, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+@pytest.mark.parametrize("normalize", ["ln_n", "none"])
 @pytest.mark.parametrize("gi", [0, 1, 2])
-def test_embed_all_matches_the_reference_bit_for_bit(gi):
+def test_embed_all_matches_the_reference_bit_for_bit(gi, normalize):
+    """Smoothing averages the rows as ``normalize`` scaled them (SPEC §2b)."""
     g = _graphs()[gi]
-    base = ie.InstantEmbedding(dim=24, eps=1e-4, value="log1p").embed_all(g)
+    kw = {"dim": 24, "eps": 1e-4, "value": "log1p", "normalize": normalize}
+    base = ie.InstantEmbedding(**kw).embed_all(g)
     want = base
     for k in (1, 2, 3):
         want = _reference_step(g, want)
-        got = ie.InstantEmbedding(dim=24, eps=1e-4, value="log1p", smooth=k).embed_all(g)
+        got = ie.InstantEmbedding(**kw, smooth=k).embed_all(g)
         assert got.dtype == np.float32 and got.shape == base.shape
         np.testing.assert_array_equal(got, want)
     # Smoothing changes the rows (otherwise the test above proves nothing).

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Unstructured};
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::csr::{Graph, NodeId};
-use instant_embedding::embed::{embed_nodes, embed_one, EmbedConfig, Value};
+use instant_embedding::embed::{embed_nodes, embed_one, EmbedConfig, Normalize, Value};
 use instant_embedding::format::{checksum, HEADER_LEN, NUM_SECTIONS};
 use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::{Error, Result};
@@ -458,6 +458,12 @@ pub fn push_params(inp: PushInput) {
             seed: inp.eps_bits,
             ppr: cfg,
             value: if inp.value_p { Value::P } else { Value::PPlusR },
+            // Both scales, from a bit the input already has (the corpus keeps decoding as it did).
+            normalize: if inp.eps_bits & 2 == 0 {
+                Normalize::LnN
+            } else {
+                Normalize::None
+            },
             smooth: 0,
         };
         let mut out = vec![0f32; ecfg.dim];

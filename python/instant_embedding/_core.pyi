@@ -32,6 +32,7 @@ class EmbeddingConfig:
     seed: int
     variant: Literal["standard", "lazy"]
     value: Literal["p+r", "p", "log1p"]
+    normalize: Literal["ln_n", "none"]
     smooth: int
     max_touched: int
     def __new__(
@@ -43,6 +44,7 @@ class EmbeddingConfig:
         seed: int = ...,
         variant: Literal["standard", "lazy"] = ...,
         value: Literal["p+r", "p", "log1p"] = ...,
+        normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
     ) -> EmbeddingConfig: ...
@@ -55,6 +57,7 @@ class EmbeddingConfig:
         seed: int = ...,
         variant: Literal["standard", "lazy"] = ...,
         value: Literal["p+r", "p", "log1p"] = ...,
+        normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
     ) -> EmbeddingConfig: ...

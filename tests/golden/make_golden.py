@@ -40,14 +40,16 @@ GRAPHS = {
     "str_directed": {"ids": "str", "directed": True, "weighted": False},
 }
 
-# Explicit, non-default parameters (no default is relied on).
+# Every parameter explicit (no default is relied on).
 CONFIGS = [
     {"dim": 16, "alpha": 0.2, "eps": 1e-4, "seed": 7, "variant": "standard", "value": "p+r",
-     "smooth": 0, "max_touched": 1_000_000},
+     "normalize": "none", "smooth": 0, "max_touched": 1_000_000},
     {"dim": 12, "alpha": 0.35, "eps": 3e-4, "seed": 2**40 + 3, "variant": "lazy",
-     "value": "log1p", "smooth": 1, "max_touched": 1_000_000},
+     "value": "log1p", "normalize": "none", "smooth": 1, "max_touched": 1_000_000},
     {"dim": 8, "alpha": 0.1, "eps": 1e-3, "seed": 0, "variant": "standard", "value": "p",
-     "smooth": 0, "max_touched": 1_000_000},
+     "normalize": "none", "smooth": 0, "max_touched": 1_000_000},
+    {"dim": 16, "alpha": 0.15, "eps": 1e-4, "seed": 3, "variant": "standard", "value": "p+r",
+     "normalize": "ln_n", "smooth": 1, "max_touched": 1_000_000},
 ]
 PPR = {"alpha": 0.25, "eps": 1e-4, "variant": "standard"}
 NODES_PER_GRAPH = 8
