@@ -65,7 +65,11 @@ def embed_peer(
             iter(lines), "complex::reflexive::node", num_workers=threads
         )
         y = pycleora.embed(
-            graph, feature_dim=dim, num_iterations=4, whiten=False, seed=seed,
+            graph,
+            feature_dim=dim,
+            num_iterations=4,
+            whiten=False,
+            seed=seed,
             num_workers=threads,
         )
         x = np.zeros((n, dim), dtype=np.float32)
@@ -79,8 +83,9 @@ def embed_peer(
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
-def random_walks(a: Any, walks: int, length: int, seed: int, p: float = 1.0,
-                 q: float = 1.0, biased: bool = False) -> np.ndarray:
+def random_walks(
+    a: Any, walks: int, length: int, seed: int, p: float = 1.0, q: float = 1.0, biased: bool = False
+) -> np.ndarray:
     """``walks`` walks of ``length`` nodes from every node (rows of the result).
 
     Uniform (DeepWalk) or node2vec second-order walks with return parameter ``p`` and in-out
@@ -132,9 +137,16 @@ def _skipgram(a: Any, n: int, dim: int, seed: int, threads: int, biased: bool) -
     sentences = walks.tolist()
     del walks
     model = Word2Vec(
-        sentences, vector_size=dim, window=w["window"], min_count=0, sg=1,
-        hs=0 if biased else 1, negative=5 if biased else 0, workers=threads,
-        epochs=w["epochs"], seed=seed,
+        sentences,
+        vector_size=dim,
+        window=w["window"],
+        min_count=0,
+        sg=1,
+        hs=0 if biased else 1,
+        negative=5 if biased else 0,
+        workers=threads,
+        epochs=w["epochs"],
+        seed=seed,
     )
     x = np.zeros((n, dim), dtype=np.float32)
     keys = np.asarray(model.wv.index_to_key, dtype=np.int64)

@@ -270,9 +270,17 @@ def run_child(
         out, err = fo.read(), fe.read()
     if p.returncode != 0 and rlimit_as:
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or [f"rc {p.returncode}"]
-        res = {"failed": last[0][:300], "seconds": wall, "nodes": None, "arcs": None,
-               "edges_read": None, "peak_tmp_bytes": 0, "out_bytes": 0, "rss_after_imports": 0,
-               "rlimit_as": rlimit_as}
+        res = {
+            "failed": last[0][:300],
+            "seconds": wall,
+            "nodes": None,
+            "arcs": None,
+            "edges_read": None,
+            "peak_tmp_bytes": 0,
+            "out_bytes": 0,
+            "rss_after_imports": 0,
+            "rlimit_as": rlimit_as,
+        }
     elif p.returncode != 0:
         raise RuntimeError(f"child {' '.join(argv)} failed (rc {p.returncode}):\n{err[-3000:]}")
     else:
@@ -447,8 +455,10 @@ def main() -> int:
         base = Path(tempfile.mkdtemp(prefix="run-", dir=root))
     if REPO in base.resolve().parents:
         ap.error(f"scratch folder {base} is inside the repository")
-    out_json = Path(args.out) if args.out else (
-        base / "convert_speed.json" if args.smoke else RESULTS / "convert_speed.json"
+    out_json = (
+        Path(args.out)
+        if args.out
+        else (base / "convert_speed.json" if args.smoke else RESULTS / "convert_speed.json")
     )
 
     # Disk check: input ~ 17 B/edge, output ~ 12 B/edge, spill ~ 16 B/edge, x1.2 margin.
@@ -494,9 +504,12 @@ def main() -> int:
             best["load_after"] = round(os.getloadavg()[0], 2)
             rows.append(best)
             if best.get("failed"):
-                print(f"  {name:16s} FAILED after {best['seconds']:.1f} s (address space capped "
-                      f"at {human(best['rlimit_as'])}, peak RSS "
-                      f"{human(best['peak_rss_bytes'])}): {best['failed']}", flush=True)
+                print(
+                    f"  {name:16s} FAILED after {best['seconds']:.1f} s (address space capped "
+                    f"at {human(best['rlimit_as'])}, peak RSS "
+                    f"{human(best['peak_rss_bytes'])}): {best['failed']}",
+                    flush=True,
+                )
                 continue
             print(
                 f"  {name:16s} {best['seconds']:8.2f} s  {best['edges_per_s']:>12,.0f} edges/s  "
@@ -527,9 +540,7 @@ def main() -> int:
     load_after = uptime()
 
     ours_rows = [r for r in rows if r["method"].startswith("ours")]
-    peer_rows = [
-        r for r in rows if not r["method"].startswith("ours") and not r.get("failed")
-    ]
+    peer_rows = [r for r in rows if not r["method"].startswith("ours") and not r.get("failed")]
     table = []
     for r in rows:
         t = {
@@ -548,8 +559,10 @@ def main() -> int:
         }
         table.append(t)
     print()
-    print(f"{edges:,} edges, {rows[0]['nodes']:,} nodes, {rows[0]['arcs']:,} arcs; input "
-          f"{human(gen['bytes'])}")
+    print(
+        f"{edges:,} edges, {rows[0]['nodes']:,} nodes, {rows[0]['arcs']:,} arcs; input "
+        f"{human(gen['bytes'])}"
+    )
     print_table(table)
     ratios = []
     for o in ours_rows:

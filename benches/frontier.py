@@ -83,8 +83,20 @@ M64 = (1 << 64) - 1
 class Store:
     """Records keyed by their identifying fields; saved atomically after every add."""
 
-    KEY = ("kind", "dataset", "method", "eps", "value", "dim", "smooth", "transform",
-           "protocol", "threads", "round", "stage")
+    KEY = (
+        "kind",
+        "dataset",
+        "method",
+        "eps",
+        "value",
+        "dim",
+        "smooth",
+        "transform",
+        "protocol",
+        "threads",
+        "round",
+        "stage",
+    )
 
     def __init__(self, path: Path, meta: dict[str, Any], merge: bool) -> None:
         self.path, self.meta = path, meta
@@ -105,8 +117,11 @@ class Store:
         return self.records.get(self.key(kw))
 
     def add(self, rec: dict[str, Any]) -> dict[str, Any]:
-        rec = {**rec, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-               "load": round(os.getloadavg()[0], 2)}
+        rec = {
+            **rec,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load": round(os.getloadavg()[0], 2),
+        }
         self.records[self.key(rec)] = rec
         self.save()
         return rec
@@ -159,12 +174,14 @@ def model(eps: float, value: str, dim: int, smooth: int = 0, seed: int = 0) -> A
     see the scale."""
     import instant_embedding as ie
 
-    return ie.InstantEmbedding(dim, eps=eps, value=value, smooth=smooth, seed=seed,
-                               normalize="none")
+    return ie.InstantEmbedding(
+        dim, eps=eps, value=value, smooth=smooth, seed=seed, normalize="none"
+    )
 
 
-def embed_rows(data: Q.Data, eps: float, value: str, dim: int, seed: int = 0,
-               smoke: bool = False) -> tuple[np.ndarray, float | None]:
+def embed_rows(
+    data: Q.Data, eps: float, value: str, dim: int, seed: int = 0, smoke: bool = False
+) -> tuple[np.ndarray, float | None]:
     """Unsmoothed rows of every node and the 1-thread ``embed_all`` time (None if cached)."""
     path = cache_file(data, eps, value, dim, seed)
     if path.is_file() and not smoke:
@@ -197,8 +214,9 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def capped_neighbours(indptr: np.ndarray, indices: np.ndarray, keys: np.ndarray,
-                      k: int | None) -> tuple[np.ndarray, np.ndarray]:
+def capped_neighbours(
+    indptr: np.ndarray, indices: np.ndarray, keys: np.ndarray, k: int | None
+) -> tuple[np.ndarray, np.ndarray]:
     """``S_k(v)`` for every node as a CSR (``ptr``, ``nbr``): the ``k`` out-neighbours ``u``
     of ``v`` with the smallest ``prio(u) = splitmix64(key(u) ^ CAP_SALT)`` (all of them when
     ``deg(v) <= k`` or ``k`` is None), listed in the node's storage order."""
@@ -218,8 +236,7 @@ def capped_neighbours(indptr: np.ndarray, indices: np.ndarray, keys: np.ndarray,
     return ptr, indices[keep]
 
 
-def smooth_capped(rows: np.ndarray, ptr: np.ndarray, nbr: np.ndarray,
-                  own: str) -> np.ndarray:
+def smooth_capped(rows: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, own: str) -> np.ndarray:
     """One-hop smoothing at bounded cost, the formula proposed for the kernel:
 
     ``E'[v] = f32( (a_v * f64(E[v]) + sum_{u in S_k(v)} f64(E[u])) / (a_v + m_v) )``
@@ -232,8 +249,7 @@ def smooth_capped(rows: np.ndarray, ptr: np.ndarray, nbr: np.ndarray,
     neighbours keeps its row. Unweighted graphs (every labelled data set here).
     """
     cnt = np.diff(ptr)
-    a = {"one": np.ones(len(cnt)), "half": cnt.astype(np.float64),
-         "zero": np.zeros(len(cnt))}[own]
+    a = {"one": np.ones(len(cnt)), "half": cnt.astype(np.float64), "zero": np.zeros(len(cnt))}[own]
     acc = rows.astype(np.float64) * a[:, None]
     for t in range(int(cnt.max()) if len(cnt) else 0):
         live = np.flatnonzero(cnt > t)
@@ -254,9 +270,16 @@ def _peer_child(argv: list[str]) -> None:
 
     c = C.read_csr(path)
     n = int(c["n"])
-    a = sp.csr_matrix((np.ones(len(c["indices"]), dtype=np.float64),
-                       (np.repeat(np.arange(n), np.diff(c["indptr"]).astype(np.int64)),
-                        np.asarray(c["indices"], np.int64))), shape=(n, n))
+    a = sp.csr_matrix(
+        (
+            np.ones(len(c["indices"]), dtype=np.float64),
+            (
+                np.repeat(np.arange(n), np.diff(c["indptr"]).astype(np.int64)),
+                np.asarray(c["indices"], np.int64),
+            ),
+        ),
+        shape=(n, n),
+    )
     times, cpu, x = [], [], None
     for _ in range(repeats):
         t, c0 = time.perf_counter(), cpu_s()
@@ -264,8 +287,7 @@ def _peer_child(argv: list[str]) -> None:
             from fastrp import FastRP
 
             # The file stores both directions: undirected=False skips re-symmetrising.
-            y = FastRP(dim, weights=[0.0, 0.0, 1.0, 6.0], seed=0,
-                       undirected=False).fit_transform(a)
+            y = FastRP(dim, weights=[0.0, 0.0, 1.0, 6.0], seed=0, undirected=False).fit_transform(a)
         elif which == "prone":
             from nodevectors import ProNE
 
@@ -278,30 +300,56 @@ def _peer_child(argv: list[str]) -> None:
             x = np.asarray(y, dtype=np.float32)
     if npy:
         np.save(npy, x)
-    print("RESULT " + json.dumps({"fit_s": times, "fit_cpu_s": cpu,
-                                  "peak_rss_mib": C.peak_rss() / 2**20}))
+    print(
+        "RESULT "
+        + json.dumps({"fit_s": times, "fit_cpu_s": cpu, "peak_rss_mib": C.peak_rss() / 2**20})
+    )
 
 
 def peer_available(which: str) -> bool:
     import importlib.util
 
-    return importlib.util.find_spec({"fastrp": "fastrp", "prone": "nodevectors"}[which]) \
-        is not None
+    return importlib.util.find_spec({"fastrp": "fastrp", "prone": "nodevectors"}[which]) is not None
 
 
-def run_peer(which: str, data: Q.Data, dim: int, threads: int, repeats: int = 1,
-             save: bool = False, timeout: float = 1200) -> dict[str, Any]:
+def run_peer(
+    which: str,
+    data: Q.Data,
+    dim: int,
+    threads: int,
+    repeats: int = 1,
+    save: bool = False,
+    timeout: float = 1200,
+) -> dict[str, Any]:
     env = dict(os.environ)
-    for k in ("RAYON_NUM_THREADS", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
-              "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for k in (
+        "RAYON_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    ):
         env[k] = str(threads)
     npy = str(C.cache_dir() / "frontier" / data.name / f"{which}_d{dim}.npy") if save else ""
     if npy:
         Path(npy).parent.mkdir(parents=True, exist_ok=True)
     try:
-        p = subprocess.run([sys.executable, __file__, "_peer", which, str(graph_path(data)),
-                            str(dim), str(repeats), npy], env=env, capture_output=True,
-                           text=True, timeout=timeout)
+        p = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "_peer",
+                which,
+                str(graph_path(data)),
+                str(dim),
+                str(repeats),
+                npy,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:.0f} s"}
     for line in p.stdout.splitlines():
@@ -318,8 +366,9 @@ def nodes_for(data: Q.Data, count: int = 1000, seed: int = 0) -> list[Any]:
     return list(ids) if isinstance(ids, list) else [int(x) for x in ids]
 
 
-def latency(m: Any, g: Any, queries: list[list[Any]], budget: float,
-            warmup: int = 3) -> dict[str, Any]:
+def latency(
+    m: Any, g: Any, queries: list[list[Any]], budget: float, warmup: int = 3
+) -> dict[str, Any]:
     """Warm wall time of ``m.embed(g, q, threads=1)`` for each query ``q`` (a list of ids),
     after ``warmup`` calls, until ``budget`` seconds have passed (at least 3 queries)."""
     for q in queries[:warmup]:
@@ -333,8 +382,12 @@ def latency(m: Any, g: Any, queries: list[list[Any]], budget: float,
         if len(ts) >= 3 and time.perf_counter() > deadline:
             break
     a = np.asarray(ts)
-    return {"lat_us": float(np.median(a)), "lat_p90_us": float(np.percentile(a, 90)),
-            "lat_mean_us": float(a.mean()), "lat_n": len(ts)}
+    return {
+        "lat_us": float(np.median(a)),
+        "lat_p90_us": float(np.percentile(a, 90)),
+        "lat_mean_us": float(a.mean()),
+        "lat_n": len(ts),
+    }
 
 
 def cpu_s() -> float:
@@ -365,27 +418,58 @@ def smooth_times(data: Q.Data, dim: int, st: Store, repeats: int = 3) -> dict[in
                 t = time.perf_counter()
                 smooth_step(data, rows, threads)
                 ts.append(time.perf_counter() - t)
-            rec = st.add({"kind": "smooth_step", "dataset": data.name, "dim": dim,
-                          "threads": threads, "secs": float(np.median(ts)), "runs": ts})
+            rec = st.add(
+                {
+                    "kind": "smooth_step",
+                    "dataset": data.name,
+                    "dim": dim,
+                    "threads": threads,
+                    "secs": float(np.median(ts)),
+                    "runs": ts,
+                }
+            )
         out[threads] = rec["secs"]
     return out
 
 
-def peer_block(data: Q.Data, dim: int, st: Store, stage: str, args: argparse.Namespace,
-               peers: tuple[str, ...] = ("fastrp",)) -> None:
+def peer_block(
+    data: Q.Data,
+    dim: int,
+    st: Store,
+    stage: str,
+    args: argparse.Namespace,
+    peers: tuple[str, ...] = ("fastrp",),
+) -> None:
     """All-node time of each peer at 1 and 2 threads (the embedding saved for quality)."""
     for which in peers:
         if not peer_available(which) or data.name == "smoke":
             continue
         for threads in (1, 2):
-            if st.get(kind="peer_time", dataset=data.name, method=which, dim=dim,
-                      threads=threads, stage=stage):
+            if st.get(
+                kind="peer_time",
+                dataset=data.name,
+                method=which,
+                dim=dim,
+                threads=threads,
+                stage=stage,
+            ):
                 continue
             r = run_peer(which, data, dim, threads, repeats=1, save=(threads == 2))
-            st.add({"kind": "peer_time", "dataset": data.name, "method": which, "dim": dim,
-                    "threads": threads, "stage": stage, **r})
-            print(f"  {which} d={dim} t={threads} [{stage}]: {r.get('fit_s', r.get('error'))}",
-                  flush=True)
+            st.add(
+                {
+                    "kind": "peer_time",
+                    "dataset": data.name,
+                    "method": which,
+                    "dim": dim,
+                    "threads": threads,
+                    "stage": stage,
+                    **r,
+                }
+            )
+            print(
+                f"  {which} d={dim} t={threads} [{stage}]: {r.get('fit_s', r.get('error'))}",
+                flush=True,
+            )
 
 
 def task_screen(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
@@ -396,9 +480,14 @@ def task_screen(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
         steps = smooth_times(data, dim, st)
         for value in args.values:
             for eps in args.eps:
-                todo = [s for s in args.smooth
-                        if st.get(kind="screen", dataset=data.name, eps=eps, value=value,
-                                  dim=dim, smooth=s) is None]
+                todo = [
+                    s
+                    for s in args.smooth
+                    if st.get(
+                        kind="screen", dataset=data.name, eps=eps, value=value, dim=dim, smooth=s
+                    )
+                    is None
+                ]
                 if not todo:
                     continue
                 x0, t1 = embed_rows(data, eps, value, dim, smoke=args.smoke)
@@ -412,31 +501,59 @@ def task_screen(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                         x = smooth_step(data, x, 2)
                     if s not in todo:
                         continue
-                    lat = latency(model(eps, value, dim, s), data.graph,
-                                  [[v] for v in ids[:LAT_NODES[s]]], LAT_BUDGET[s] * args.budget,
-                                  warmup=3 if s == 0 else 1)
+                    lat = latency(
+                        model(eps, value, dim, s),
+                        data.graph,
+                        [[v] for v in ids[: LAT_NODES[s]]],
+                        LAT_BUDGET[s] * args.budget,
+                        warmup=3 if s == 0 else 1,
+                    )
                     c = args.screen_C[min(s, 1)]
                     mi, ma = Q.classify(x, data.y, frac, 0, c, True)
-                    rec = st.add({"kind": "screen", "dataset": data.name, "eps": eps,
-                                  "value": value, "dim": dim, "smooth": s, "C": c,
-                                  "micro": mi, "macro": ma,
-                                  "all_1t_s": t1 + s * steps[1], "all_2t_s": t2 + s * steps[2],
-                                  "push_1t_s": t1, "push_2t_s": t2, **lat})
-                    print(f"  {data.name} d={dim} {value:5} eps={eps:g} s={s}: micro {mi:.2f} "
-                          f"lat {rec['lat_us']:.0f} us all {rec['all_1t_s']:.2f}/"
-                          f"{rec['all_2t_s']:.2f} s", flush=True)
+                    rec = st.add(
+                        {
+                            "kind": "screen",
+                            "dataset": data.name,
+                            "eps": eps,
+                            "value": value,
+                            "dim": dim,
+                            "smooth": s,
+                            "C": c,
+                            "micro": mi,
+                            "macro": ma,
+                            "all_1t_s": t1 + s * steps[1],
+                            "all_2t_s": t2 + s * steps[2],
+                            "push_1t_s": t1,
+                            "push_2t_s": t2,
+                            **lat,
+                        }
+                    )
+                    print(
+                        f"  {data.name} d={dim} {value:5} eps={eps:g} s={s}: micro {mi:.2f} "
+                        f"lat {rec['lat_us']:.0f} us all {rec['all_1t_s']:.2f}/"
+                        f"{rec['all_2t_s']:.2f} s",
+                        flush=True,
+                    )
         peer_block(data, dim, st, "after", args, ("fastrp", "prone"))
     # peers' screen quality (same split and C as ours unsmoothed)
     for dim in args.dims:
         for which in ("fastrp", "prone"):
             npy = C.cache_dir() / "frontier" / data.name / f"{which}_d{dim}.npy"
-            if not npy.is_file() or st.get(kind="screen", dataset=data.name, method=which,
-                                           dim=dim):
+            if not npy.is_file() or st.get(kind="screen", dataset=data.name, method=which, dim=dim):
                 continue
             x = np.load(npy)
             mi, ma = Q.classify(x, data.y, frac, 0, args.screen_C[0], True)
-            st.add({"kind": "screen", "dataset": data.name, "method": which, "dim": dim,
-                    "C": args.screen_C[0], "micro": mi, "macro": ma})
+            st.add(
+                {
+                    "kind": "screen",
+                    "dataset": data.name,
+                    "method": which,
+                    "dim": dim,
+                    "C": args.screen_C[0],
+                    "micro": mi,
+                    "macro": ma,
+                }
+            )
             print(f"  {data.name} {which} d={dim}: micro {mi:.2f}", flush=True)
 
 
@@ -462,8 +579,9 @@ def task_capped(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
             ptr, nbr = sel[k]
             for own in args.capped_self:
                 tag = f"cap{k}-{own}"
-                if st.get(kind="capped", dataset=data.name, eps=eps, value=value, dim=dim,
-                          smooth=tag):
+                if st.get(
+                    kind="capped", dataset=data.name, eps=eps, value=value, dim=dim, smooth=tag
+                ):
                     continue
                 if x0 is None:
                     x0, _ = embed_rows(data, eps, value, dim, smoke=args.smoke)
@@ -471,14 +589,33 @@ def task_capped(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 c = args.screen_C[0] if own != "zero" else args.screen_C[1]
                 mi, ma = Q.classify(x, data.y, frac, 0, c, True)
                 # Latency: the (m_v + 1) rows one capped query needs, in one embed call.
-                qs = [data.graph.ids(np.r_[v, nbr[ptr[v]:ptr[v + 1]]]).tolist()
-                      for v in ids_idx[:300]]
+                qs = [
+                    data.graph.ids(np.r_[v, nbr[ptr[v] : ptr[v + 1]]]).tolist()
+                    for v in ids_idx[:300]
+                ]
                 lat = latency(model(eps, value, dim), data.graph, qs, args.budget)
-                st.add({"kind": "capped", "dataset": data.name, "eps": eps, "value": value,
-                        "dim": dim, "smooth": tag, "k": k, "own": own, "C": c, "micro": mi,
-                        "macro": ma, "mean_rows": float(np.mean(np.diff(ptr)) + 1), **lat})
-                print(f"  {data.name} {value} eps={eps:g} d={dim} {tag}: micro {mi:.2f} "
-                      f"lat {lat['lat_us']:.0f} us", flush=True)
+                st.add(
+                    {
+                        "kind": "capped",
+                        "dataset": data.name,
+                        "eps": eps,
+                        "value": value,
+                        "dim": dim,
+                        "smooth": tag,
+                        "k": k,
+                        "own": own,
+                        "C": c,
+                        "micro": mi,
+                        "macro": ma,
+                        "mean_rows": float(np.mean(np.diff(ptr)) + 1),
+                        **lat,
+                    }
+                )
+                print(
+                    f"  {data.name} {value} eps={eps:g} d={dim} {tag}: micro {mi:.2f} "
+                    f"lat {lat['lat_us']:.0f} us",
+                    flush=True,
+                )
 
 
 # --------------------------------------------------------------------------- memory
@@ -493,23 +630,43 @@ def _mem_child(argv: list[str]) -> None:
         m = model(eps, value, dim, smooth)
         m.threads = 1
         base = speed.null_delta(dim)
-        ds = [max(0, speed._fresh_thread_delta(lambda v=v, m=m: m.embed(g, [v])) - base)
-              for v in spec["ids"]]
-        out.append({"eps": eps, "value": value, "dim": dim, "smooth": smooth,
-                    "mem_median_bytes": int(np.median(ds)), "mem_max_bytes": int(max(ds))})
+        ds = [
+            max(0, speed._fresh_thread_delta(lambda v=v, m=m: m.embed(g, [v])) - base)
+            for v in spec["ids"]
+        ]
+        out.append(
+            {
+                "eps": eps,
+                "value": value,
+                "dim": dim,
+                "smooth": smooth,
+                "mem_median_bytes": int(np.median(ds)),
+                "mem_max_bytes": int(max(ds)),
+            }
+        )
     print("RESULT " + json.dumps(out))
 
 
 def task_memory(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
-    pts = [(e, v, d, s) for d in args.dims for v in args.values for e in args.eps
-           for s in args.smooth
-           if st.get(kind="memory", dataset=data.name, eps=e, value=v, dim=d, smooth=s) is None]
+    pts = [
+        (e, v, d, s)
+        for d in args.dims
+        for v in args.values
+        for e in args.eps
+        for s in args.smooth
+        if st.get(kind="memory", dataset=data.name, eps=e, value=v, dim=d, smooth=s) is None
+    ]
     if not pts:
         return
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4096", MALLOC_TRIM_THRESHOLD_="0")
     spec = json.dumps({"points": pts, "ids": nodes_for(data, args.mem_nodes, seed=1)})
-    p = subprocess.run([sys.executable, __file__, "_mem", str(graph_path(data)), spec],
-                       env=env, capture_output=True, text=True, timeout=3600)
+    p = subprocess.run(
+        [sys.executable, __file__, "_mem", str(graph_path(data)), spec],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     lines = [x for x in p.stdout.splitlines() if x.startswith("RESULT ")]
     if not lines:
         print("  memory failed:", p.stderr[-500:], flush=True)
@@ -525,15 +682,17 @@ def pareto(points: list[dict[str, Any]], tkey: str, margin: float) -> list[dict[
     more than ``margin``)."""
     keep = []
     for p in points:
-        dominated = any(q[tkey] < p[tkey] and q["micro"] > p["micro"] + margin
-                        for q in points if q is not p)
+        dominated = any(
+            q[tkey] < p[tkey] and q["micro"] > p["micro"] + margin for q in points if q is not p
+        )
         if not dominated:
             keep.append(p)
     return keep
 
 
-def eval_splits(x: np.ndarray, data: Q.Data, cs: list[float], splits: int,
-                frac: float, scale: bool = True) -> dict[str, Any]:
+def eval_splits(
+    x: np.ndarray, data: Q.Data, cs: list[float], splits: int, frac: float, scale: bool = True
+) -> dict[str, Any]:
     per = {}
     for c in cs:
         runs = [Q.classify(x, data.y, frac, s, c, scale) for s in range(splits)]
@@ -568,22 +727,47 @@ def task_frontier(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
             x = smooth_step(data, x, 2)
         cs = args.C_grid[min(s, 1)]
         r = eval_splits(x, data, cs, args.splits, frac)
-        st.add({"kind": "frontier", "dataset": data.name, "eps": eps, "value": value,
-                "dim": dim, "smooth": s, "splits": args.splits, **r})
-        print(f"  {data.name} {value} eps={eps:g} d={dim} s={s}: micro {r['micro']:.2f} "
-              f"± {r['micro_ci90']:.2f} (C {r['best_C']:g})", flush=True)
+        st.add(
+            {
+                "kind": "frontier",
+                "dataset": data.name,
+                "eps": eps,
+                "value": value,
+                "dim": dim,
+                "smooth": s,
+                "splits": args.splits,
+                **r,
+            }
+        )
+        print(
+            f"  {data.name} {value} eps={eps:g} d={dim} s={s}: micro {r['micro']:.2f} "
+            f"± {r['micro_ci90']:.2f} (C {r['best_C']:g})",
+            flush=True,
+        )
     for dim in args.dims:
         for which in ("fastrp", "prone"):
             npy = C.cache_dir() / "frontier" / data.name / f"{which}_d{dim}.npy"
-            if not npy.is_file() or st.get(kind="frontier", dataset=data.name, method=which,
-                                           dim=dim):
+            if not npy.is_file() or st.get(
+                kind="frontier", dataset=data.name, method=which, dim=dim
+            ):
                 continue
-            r = eval_splits(np.load(npy), data, sorted(set(args.C_grid[0] + args.C_grid[1])),
-                            args.splits, frac)
-            st.add({"kind": "frontier", "dataset": data.name, "method": which, "dim": dim,
-                    "splits": args.splits, **r})
-            print(f"  {data.name} {which} d={dim}: micro {r['micro']:.2f} (C {r['best_C']:g})",
-                  flush=True)
+            r = eval_splits(
+                np.load(npy), data, sorted(set(args.C_grid[0] + args.C_grid[1])), args.splits, frac
+            )
+            st.add(
+                {
+                    "kind": "frontier",
+                    "dataset": data.name,
+                    "method": which,
+                    "dim": dim,
+                    "splits": args.splits,
+                    **r,
+                }
+            )
+            print(
+                f"  {data.name} {which} d={dim}: micro {r['micro']:.2f} (C {r['best_C']:g})",
+                flush=True,
+            )
 
 
 # --------------------------------------------------------------------------- paper protocol
@@ -622,23 +806,31 @@ def coord_stats(x: np.ndarray) -> dict[str, Any]:
     sd = x64.std(0)
     nz = x64 != 0
     rn = np.sqrt((x64 * x64).sum(1))
-    return {"abs_mean": float(np.abs(x64).mean()), "coord_sd_median": float(np.median(sd)),
-            "coord_sd_max_over_min": float(sd.max() / max(sd.min(), 1e-12)),
-            "coord_mean_over_sd_median": float(np.median(np.abs(x64.mean(0)) / (sd + 1e-12))),
-            "kurtosis_median": float(np.median(kurtosis(x64, axis=0))),
-            "nonzero_frac": float(nz.mean()),
-            "row_norm_p10": float(np.percentile(rn, 10)),
-            "row_norm_median": float(np.median(rn)),
-            "row_norm_p90": float(np.percentile(rn, 90)),
-            "row_norm_max_over_median": float(rn.max() / max(np.median(rn), 1e-12))}
+    return {
+        "abs_mean": float(np.abs(x64).mean()),
+        "coord_sd_median": float(np.median(sd)),
+        "coord_sd_max_over_min": float(sd.max() / max(sd.min(), 1e-12)),
+        "coord_mean_over_sd_median": float(np.median(np.abs(x64.mean(0)) / (sd + 1e-12))),
+        "kurtosis_median": float(np.median(kurtosis(x64, axis=0))),
+        "nonzero_frac": float(nz.mean()),
+        "row_norm_p10": float(np.percentile(rn, 10)),
+        "row_norm_median": float(np.median(rn)),
+        "row_norm_p90": float(np.percentile(rn, 90)),
+        "row_norm_max_over_median": float(rn.max() / max(np.median(rn), 1e-12)),
+    }
 
 
 def task_paper(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
     frac = Q.FRACTIONS.get(data.name, args.fraction)
     items: list[tuple[str, Any, dict[str, Any]]] = []
     for value, eps, dim, s in args.paper_points:
-        items.append((f"ours {value} eps={eps:g} d={dim} s={s}", (value, eps, dim, s),
-                      {"eps": eps, "value": value, "dim": dim, "smooth": s}))
+        items.append(
+            (
+                f"ours {value} eps={eps:g} d={dim} s={s}",
+                (value, eps, dim, s),
+                {"eps": eps, "value": value, "dim": dim, "smooth": s},
+            )
+        )
     for which in ("fastrp", "prone"):
         if (C.cache_dir() / "frontier" / data.name / f"{which}_d512.npy").is_file():
             items.append((which, which, {"method": which, "dim": 512}))
@@ -656,35 +848,65 @@ def task_paper(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
         for tf in tfs:
             x = TRANSFORMS[tf](x0, data.n)
             for proto in ("raw C=1", "tuned"):
-                if st.get(kind="paper", dataset=data.name, transform=tf, protocol=proto,
-                          **ident):
+                if st.get(kind="paper", dataset=data.name, transform=tf, protocol=proto, **ident):
                     continue
-                same = st.get(kind="paper", dataset=data.name, transform=SCALE_OF.get(tf),
-                              protocol=proto, **ident)
+                same = st.get(
+                    kind="paper",
+                    dataset=data.name,
+                    transform=SCALE_OF.get(tf),
+                    protocol=proto,
+                    **ident,
+                )
                 if proto == "tuned" and same:  # StandardScaler undoes a global scale
                     st.add({**same, "transform": tf, "same_as": SCALE_OF[tf]})
                     continue
                 if proto == "raw C=1":
                     r = eval_splits(x, data, [1.0], args.splits, frac, scale=False)
                 else:
-                    r = eval_splits(x, data, args.C_grid[min(ident.get("smooth", 0), 1)],
-                                    args.splits, frac)
-                st.add({"kind": "paper", "dataset": data.name, "transform": tf,
-                        "protocol": proto, **ident, "splits": args.splits, **r})
-                print(f"  {data.name} {label} {tf:>10} {proto:8}: micro {r['micro']:.2f} "
-                      f"(C {r['best_C']:g})", flush=True)
+                    r = eval_splits(
+                        x, data, args.C_grid[min(ident.get("smooth", 0), 1)], args.splits, frac
+                    )
+                st.add(
+                    {
+                        "kind": "paper",
+                        "dataset": data.name,
+                        "transform": tf,
+                        "protocol": proto,
+                        **ident,
+                        "splits": args.splits,
+                        **r,
+                    }
+                )
+                print(
+                    f"  {data.name} {label} {tf:>10} {proto:8}: micro {r['micro']:.2f} "
+                    f"(C {r['best_C']:g})",
+                    flush=True,
+                )
         if tfs != ["none", "l2"] and not isinstance(what, str):
             # the tuned protocol on raw features too (no scaler): what C does raw want?
             for tf in ("none", "l2"):
                 x = TRANSFORMS[tf](x0, data.n)
-                if st.get(kind="paper", dataset=data.name, transform=tf,
-                          protocol="raw tuned", **ident):
+                if st.get(
+                    kind="paper", dataset=data.name, transform=tf, protocol="raw tuned", **ident
+                ):
                     continue
                 r = eval_splits(x, data, args.raw_C_grid, args.splits, frac, scale=False)
-                st.add({"kind": "paper", "dataset": data.name, "transform": tf,
-                        "protocol": "raw tuned", **ident, "splits": args.splits, **r})
-                print(f"  {data.name} {label} {tf:>10} raw tuned: micro {r['micro']:.2f} "
-                      f"(C {r['best_C']:g})", flush=True)
+                st.add(
+                    {
+                        "kind": "paper",
+                        "dataset": data.name,
+                        "transform": tf,
+                        "protocol": "raw tuned",
+                        **ident,
+                        "splits": args.splits,
+                        **r,
+                    }
+                )
+                print(
+                    f"  {data.name} {label} {tf:>10} raw tuned: micro {r['micro']:.2f} "
+                    f"(C {r['best_C']:g})",
+                    flush=True,
+                )
 
 
 # --------------------------------------------------------------------------- final timing
@@ -694,33 +916,75 @@ def task_final(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
         for value, eps, dim, s in args.final_points:
             m = model(eps, value, dim, s)
             for threads in (1, 2):
-                if st.get(kind="final", dataset=data.name, eps=eps, value=value, dim=dim,
-                          smooth=s, threads=threads, round=rnd):
+                if st.get(
+                    kind="final",
+                    dataset=data.name,
+                    eps=eps,
+                    value=value,
+                    dim=dim,
+                    smooth=s,
+                    threads=threads,
+                    round=rnd,
+                ):
                     continue
                 load0, c0 = os.getloadavg()[0], cpu_s()
                 secs = timed_embed_all(m, data.graph, threads)
-                rec: dict[str, Any] = {"kind": "final", "dataset": data.name, "eps": eps,
-                                       "value": value, "dim": dim, "smooth": s,
-                                       "threads": threads, "round": rnd, "all_s": secs,
-                                       "all_cpu_s": cpu_s() - c0, "load_before": load0}
+                rec: dict[str, Any] = {
+                    "kind": "final",
+                    "dataset": data.name,
+                    "eps": eps,
+                    "value": value,
+                    "dim": dim,
+                    "smooth": s,
+                    "threads": threads,
+                    "round": rnd,
+                    "all_s": secs,
+                    "all_cpu_s": cpu_s() - c0,
+                    "load_before": load0,
+                }
                 if threads == 1:
-                    rec.update(latency(m, data.graph, [[v] for v in ids],
-                                       10.0 * args.budget if s == 0 else 2.0 * args.budget))
+                    rec.update(
+                        latency(
+                            m,
+                            data.graph,
+                            [[v] for v in ids],
+                            10.0 * args.budget if s == 0 else 2.0 * args.budget,
+                        )
+                    )
                 st.add(rec)
-                print(f"  [{rnd}] {data.name} {value} eps={eps:g} d={dim} s={s} t={threads}: "
-                      f"{secs:.3f} s {rec.get('lat_us', '')}", flush=True)
+                print(
+                    f"  [{rnd}] {data.name} {value} eps={eps:g} d={dim} s={s} t={threads}: "
+                    f"{secs:.3f} s {rec.get('lat_us', '')}",
+                    flush=True,
+                )
             if not peer_available("fastrp") or data.name == "smoke":
                 continue
             for threads in (1, 2):
-                if st.get(kind="final", dataset=data.name, method="fastrp", dim=dim,
-                          threads=threads, round=rnd):
+                if st.get(
+                    kind="final",
+                    dataset=data.name,
+                    method="fastrp",
+                    dim=dim,
+                    threads=threads,
+                    round=rnd,
+                ):
                     continue
                 load0 = os.getloadavg()[0]
                 r = run_peer("fastrp", data, dim, threads)
-                st.add({"kind": "final", "dataset": data.name, "method": "fastrp", "dim": dim,
-                        "threads": threads, "round": rnd, "load_before": load0,
+                st.add(
+                    {
+                        "kind": "final",
+                        "dataset": data.name,
+                        "method": "fastrp",
+                        "dim": dim,
+                        "threads": threads,
+                        "round": rnd,
+                        "load_before": load0,
                         "all_s": r["fit_s"][0] if "fit_s" in r else None,
-                        "all_cpu_s": r["fit_cpu_s"][0] if "fit_cpu_s" in r else None, **r})
+                        "all_cpu_s": r["fit_cpu_s"][0] if "fit_cpu_s" in r else None,
+                        **r,
+                    }
+                )
 
 
 # --------------------------------------------------------------------------- cold pages
@@ -736,8 +1000,9 @@ def _pages(lo: np.ndarray, hi: np.ndarray) -> set[int]:
     return out
 
 
-def query_pages(deg: np.ndarray, off: np.ndarray, pos: np.ndarray, pushed: np.ndarray,
-                checked: np.ndarray) -> dict[str, int]:
+def query_pages(
+    deg: np.ndarray, off: np.ndarray, pos: np.ndarray, pushed: np.ndarray, checked: np.ndarray
+) -> dict[str, int]:
     """Distinct 4 KiB pages one query reads from the graph file, by layout.
 
     ``pos[u]``: u's place in the file's node order, ``off[u]``: its row's first slot.
@@ -747,14 +1012,20 @@ def query_pages(deg: np.ndarray, off: np.ndarray, pos: np.ndarray, pushed: np.nd
     entries), so a deposit knows the threshold without a lookup: only pushed nodes read
     ``indptr`` (their row's bounds) and their row.
     """
+
     def ip(nodes: np.ndarray) -> set[int]:
         return _pages(8 * pos[nodes], 8 * pos[nodes] + 16)
 
     cur_ip, cur_rows = ip(checked), _pages(4 * off[pushed], 4 * (off[pushed] + deg[pushed]))
     rows8 = _pages(8 * off[pushed], 8 * (off[pushed] + deg[pushed]))
-    return {"current": len(cur_ip) + len(cur_rows), "current_indptr": len(cur_ip),
-            "current_rows": len(cur_rows), "degree_in_row": len(ip(pushed)) + len(rows8),
-            "pushed": len(pushed), "checked": len(checked)}
+    return {
+        "current": len(cur_ip) + len(cur_rows),
+        "current_indptr": len(cur_ip),
+        "current_rows": len(cur_rows),
+        "degree_in_row": len(ip(pushed)) + len(rows8),
+        "pushed": len(pushed),
+        "checked": len(checked),
+    }
 
 
 def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
@@ -770,9 +1041,11 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
     # "spread": the nodes scattered over SPREAD_SLOTS places of a file of that many nodes
     # (mean degree SPREAD_DEGREE), as a query on the billion-edge graph with shuffled ids sees
     # it: almost every node on its own indptr page and its own row page.
-    orders = {"file": np.arange(data.n), "random": rng.permutation(data.n),
-              "spread": np.sort(rng.choice(SPREAD_SLOTS, data.n, replace=False))[
-                  rng.permutation(data.n)]}
+    orders = {
+        "file": np.arange(data.n),
+        "random": rng.permutation(data.n),
+        "spread": np.sort(rng.choice(SPREAD_SLOTS, data.n, replace=False))[rng.permutation(data.n)],
+    }
     seeds = np.random.default_rng(3).integers(0, data.n, size=args.page_nodes)
     for eps in args.page_eps:
         for oname, pos in orders.items():
@@ -790,12 +1063,23 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 idx = idx.astype(np.int64)
                 counts.append(query_pages(deg, off, pos, idx[p > 0], idx[(p > 0) | (r > eps)]))
             med = {k: float(np.median([c[k] for c in counts])) for k in counts[0]}
-            st.add({"kind": "pages", "dataset": data.name, "eps": eps, "stage": oname,
-                    "queries": len(counts), **med,
-                    "ratio": med["current"] / max(med["degree_in_row"], 1)})
-            print(f"  {data.name} eps={eps:g} {oname}: pages/query current {med['current']:.0f}"
-                  f" (indptr {med['current_indptr']:.0f}), degree in row "
-                  f"{med['degree_in_row']:.0f}", flush=True)
+            st.add(
+                {
+                    "kind": "pages",
+                    "dataset": data.name,
+                    "eps": eps,
+                    "stage": oname,
+                    "queries": len(counts),
+                    **med,
+                    "ratio": med["current"] / max(med["degree_in_row"], 1),
+                }
+            )
+            print(
+                f"  {data.name} eps={eps:g} {oname}: pages/query current {med['current']:.0f}"
+                f" (indptr {med['current_indptr']:.0f}), degree in row "
+                f"{med['degree_in_row']:.0f}",
+                flush=True,
+            )
 
 
 # --------------------------------------------------------------------------- main
@@ -828,43 +1112,80 @@ def main(argv: list[str] | None = None) -> None:
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true", help="tiny generated graph, temp output")
-    ap.add_argument("--tasks", type=_list(str), default=["screen", "frontier"],
-                    help="screen,capped,memory,frontier,paper,final,pages")
+    ap.add_argument(
+        "--tasks",
+        type=_list(str),
+        default=["screen", "frontier"],
+        help="screen,capped,memory,frontier,paper,final,pages",
+    )
     ap.add_argument("--datasets", type=_list(str), default=DATASETS)
     ap.add_argument("--eps", type=_list(float), default=EPS)
     ap.add_argument("--values", type=_list(str), default=VALUES)
     ap.add_argument("--smooth", type=_list(int), default=SMOOTH)
     ap.add_argument("--dims", type=_list(int), default=DIMS)
     ap.add_argument("--fraction", type=float, default=0.1)
-    ap.add_argument("--screen-C", type=_list(float), default=[0.003, 0.01],
-                    help="screening C for smooth = 0 and for smooth >= 1")
-    ap.add_argument("--C-grid", type=_cgrid, default=_cgrid("0.001,0.003,0.01/0.003,0.01,0.03"),
-                    help="C values tried on 3 splits, for smooth = 0 / smooth >= 1")
+    ap.add_argument(
+        "--screen-C",
+        type=_list(float),
+        default=[0.003, 0.01],
+        help="screening C for smooth = 0 and for smooth >= 1",
+    )
+    ap.add_argument(
+        "--C-grid",
+        type=_cgrid,
+        default=_cgrid("0.001,0.003,0.01/0.003,0.01,0.03"),
+        help="C values tried on 3 splits, for smooth = 0 / smooth >= 1",
+    )
     ap.add_argument("--raw-C-grid", type=_list(float), default=[0.01, 0.1, 1.0])
     ap.add_argument("--splits", type=int, default=3)
-    ap.add_argument("--floor", type=float, default=6.0,
-                    help="frontier candidates score at least FastRP's screen Micro-F1 minus this")
-    ap.add_argument("--only-always", action="store_true",
-                    help="frontier task: evaluate the --always points only (a chosen subset)")
-    ap.add_argument("--margin", type=float, default=0.0,
-                    help="Micro-F1 a point must lose by to count as dominated in the screen")
-    ap.add_argument("--always", type=_points4,
-                    default=_points4("p+r:1e-5:512:0,p+r:1e-4:512:0,log1p:1e-3:512:2"),
-                    help="points always evaluated on 3 splits (value:eps:dim:smooth)")
-    ap.add_argument("--capped-points", type=parse_points,
-                    default=parse_points("p+r:1e-4:512,log1p:1e-4:512,p+r:3e-5:512"))
+    ap.add_argument(
+        "--floor",
+        type=float,
+        default=6.0,
+        help="frontier candidates score at least FastRP's screen Micro-F1 minus this",
+    )
+    ap.add_argument(
+        "--only-always",
+        action="store_true",
+        help="frontier task: evaluate the --always points only (a chosen subset)",
+    )
+    ap.add_argument(
+        "--margin",
+        type=float,
+        default=0.0,
+        help="Micro-F1 a point must lose by to count as dominated in the screen",
+    )
+    ap.add_argument(
+        "--always",
+        type=_points4,
+        default=_points4("p+r:1e-5:512:0,p+r:1e-4:512:0,log1p:1e-3:512:2"),
+        help="points always evaluated on 3 splits (value:eps:dim:smooth)",
+    )
+    ap.add_argument(
+        "--capped-points",
+        type=parse_points,
+        default=parse_points("p+r:1e-4:512,log1p:1e-4:512,p+r:3e-5:512"),
+    )
     ap.add_argument("--capped-k", type=_list(int), default=[4, 8, 16, 32])
     ap.add_argument("--capped-self", type=_list(str), default=["one", "half", "zero"])
-    ap.add_argument("--paper-points", type=_points4,
-                    default=_points4("p+r:1e-5:512:0,p+r:1e-4:512:0,log1p:1e-4:512:0"))
+    ap.add_argument(
+        "--paper-points",
+        type=_points4,
+        default=_points4("p+r:1e-5:512:0,p+r:1e-4:512:0,log1p:1e-4:512:0"),
+    )
     ap.add_argument("--transforms", type=_list(str), default=list(TRANSFORMS))
     ap.add_argument("--final-points", type=_points4, default=_points4("p+r:1e-4:512:0"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--mem-nodes", type=int, default=5)
     ap.add_argument("--page-eps", type=_list(float), default=[1e-4, 1e-5])
     ap.add_argument("--page-nodes", type=int, default=200)
-    ap.add_argument("--import", dest="imports", type=_list(Path), default=[],
-                    help="merge the records of these result files first")
+    ap.add_argument(
+        "--import",
+        dest="imports",
+        type=_list(Path),
+        default=[],
+        help="merge the records of these result files first",
+    )
     ap.add_argument("--budget", type=float, default=1.0, help="latency time budget factor")
     ap.add_argument("--out", type=Path, default=C.RESULTS / "frontier.json")
     ap.add_argument("--plot", type=Path, nargs="?", const=C.REPO / "docs" / "fig_frontier.png")
@@ -883,27 +1204,38 @@ def main(argv: list[str] | None = None) -> None:
         args.paper_points = [("p+r", 1e-3, 32, 0)]
         args.final_points, args.mem_nodes, args.budget = [("p+r", 1e-3, 32, 1)], 2, 0.1
         Q.FRACTIONS["smoke"] = 0.3
-    meta = {"machine": C.machine_info(), "command": " ".join(["benches/frontier.py", *argv]),
-            "tasks": args.tasks}
+    meta = {
+        "machine": C.machine_info(),
+        "command": " ".join(["benches/frontier.py", *argv]),
+        "tasks": args.tasks,
+    }
     st = Store(args.out, meta, merge=not args.smoke)
     for path in args.imports:
         with open(path) as f:
             other = json.load(f)
         seen = {json.dumps(r, sort_keys=True) for r in st.runs}
-        st.runs.extend(r for r in other.get("runs", [])
-                       if json.dumps(r, sort_keys=True) not in seen)
+        st.runs.extend(
+            r for r in other.get("runs", []) if json.dumps(r, sort_keys=True) not in seen
+        )
         for r in other.get("records", []):
             st.records[st.key(r)] = r
         st.save()
     if args.smoke or not (args.markdown or args.plot):  # --plot / --markdown: report only
         for name in args.datasets:
             data = load(name)
-            print(f"== {name}: n={data.n} m={len(data.u)} load {os.getloadavg()[0]:.1f}",
-                  flush=True)
+            print(
+                f"== {name}: n={data.n} m={len(data.u)} load {os.getloadavg()[0]:.1f}", flush=True
+            )
             for task in args.tasks:
-                {"screen": task_screen, "capped": task_capped, "memory": task_memory,
-                 "frontier": task_frontier, "paper": task_paper,
-                 "final": task_final, "pages": task_pages}[task](data, args, st)
+                {
+                    "screen": task_screen,
+                    "capped": task_capped,
+                    "memory": task_memory,
+                    "frontier": task_frontier,
+                    "paper": task_paper,
+                    "final": task_final,
+                    "pages": task_pages,
+                }[task](data, args, st)
             if args.smoke:
                 check_smoke(data, st)
     if args.plot:
@@ -926,8 +1258,9 @@ def check_smoke(data: Q.Data, st: Store) -> None:
     ref = smooth_step(data, x0, 1)
     assert np.array_equal(mine.view(np.uint32), ref.view(np.uint32)), "capped(all) != smooth=1"
     ptr4, nbr4 = capped_neighbours(indptr, indices, hash_keys(data), 4)
-    assert np.diff(ptr4).max() <= 4 and set(nbr4[ptr4[0]:ptr4[1]]) <= set(
-        indices[indptr[0]:indptr[1]])
+    assert np.diff(ptr4).max() <= 4 and set(nbr4[ptr4[0] : ptr4[1]]) <= set(
+        indices[indptr[0] : indptr[1]]
+    )
     best = max(r["micro"] for r in st.select(kind="frontier"))
     assert best > 60, f"smoke quality too low: {best}"
     print("smoke OK")
@@ -951,27 +1284,54 @@ def plot(st: Store, path: Path) -> None:
     fig, axes = plt.subplots(len(names), 2, figsize=(12, 3.6 * len(names)), squeeze=False)
     for i, name in enumerate(names):
         pts = [r for r in st.select(kind="screen", dataset=name) if "eps" in r]
-        for j, (tkey, xl) in enumerate((("lat_us", "warm time per node, 1 thread (µs)"),
-                                        ("all_2t_s", "all nodes, 2 threads (s)"))):
+        for j, (tkey, xl) in enumerate(
+            (
+                ("lat_us", "warm time per node, 1 thread (µs)"),
+                ("all_2t_s", "all nodes, 2 threads (s)"),
+            )
+        ):
             ax = axes[i][j]
             for r in pts:
-                ax.scatter(r[tkey], r["micro"], c=colors[r["value"]], marker=marks[r["smooth"]],
-                           s=18 if r["dim"] == 128 else 40, alpha=0.8,
-                           edgecolors="k" if r["dim"] == 512 else "none", linewidths=0.4)
+                ax.scatter(
+                    r[tkey],
+                    r["micro"],
+                    c=colors[r["value"]],
+                    marker=marks[r["smooth"]],
+                    s=18 if r["dim"] == 128 else 40,
+                    alpha=0.8,
+                    edgecolors="k" if r["dim"] == 512 else "none",
+                    linewidths=0.4,
+                )
             front = sorted(pareto(pts, tkey, 0.0), key=lambda r: r[tkey])
-            ax.step([r[tkey] for r in front], [r["micro"] for r in front], "k-", where="post",
-                    lw=0.8, alpha=0.6)
+            ax.step(
+                [r[tkey] for r in front],
+                [r["micro"] for r in front],
+                "k-",
+                where="post",
+                lw=0.8,
+                alpha=0.6,
+            )
             if j == 1:
                 for which, mk in (("fastrp", "*"), ("prone", "P")):
                     for d in (128, 512):
                         q = st.get(kind="screen", dataset=name, method=which, dim=d)
-                        ts = [r["fit_s"][0] for r in st.select(kind="peer_time", dataset=name,
-                                                               method=which, dim=d, threads=2)
-                              if "fit_s" in r]
+                        ts = [
+                            r["fit_s"][0]
+                            for r in st.select(
+                                kind="peer_time", dataset=name, method=which, dim=d, threads=2
+                            )
+                            if "fit_s" in r
+                        ]
                         if q and ts:
-                            ax.scatter(np.mean(ts), q["micro"], marker=mk, c="tab:green",
-                                       s=120 if d == 512 else 60, edgecolors="k",
-                                       label=f"{which} d={d}")
+                            ax.scatter(
+                                np.mean(ts),
+                                q["micro"],
+                                marker=mk,
+                                c="tab:green",
+                                s=120 if d == 512 else 60,
+                                edgecolors="k",
+                                label=f"{which} d={d}",
+                            )
                 if ax.get_legend_handles_labels()[0]:
                     ax.legend(fontsize=7, loc="lower right")
             ax.set_xscale("log")
@@ -979,10 +1339,13 @@ def plot(st: Store, path: Path) -> None:
             ax.set_ylabel("Micro-F1 (%), split 0")
             ax.set_title(name)
             ax.grid(alpha=0.3)
-    handles = [plt.Line2D([], [], ls="", marker="o", c=c, label=f"value={v}")
-               for v, c in colors.items()]
-    handles += [plt.Line2D([], [], ls="", marker=m, c="k", mfc="none", label=f"smooth={s}")
-                for s, m in marks.items()]
+    handles = [
+        plt.Line2D([], [], ls="", marker="o", c=c, label=f"value={v}") for v, c in colors.items()
+    ]
+    handles += [
+        plt.Line2D([], [], ls="", marker=m, c="k", mfc="none", label=f"smooth={s}")
+        for s, m in marks.items()
+    ]
     fig.legend(handles=handles, loc="upper center", ncol=6, fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=100)
@@ -991,8 +1354,11 @@ def plot(st: Store, path: Path) -> None:
 
 
 def _peer_mean(st: Store, name: str, which: str, dim: int, threads: int) -> float | None:
-    ts = [r["fit_s"][0] for r in st.select(kind="peer_time", dataset=name, method=which,
-                                           dim=dim, threads=threads) if "fit_s" in r]
+    ts = [
+        r["fit_s"][0]
+        for r in st.select(kind="peer_time", dataset=name, method=which, dim=dim, threads=threads)
+        if "fit_s" in r
+    ]
     return float(np.mean(ts)) if ts else None
 
 
@@ -1019,37 +1385,73 @@ def markdown(st: Store) -> None:
             for d in DIMS:
                 r = st.get(kind="screen", dataset=name, method=which, dim=d)
                 if r:
-                    print(f"| {which} d={d}: {r['micro']:.1f}, all nodes "
-                          f"{_s(_peer_mean(st, name, which, d, 1))} s (1 thr) / "
-                          f"{_s(_peer_mean(st, name, which, d, 2))} s (2 thr) |"
-                          + " |" * (len(eps) - 1))
+                    print(
+                        f"| {which} d={d}: {r['micro']:.1f}, all nodes "
+                        f"{_s(_peer_mean(st, name, which, d, 1))} s (1 thr) / "
+                        f"{_s(_peer_mean(st, name, which, d, 2))} s (2 thr) |"
+                        + " |"
+                        * (len(eps) - 1)
+                    )
         fr = st.select(kind="frontier", dataset=name)
         if not fr:
             continue
         print(f"\n#### {name}: candidate frontier, 3 splits, best C\n")
-        print("| setting | d | Micro-F1 | Macro-F1 | C | warm µs/node | all nodes 1 thr s "
-              "| 2 thr s | 2 thr / FastRP | KiB/query |")
+        print(
+            "| setting | d | Micro-F1 | Macro-F1 | C | warm µs/node | all nodes 1 thr s "
+            "| 2 thr s | 2 thr / FastRP | KiB/query |"
+        )
         print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-        for r in sorted(fr, key=lambda r: (r.get("method") or "", r["dim"],
-                                           -(r.get("eps") or 0), r.get("smooth") or 0)):
+        for r in sorted(
+            fr,
+            key=lambda r: (
+                r.get("method") or "",
+                r["dim"],
+                -(r.get("eps") or 0),
+                r.get("smooth") or 0,
+            ),
+        ):
             f2 = _peer_mean(st, name, "fastrp", r["dim"], 2)
-            head = f"| {r['dim']} | {r['micro']:.2f} ± {r['micro_ci90']:.2f} | " \
-                   f"{r['macro']:.2f} | {r['best_C']:g} |"
+            head = (
+                f"| {r['dim']} | {r['micro']:.2f} ± {r['micro_ci90']:.2f} | "
+                f"{r['macro']:.2f} | {r['best_C']:g} |"
+            )
             if r.get("method"):
                 t1 = _peer_mean(st, name, r["method"], r["dim"], 1)
                 t2 = _peer_mean(st, name, r["method"], r["dim"], 2)
-                print(f"| {r['method']} {head} – | {_s(t1)} | {_s(t2)} | "
-                      f"{_s(t2 / f2 if t2 and f2 else None)} | – |")
+                print(
+                    f"| {r['method']} {head} – | {_s(t1)} | {_s(t2)} | "
+                    f"{_s(t2 / f2 if t2 and f2 else None)} | – |"
+                )
                 continue
-            sc = st.get(kind="screen", dataset=name, eps=r["eps"], value=r["value"],
-                        dim=r["dim"], smooth=r["smooth"]) or {}
-            mem = st.get(kind="memory", dataset=name, eps=r["eps"], value=r["value"],
-                         dim=r["dim"], smooth=r["smooth"]) or {}
+            sc = (
+                st.get(
+                    kind="screen",
+                    dataset=name,
+                    eps=r["eps"],
+                    value=r["value"],
+                    dim=r["dim"],
+                    smooth=r["smooth"],
+                )
+                or {}
+            )
+            mem = (
+                st.get(
+                    kind="memory",
+                    dataset=name,
+                    eps=r["eps"],
+                    value=r["value"],
+                    dim=r["dim"],
+                    smooth=r["smooth"],
+                )
+                or {}
+            )
             t2 = sc.get("all_2t_s")
             memk = mem["mem_median_bytes"] / 1024 if "mem_median_bytes" in mem else None
-            print(f"| `{r['value']}`, eps {r['eps']:g}, smooth {r['smooth']} {head} "
-                  f"{_s(sc.get('lat_us'))} | {_s(sc.get('all_1t_s'))} | {_s(t2)} | "
-                  f"{_s(t2 / f2 if t2 and f2 else None)} | {_s(memk)} |")
+            print(
+                f"| `{r['value']}`, eps {r['eps']:g}, smooth {r['smooth']} {head} "
+                f"{_s(sc.get('lat_us'))} | {_s(sc.get('all_1t_s'))} | {_s(t2)} | "
+                f"{_s(t2 / f2 if t2 and f2 else None)} | {_s(memk)} |"
+            )
 
 
 def _s(x: Any) -> str:

@@ -356,8 +356,10 @@ def main() -> int:
             print_table(res["latency"])
         if "compaction" in parts:
             res["compaction_dataset"] = (
-                "synthetic" if args.smoke
-                else f"synthetic-{args.compact_synthetic}" if args.compact_synthetic
+                "synthetic"
+                if args.smoke
+                else f"synthetic-{args.compact_synthetic}"
+                if args.compact_synthetic
                 else args.compact_dataset
             )
             res["compaction"] = part_compaction(big, work, changes, args.threads)
@@ -377,10 +379,14 @@ def main() -> int:
             if k not in res and k in old:
                 res[k] = old[k]
                 res.setdefault("earlier_parts", {})[k] = old.get("machine", {})
-    out = Path(args.out) if args.out else (
-        Path(tempfile.mkdtemp(prefix="livebench-out-")) / "live.json"
-        if args.smoke
-        else RESULTS / "live.json"
+    out = (
+        Path(args.out)
+        if args.out
+        else (
+            Path(tempfile.mkdtemp(prefix="livebench-out-")) / "live.json"
+            if args.smoke
+            else RESULTS / "live.json"
+        )
     )
     write_json(out, res)
     print(f"wrote {out}")

@@ -159,21 +159,53 @@ if numba is not None:
             seen[u] = False
 
     @njit(cache=True)
-    def _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,  # noqa: ANN001, ANN201
-                     dim, divisor, r, p, seen, touched, queue, out):
+    def _embed_nodes(
+        indptr,
+        indices,
+        keys,
+        has_keys,
+        nodes,
+        alpha,
+        eps,
+        lazy,
+        with_r,
+        seed,  # noqa: ANN001, ANN201
+        dim,
+        divisor,
+        r,
+        p,
+        seen,
+        touched,
+        queue,
+        out,
+    ):
         n = indptr.shape[0] - 1
         total = 0
         for i in range(nodes.shape[0]):
-            nt, pushes = _push(indptr, indices, nodes[i], alpha, eps, lazy, r, p, seen,
-                               touched, queue)
+            nt, pushes = _push(
+                indptr, indices, nodes[i], alpha, eps, lazy, r, p, seen, touched, queue
+            )
             total += pushes
             _project(touched, nt, p, r, with_r, keys, has_keys, n, dim, seed, divisor, out[i])
             _reset(touched, nt, r, p, seen)
         return total
 
     @njit(cache=True, parallel=True)
-    def _embed_all(indptr, indices, keys, has_keys, alpha, eps, lazy, with_r, seed, dim, divisor,  # noqa: ANN001, ANN201
-                   chunks, out):
+    def _embed_all(
+        indptr,
+        indices,
+        keys,
+        has_keys,
+        alpha,
+        eps,
+        lazy,
+        with_r,
+        seed,
+        dim,
+        divisor,  # noqa: ANN001, ANN201
+        chunks,
+        out,
+    ):
         n = indptr.shape[0] - 1
         nchunks = chunks.shape[0] - 1
         for c in prange(nchunks):
@@ -183,8 +215,26 @@ if numba is not None:
             touched = np.empty(n, dtype=np.uint32)
             queue = np.empty(n + 1, dtype=np.uint32)
             nodes = np.arange(chunks[c], chunks[c + 1]).astype(np.uint32)
-            _embed_nodes(indptr, indices, keys, has_keys, nodes, alpha, eps, lazy, with_r, seed,
-                         dim, divisor, r, p, seen, touched, queue, out[chunks[c] : chunks[c + 1]])
+            _embed_nodes(
+                indptr,
+                indices,
+                keys,
+                has_keys,
+                nodes,
+                alpha,
+                eps,
+                lazy,
+                with_r,
+                seed,
+                dim,
+                divisor,
+                r,
+                p,
+                seen,
+                touched,
+                queue,
+                out[chunks[c] : chunks[c + 1]],
+            )
 
 
 def _with_r(value: str) -> bool:
@@ -231,8 +281,18 @@ class NumbaRef:
         """Compile (or load from numba's cache) both entry points without real work."""
         self.embed(np.zeros(1, dtype=np.uint32), dim)
         _embed_all(
-            self.indptr, self.indices, self.keys, self.has_keys, 0.15, 1e-4, False, True,
-            np.uint64(0), int(dim), 0.0, np.zeros(2, dtype=np.int64),
+            self.indptr,
+            self.indices,
+            self.keys,
+            self.has_keys,
+            0.15,
+            1e-4,
+            False,
+            True,
+            np.uint64(0),
+            int(dim),
+            0.0,
+            np.zeros(2, dtype=np.int64),
             np.empty((self.n, dim), dtype=np.float32),
         )
 
@@ -254,11 +314,24 @@ class NumbaRef:
         nodes = np.ascontiguousarray(nodes, dtype=np.uint32)
         out = np.empty((len(nodes), dim), dtype=np.float32)
         self.last_pushes = _embed_nodes(
-            self.indptr, self.indices, self.keys, self.has_keys, nodes, float(alpha),
-            float(eps), bool(lazy), _with_r(value), np.uint64(seed), int(dim),
-            _divisor(normalize, self.n), self._r, self._p,
+            self.indptr,
+            self.indices,
+            self.keys,
+            self.has_keys,
+            nodes,
+            float(alpha),
+            float(eps),
+            bool(lazy),
+            _with_r(value),
+            np.uint64(seed),
+            int(dim),
+            _divisor(normalize, self.n),
+            self._r,
+            self._p,
             self._seen,
-            self._touched, self._queue, out,
+            self._touched,
+            self._queue,
+            out,
         )
         return out
 
@@ -279,8 +352,18 @@ class NumbaRef:
         chunks = np.linspace(0, self.n, nchunks + 1).astype(np.int64)
         out = np.empty((self.n, dim), dtype=np.float32)
         _embed_all(
-            self.indptr, self.indices, self.keys, self.has_keys, float(alpha), float(eps),
-            bool(lazy), _with_r(value), np.uint64(seed), int(dim), _divisor(normalize, self.n),
-            chunks, out,
+            self.indptr,
+            self.indices,
+            self.keys,
+            self.has_keys,
+            float(alpha),
+            float(eps),
+            bool(lazy),
+            _with_r(value),
+            np.uint64(seed),
+            int(dim),
+            _divisor(normalize, self.n),
+            chunks,
+            out,
         )
         return out

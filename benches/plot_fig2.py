@@ -72,11 +72,22 @@ def main(argv: list[str] | None = None) -> int:
                 pts.append((size[1], t["InstantEmbedding"] * 1e3, name))
         pts.sort()
         if pts:
-            ax1.loglog([p[0] for p in pts], [p[1] for p in pts], "^--", color="tab:gray",
-                       label="paper (its hardware, incl. loading)")
+            ax1.loglog(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                "^--",
+                color="tab:gray",
+                label="paper (its hardware, incl. loading)",
+            )
             for x, y, name in pts:
-                ax1.annotate(name, (x, y), fontsize=7, color="tab:gray",
-                             xytext=(3, 3), textcoords="offset points")
+                ax1.annotate(
+                    name,
+                    (x, y),
+                    fontsize=7,
+                    color="tab:gray",
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                )
     for r, x, y in zip(rows, edges, warm):
         ax1.annotate(r["graph"], (x, y), fontsize=7, xytext=(3, -9), textcoords="offset points")
     ax1.set_xlabel("|E| (undirected edges)")

@@ -67,8 +67,15 @@ OPS = ("hadamard", "dot", "cosine", "l1", "l2", "average")
 class Data:
     """A graph (edge arrays, ``ie.Graph``) with optional labels (dense 0/1 ``(n, L)``)."""
 
-    def __init__(self, name: str, u: np.ndarray, v: np.ndarray, n: int,
-                 y: np.ndarray | None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        u: np.ndarray,
+        v: np.ndarray,
+        n: int,
+        y: np.ndarray | None,
+        path: Path | None = None,
+    ) -> None:
         import instant_embedding as ie
 
         self.name, self.u, self.v, self.n, self.y = name, u, v, n, y
@@ -109,9 +116,18 @@ def smoke_dataset(seed: int = 0) -> Data:
 
 
 # --------------------------------------------------------------------------- embeddings
-def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any = None,
-          u: np.ndarray | None = None, v: np.ndarray | None = None,
-          normalize: str = "none", threads: int = 2) -> tuple[np.ndarray, float]:
+def embed(
+    data: Data,
+    method: str,
+    dim: int,
+    seed: int,
+    eps: float,
+    graph: Any = None,
+    u: np.ndarray | None = None,
+    v: np.ndarray | None = None,
+    normalize: str = "none",
+    threads: int = 2,
+) -> tuple[np.ndarray, float]:
     """Embedding of every node and its wall time in seconds. ``method`` is ``ie-p+r``,
     ``ie-p``, ``ie-log1p``, any of them with ``-s<k>`` for ``smooth=k`` (e.g.
     ``ie-log1p-s2``), or a peer name; ``graph``/``u``/``v`` override the data set's graph
@@ -124,8 +140,9 @@ def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any =
         import instant_embedding as ie
 
         value, _, smooth = method[3:].partition("-s")
-        m = ie.InstantEmbedding(dim, eps=eps, seed=seed, value=value, smooth=int(smooth or 0),
-                                normalize=normalize)
+        m = ie.InstantEmbedding(
+            dim, eps=eps, seed=seed, value=value, smooth=int(smooth or 0), normalize=normalize
+        )
         x = m.embed_all(g, threads=threads)
     else:
         x = P.embed_peer(method, u, v, data.n, dim, seed=seed, threads=threads)
@@ -133,8 +150,9 @@ def embed(data: Data, method: str, dim: int, seed: int, eps: float, graph: Any =
 
 
 # --------------------------------------------------------------------------- classification
-def classify(x: np.ndarray, y: np.ndarray, frac: float, split: int, c: float,
-             scale: bool) -> tuple[float, float]:
+def classify(
+    x: np.ndarray, y: np.ndarray, frac: float, split: int, c: float, scale: bool
+) -> tuple[float, float]:
     """One split: OvR liblinear LR, top-K prediction. Returns (micro, macro) F1 in %."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
@@ -163,8 +181,10 @@ def classify(x: np.ndarray, y: np.ndarray, frac: float, split: int, c: float,
     rank = np.empty_like(order)
     rank[np.arange(len(te))[:, None], order] = np.arange(y.shape[1])[None, :]
     pred[rank < k[:, None]] = 1
-    return (100 * f1_score(yte, pred, average="micro"),
-            100 * f1_score(yte, pred, average="macro", zero_division=0))
+    return (
+        100 * f1_score(yte, pred, average="micro"),
+        100 * f1_score(yte, pred, average="macro", zero_division=0),
+    )
 
 
 def ci90(a: list[float]) -> float:
@@ -179,8 +199,14 @@ def ci90(a: list[float]) -> float:
 def summarize(runs: list[tuple[float, float]]) -> dict[str, Any]:
     mi = [r[0] for r in runs]
     ma = [r[1] for r in runs]
-    return {"micro": float(np.mean(mi)), "micro_ci90": ci90(mi), "micro_sd": float(np.std(mi)),
-            "macro": float(np.mean(ma)), "macro_ci90": ci90(ma), "runs": len(runs)}
+    return {
+        "micro": float(np.mean(mi)),
+        "micro_ci90": ci90(mi),
+        "micro_sd": float(np.std(mi)),
+        "macro": float(np.mean(ma)),
+        "macro_ci90": ci90(ma),
+        "runs": len(runs),
+    }
 
 
 def paper_row(dataset: str, method: str, dim: int) -> dict[str, Any] | None:
@@ -192,8 +218,12 @@ def paper_row(dataset: str, method: str, dim: int) -> dict[str, Any] | None:
         r = res["classification"][key][method][str(dim)][col]
     except KeyError:
         return None
-    return {"micro": r["micro"], "micro_ci90": r["micro_ci"], "macro": r["macro"],
-            "macro_ci90": r["macro_ci"]}
+    return {
+        "micro": r["micro"],
+        "micro_ci90": r["micro_ci"],
+        "macro": r["macro"],
+        "macro_ci90": r["macro_ci"],
+    }
 
 
 def task_nc(data: Data, args: argparse.Namespace, out: Results) -> None:
@@ -212,42 +242,83 @@ def task_nc(data: Data, args: argparse.Namespace, out: Results) -> None:
             times = []
             try:
                 for seed in seeds:
-                    x, secs = embed(data, method, dim, seed, args.eps,
-                                    normalize=args.normalize, threads=args.threads)
+                    x, secs = embed(
+                        data,
+                        method,
+                        dim,
+                        seed,
+                        args.eps,
+                        normalize=args.normalize,
+                        threads=args.threads,
+                    )
                     times.append(secs)
                     for split in range(args.splits):
                         for cname, c, scale in classifiers:
                             runs[cname].append(classify(x, data.y, frac, split, c, scale))
             except Exception as e:  # a peer that fails is recorded, not fatal
-                rec = {"task": "nc", "dataset": data.name, "method": method, "dim": dim,
-                       "error": f"{type(e).__name__}: {e}"}
+                rec = {
+                    "task": "nc",
+                    "dataset": data.name,
+                    "method": method,
+                    "dim": dim,
+                    "error": f"{type(e).__name__}: {e}",
+                }
                 print(f"  {method} d={dim}: FAILED {rec['error']}", flush=True)
                 out.add(rec)
                 continue
             for cname, c, scale in classifiers:
-                rec = {"task": "nc", "dataset": data.name, "method": method, "dim": dim,
-                       "eps": args.eps if is_ours else None,
-                       "normalize": args.normalize if is_ours else None,
-                       "classifier": f"{'StandardScaler+' if scale else 'raw '}LR C={c:g}",
-                       "fraction": frac, "splits": args.splits, "seeds": len(seeds),
-                       "embed_s": float(np.mean(times)), "threads": args.threads,
-                       "embed_us_per_node": 1e6 * float(np.mean(times)) / data.n,
-                       **summarize(runs[cname])}
+                rec = {
+                    "task": "nc",
+                    "dataset": data.name,
+                    "method": method,
+                    "dim": dim,
+                    "eps": args.eps if is_ours else None,
+                    "normalize": args.normalize if is_ours else None,
+                    "classifier": f"{'StandardScaler+' if scale else 'raw '}LR C={c:g}",
+                    "fraction": frac,
+                    "splits": args.splits,
+                    "seeds": len(seeds),
+                    "embed_s": float(np.mean(times)),
+                    "threads": args.threads,
+                    "embed_us_per_node": 1e6 * float(np.mean(times)) / data.n,
+                    **summarize(runs[cname]),
+                }
                 out.add(rec)
                 rows.append(rec)
-                print(f"  {data.name} {method} d={dim} {rec['classifier']}: micro "
-                      f"{rec['micro']:.2f} ± {rec['micro_ci90']:.2f} macro {rec['macro']:.2f}"
-                      f" ({rec['embed_s']:.1f} s)", flush=True)
+                print(
+                    f"  {data.name} {method} d={dim} {rec['classifier']}: micro "
+                    f"{rec['micro']:.2f} ± {rec['micro_ci90']:.2f} macro {rec['macro']:.2f}"
+                    f" ({rec['embed_s']:.1f} s)",
+                    flush=True,
+                )
         for m in ("InstantEmbedding", "FastRP", "DeepWalk", "node2vec", "VERSE"):
             pr = paper_row(data.name, m, dim)
             if pr:
-                rec = {"task": "nc", "dataset": data.name, "method": f"paper:{m}", "dim": dim,
-                       "classifier": "paper", **pr}
+                rec = {
+                    "task": "nc",
+                    "dataset": data.name,
+                    "method": f"paper:{m}",
+                    "dim": dim,
+                    "classifier": "paper",
+                    **pr,
+                }
                 out.add(rec)
                 rows.append(rec)
         out.save()
-    C.print_table(rows, ["dataset", "method", "dim", "classifier", "micro", "micro_ci90",
-                         "macro", "macro_ci90", "embed_s"])
+    C.print_table(
+        rows,
+        [
+            "dataset",
+            "method",
+            "dim",
+            "classifier",
+            "micro",
+            "micro_ci90",
+            "macro",
+            "macro_ci90",
+            "embed_s",
+        ],
+    )
 
 
 # --------------------------------------------------------------------------- link prediction
@@ -256,7 +327,7 @@ def edge_split(u: np.ndarray, v: np.ndarray, n: int, seed: int, max_edges: int) 
     m = len(u)
     perm = rng.permutation(m)
     ntest = nval = m // 10
-    te, va, tr = perm[:ntest], perm[ntest:ntest + nval], perm[ntest + nval:]
+    te, va, tr = perm[:ntest], perm[ntest : ntest + nval], perm[ntest + nval :]
     te, va = te[:max_edges], va[:max_edges]
     existing = set((u * n + v).tolist())
 
@@ -274,9 +345,11 @@ def edge_split(u: np.ndarray, v: np.ndarray, n: int, seed: int, max_edges: int) 
                         break
         return np.asarray(out, dtype=np.int64)
 
-    return {"train": (u[tr], v[tr]),
-            "val": (np.stack([u[va], v[va]], 1), nonedges(len(va))),
-            "test": (np.stack([u[te], v[te]], 1), nonedges(len(te)))}
+    return {
+        "train": (u[tr], v[tr]),
+        "val": (np.stack([u[va], v[va]], 1), nonedges(len(va))),
+        "test": (np.stack([u[te], v[te]], 1), nonedges(len(te))),
+    }
 
 
 def edge_features(x: np.ndarray, pairs: np.ndarray, op: str) -> np.ndarray:
@@ -310,8 +383,9 @@ def lp_auc(x: np.ndarray, split: dict[str, Any], op: str) -> float:
 
     fv, yv = xy("val")
     ft, yt = xy("test")
-    clf = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, solver="liblinear",
-                                                             max_iter=1000))
+    clf = make_pipeline(
+        StandardScaler(), LogisticRegression(C=1.0, solver="liblinear", max_iter=1000)
+    )
     clf.fit(fv, yv)
     return 100 * float(roc_auc_score(yt, clf.decision_function(ft)))
 
@@ -329,10 +403,15 @@ def task_lp(data: Data, args: argparse.Namespace, out: Results) -> None:
                 continue
             if method in args.lp_skip.get(data.name, ()):
                 continue
-            rec: dict[str, Any] = {"task": "lp", "dataset": data.name, "method": method,
-                                   "dim": dim, "val_edges": len(split["val"][0]),
-                                   "test_edges": len(split["test"][0]),
-                                   "train_edges": len(tu)}
+            rec: dict[str, Any] = {
+                "task": "lp",
+                "dataset": data.name,
+                "method": method,
+                "dim": dim,
+                "val_edges": len(split["val"][0]),
+                "test_edges": len(split["test"][0]),
+                "train_edges": len(tu),
+            }
             try:
                 x, secs = embed(data, method, dim, 0, args.eps, graph=gtrain, u=tu, v=tv)
                 rec["embed_s"] = secs
@@ -342,8 +421,13 @@ def task_lp(data: Data, args: argparse.Namespace, out: Results) -> None:
                 rec["error"] = f"{type(e).__name__}: {e}"
             out.add(rec)
             rows.append(rec)
-            print("  " + json.dumps({k: (round(v, 2) if isinstance(v, float) else v)
-                                     for k, v in rec.items()}), flush=True)
+            print(
+                "  "
+                + json.dumps(
+                    {k: (round(v, 2) if isinstance(v, float) else v) for k, v in rec.items()}
+                ),
+                flush=True,
+            )
         out.save()
     C.print_table(rows, ["dataset", "method", "dim", *OPS, "embed_s"])
 
@@ -364,10 +448,17 @@ def eps_worker(argv: list[str]) -> None:
     secs = time.perf_counter() - t
     np.save(npy, x)
     peak = C.peak_rss()
-    print(json.dumps({"embed_s": secs, "us_per_node": 1e6 * secs / g.num_nodes,
-                      "peak_rss_mib": peak / 2**20,
-                      "peak_growth_mib": (peak - max(hwm0, base)) / 2**20,
-                      "output_mib": x.nbytes / 2**20}))
+    print(
+        json.dumps(
+            {
+                "embed_s": secs,
+                "us_per_node": 1e6 * secs / g.num_nodes,
+                "peak_rss_mib": peak / 2**20,
+                "peak_growth_mib": (peak - max(hwm0, base)) / 2**20,
+                "output_mib": x.nbytes / 2**20,
+            }
+        )
+    )
 
 
 def task_eps(data: Data, args: argparse.Namespace, out: Results) -> None:
@@ -377,31 +468,56 @@ def task_eps(data: Data, args: argparse.Namespace, out: Results) -> None:
         for eps in args.eps_list:
             with tempfile.TemporaryDirectory() as td:
                 npy = os.path.join(td, "x.npy")
-                cmd = [sys.executable, __file__, "--eps-worker", data.name, repr(eps), value,
-                       str(args.eps_dim), npy]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--eps-worker",
+                    data.name,
+                    repr(eps),
+                    value,
+                    str(args.eps_dim),
+                    npy,
+                ]
                 try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                       timeout=args.eps_timeout)
+                    r = subprocess.run(
+                        cmd, capture_output=True, text=True, check=True, timeout=args.eps_timeout
+                    )
                 except subprocess.TimeoutExpired:
-                    rec = {"task": "eps", "dataset": data.name, "value": value, "eps": eps,
-                           "error": f"timeout after {args.eps_timeout} s"}
+                    rec = {
+                        "task": "eps",
+                        "dataset": data.name,
+                        "value": value,
+                        "eps": eps,
+                        "error": f"timeout after {args.eps_timeout} s",
+                    }
                     out.add(rec)
                     print(f"  {data.name} {value} eps={eps:g}: timeout", flush=True)
                     continue
                 res = json.loads(r.stdout.strip().splitlines()[-1])
                 x = np.load(npy)
             runs = [classify(x, data.y, frac, s, args.C, True) for s in range(args.eps_splits)]
-            rec = {"task": "eps", "dataset": data.name, "value": value, "eps": eps,
-                   "dim": args.eps_dim, "fraction": frac,
-                   "classifier": f"StandardScaler+LR C={args.C:g}", **res, **summarize(runs)}
+            rec = {
+                "task": "eps",
+                "dataset": data.name,
+                "value": value,
+                "eps": eps,
+                "dim": args.eps_dim,
+                "fraction": frac,
+                "classifier": f"StandardScaler+LR C={args.C:g}",
+                **res,
+                **summarize(runs),
+            }
             out.add(rec)
             rows.append(rec)
-            print(f"  {data.name} {value} eps={eps:g}: micro {rec['micro']:.2f} "
-                  f"{rec['us_per_node']:.1f} us/node peak +{rec['peak_growth_mib']:.0f} MiB",
-                  flush=True)
+            print(
+                f"  {data.name} {value} eps={eps:g}: micro {rec['micro']:.2f} "
+                f"{rec['us_per_node']:.1f} us/node peak +{rec['peak_growth_mib']:.0f} MiB",
+                flush=True,
+            )
             out.save()
-    C.print_table(rows, ["dataset", "value", "eps", "micro", "macro", "us_per_node",
-                         "peak_growth_mib"])
+    C.print_table(
+        rows, ["dataset", "value", "eps", "micro", "macro", "us_per_node", "peak_growth_mib"]
+    )
 
 
 def plot_eps(out: Results, path: Path) -> None:
@@ -417,16 +533,19 @@ def plot_eps(out: Results, path: Path) -> None:
     fig, axes = plt.subplots(len(names), 3, figsize=(13, 3.4 * len(names)), squeeze=False)
     for i, ds in enumerate(names):
         for value, style in (("p+r", "o-"), ("p", "s--")):
-            rr = sorted((r for r in recs if r["dataset"] == ds and r["value"] == value),
-                        key=lambda r: -r["eps"])
+            rr = sorted(
+                (r for r in recs if r["dataset"] == ds and r["value"] == value),
+                key=lambda r: -r["eps"],
+            )
             if not rr:
                 continue
             e = [r["eps"] for r in rr]
             axes[i][0].plot(e, [r["micro"] for r in rr], style, label=f"value={value}")
             axes[i][1].plot(e, [r["us_per_node"] for r in rr], style, label=f"value={value}")
             axes[i][2].plot(e, [r["peak_growth_mib"] for r in rr], style, label=f"value={value}")
-        for j, yl in enumerate(("Micro-F1 (%)", "time per node (us, 2 threads)",
-                                "peak RSS growth (MiB)")):
+        for j, yl in enumerate(
+            ("Micro-F1 (%)", "time per node (us, 2 threads)", "peak RSS growth (MiB)")
+        ):
             ax = axes[i][j]
             ax.set_xscale("log")
             ax.invert_xaxis()
@@ -488,8 +607,7 @@ class Results:
 
     def _key(self, r: dict[str, Any]) -> str:
         ours = str(r.get("method", "")).startswith("ie-") or r.get("task") == "eps"
-        return json.dumps([r.get(k, self.KEY_DEFAULTS.get(k) if ours else None)
-                           for k in self.KEY])
+        return json.dumps([r.get(k, self.KEY_DEFAULTS.get(k) if ours else None) for k in self.KEY])
 
     def add(self, rec: dict[str, Any]) -> None:
         rec = dict(rec)
@@ -497,8 +615,10 @@ class Results:
         self.records[self._key(rec)] = rec
 
     def save(self) -> None:
-        runs = [*self.meta.get("previous_runs", []),
-                {k: v for k, v in self.meta.items() if k != "previous_runs"}]
+        runs = [
+            *self.meta.get("previous_runs", []),
+            {k: v for k, v in self.meta.items() if k != "previous_runs"},
+        ]
         C.write_json(self.path, {"runs": runs, "records": list(self.records.values())})
 
 
@@ -529,49 +649,89 @@ def main(argv: list[str] | None = None) -> None:
         eps_worker(argv[1:])
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--smoke", action="store_true",
-                    help="tiny generated graph, all tasks, results in a temp dir")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny generated graph, all tasks, results in a temp dir",
+    )
     ap.add_argument("--tasks", type=_list(str), default=["nc"], help="nc,lp,eps,umap")
-    ap.add_argument("--datasets", type=_list(str),
-                    default=["blogcatalog", "ppi_homo_sapiens_lcc", "cora", "pubmed"])
+    ap.add_argument(
+        "--datasets",
+        type=_list(str),
+        default=["blogcatalog", "ppi_homo_sapiens_lcc", "cora", "pubmed"],
+    )
     ap.add_argument("--dims", type=_list(int), default=[512])
-    ap.add_argument("--methods", type=_list(str),
-                    default=["ie-p+r", "ie-p", "ie-log1p-s2", "fastrp", "prone", "cleora",
-                             "deepwalk", "node2vec"],
-                    help="ie-p+r, ie-p, ie-log1p (each optionally -s<k> for smooth=k, e.g. "
-                    "ie-log1p-s2) and peers " + ",".join(P.PEERS))
-    ap.add_argument("--peer-dims", type=_peer_dims,
-                    default=_peer_dims("fastrp=512;prone=128,512;cleora=512;deepwalk=128;"
-                                       "node2vec=128"),
-                    help="dims each peer runs at, e.g. 'fastrp=512;prone=128,512'")
-    ap.add_argument("--fraction", type=float, default=None,
-                    help="label fraction (default: 10%% on every data set)")
+    ap.add_argument(
+        "--methods",
+        type=_list(str),
+        default=[
+            "ie-p+r",
+            "ie-p",
+            "ie-log1p-s2",
+            "fastrp",
+            "prone",
+            "cleora",
+            "deepwalk",
+            "node2vec",
+        ],
+        help="ie-p+r, ie-p, ie-log1p (each optionally -s<k> for smooth=k, e.g. "
+        "ie-log1p-s2) and peers " + ",".join(P.PEERS),
+    )
+    ap.add_argument(
+        "--peer-dims",
+        type=_peer_dims,
+        default=_peer_dims("fastrp=512;prone=128,512;cleora=512;deepwalk=128;node2vec=128"),
+        help="dims each peer runs at, e.g. 'fastrp=512;prone=128,512'",
+    )
+    ap.add_argument(
+        "--fraction",
+        type=float,
+        default=None,
+        help="label fraction (default: 10%% on every data set)",
+    )
     ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=5, help="hash seeds of ours")
     ap.add_argument("--peer-seeds", type=int, default=1, help="random seeds of each peer")
-    ap.add_argument("--eps", type=float, default=1e-5,
-                    help="eps of ours (default 1e-5: the published figures; the library's "
-                    "default is 1e-4)")
-    ap.add_argument("--normalize", choices=["ln_n", "none"], default="none",
-                    help="output scale of ours in the node-classification task (default none: "
-                    "the published figures; ln_n: the library's default)")
+    ap.add_argument(
+        "--eps",
+        type=float,
+        default=1e-5,
+        help="eps of ours (default 1e-5: the published figures; the library's default is 1e-4)",
+    )
+    ap.add_argument(
+        "--normalize",
+        choices=["ln_n", "none"],
+        default="none",
+        help="output scale of ours in the node-classification task (default none: "
+        "the published figures; ln_n: the library's default)",
+    )
     ap.add_argument("--C", type=float, default=0.003, help="LR inverse regularisation")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="threads of the node-classification embeddings (ours and peers)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="threads of the node-classification embeddings (ours and peers)",
+    )
     ap.add_argument("--lp-dims", type=_list(int), default=[128])
     ap.add_argument("--lp-max-edges", type=int, default=20000)
-    ap.add_argument("--lp-skip", type=_skip, default=_skip(""),
-                    help="methods to skip per data set, e.g. 'soc_slashdot0902=deepwalk'")
-    ap.add_argument("--eps-list", type=_list(float),
-                    default=[1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
+    ap.add_argument(
+        "--lp-skip",
+        type=_skip,
+        default=_skip(""),
+        help="methods to skip per data set, e.g. 'soc_slashdot0902=deepwalk'",
+    )
+    ap.add_argument("--eps-list", type=_list(float), default=[1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
     ap.add_argument("--eps-dim", type=int, default=512)
     ap.add_argument("--eps-splits", type=int, default=3)
     ap.add_argument("--eps-timeout", type=float, default=900)
     ap.add_argument("--out", type=Path, default=C.RESULTS / "quality.json")
     ap.add_argument("--docs", type=Path, default=C.REPO / "docs", help="where PNGs go")
     ap.add_argument("--no-merge", action="store_true", help="do not merge into --out")
-    ap.add_argument("--markdown", action="store_true",
-                    help="only print the tables of --out as markdown (runs nothing)")
+    ap.add_argument(
+        "--markdown",
+        action="store_true",
+        help="only print the tables of --out as markdown (runs nothing)",
+    )
     args = ap.parse_args(argv)
     if args.markdown:
         markdown(args.out)
@@ -589,10 +749,14 @@ def main(argv: list[str] | None = None) -> None:
         args.methods = [m for m in args.methods if m.startswith("ie-") or _importable(m)]
         args.lp_max_edges = 100
     os.environ.setdefault("RAYON_NUM_THREADS", str(args.threads))
-    meta = {"machine": C.machine_info(), "command": " ".join(["python benches/quality.py", *argv]),
-            "threads": args.threads,
-            "args": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
-                     for k, v in vars(args).items()}}
+    meta = {
+        "machine": C.machine_info(),
+        "command": " ".join(["python benches/quality.py", *argv]),
+        "threads": args.threads,
+        "args": {
+            k: (C.repo_relative(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+        },
+    }
     out = Results(args.out, meta, merge=not args.no_merge and not args.smoke)
     for name in args.datasets:
         data = smoke_dataset() if name == "smoke" else load_dataset(name)
@@ -626,24 +790,30 @@ def markdown(path: Path) -> None:
     with open(path) as f:
         recs = json.load(f)["records"]
     nc = [r for r in recs if r["task"] == "nc"]
-    print("| dataset | method | d | classifier | Micro-F1 | Macro-F1 | splits x seeds "
-          "| embed s (2 thr) |")
+    print(
+        "| dataset | method | d | classifier | Micro-F1 | Macro-F1 | splits x seeds "
+        "| embed s (2 thr) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    for r in sorted(nc, key=lambda r: (r["dataset"], r["dim"], r["method"].startswith("paper"),
-                                       r["method"])):
+    for r in sorted(
+        nc, key=lambda r: (r["dataset"], r["dim"], r["method"].startswith("paper"), r["method"])
+    ):
         if "error" in r:
-            print(f"| {r['dataset']} | {r['method']} | {r['dim']} | | failed: {r['error']} "
-                  "| | | |")
+            print(f"| {r['dataset']} | {r['method']} | {r['dim']} | | failed: {r['error']} | | | |")
             continue
         emb = f"{r['embed_s']:.2f}" if "embed_s" in r else "-"
         runs = f"{r['splits']} x {r['seeds']}" if "splits" in r else "-"
         method = r["method"]
-        if method.startswith("ie-") and (r.get("eps"), r.get("normalize", "none")) != (1e-5,
-                                                                                    "none"):
+        if method.startswith("ie-") and (r.get("eps"), r.get("normalize", "none")) != (
+            1e-5,
+            "none",
+        ):
             method += f" (eps {r.get('eps'):g}, normalize {r.get('normalize', 'none')})"
-        print(f"| {r['dataset']} | {method} | {r['dim']} | {r['classifier']} | "
-              f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'], r.get('macro_ci90'))} "
-              f"| {runs} | {emb} |")
+        print(
+            f"| {r['dataset']} | {method} | {r['dim']} | {r['classifier']} | "
+            f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'], r.get('macro_ci90'))} "
+            f"| {runs} | {emb} |"
+        )
     lp = [r for r in recs if r["task"] == "lp"]
     if lp:
         print()
@@ -653,27 +823,38 @@ def markdown(path: Path) -> None:
             if "error" in r:
                 print(f"| {r['dataset']} | {r['method']} | {r['dim']} | failed: {r['error']} |")
                 continue
-            print(f"| {r['dataset']} | {r['method']} | {r['dim']} | "
-                  + " | ".join(_f(r[o]) for o in OPS)
-                  + f" | {r['embed_s']:.2f} | {r['val_edges']}/{r['test_edges']} |")
+            print(
+                f"| {r['dataset']} | {r['method']} | {r['dim']} | "
+                + " | ".join(_f(r[o]) for o in OPS)
+                + f" | {r['embed_s']:.2f} | {r['val_edges']}/{r['test_edges']} |"
+            )
     ep = [r for r in recs if r["task"] == "eps"]
     if ep:
         print()
-        print("| dataset | value | eps | Micro-F1 | Macro-F1 | splits | us/node (2 thr) "
-              "| peak RSS growth MiB |")
+        print(
+            "| dataset | value | eps | Micro-F1 | Macro-F1 | splits | us/node (2 thr) "
+            "| peak RSS growth MiB |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for r in sorted(ep, key=lambda r: (r["dataset"], r["value"], -r["eps"])):
             if "error" in r:
                 print(f"| {r['dataset']} | {r['value']} | {r['eps']:g} | {r['error']} | | | | |")
                 continue
-            print(f"| {r['dataset']} | {r['value']} | {r['eps']:g} | "
-                  f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'])} | "
-                  f"{r.get('runs', '-')} | {r['us_per_node']:.1f} | {r['peak_growth_mib']:.1f} |")
+            print(
+                f"| {r['dataset']} | {r['value']} | {r['eps']:g} | "
+                f"{_f(r['micro'], r.get('micro_ci90'))} | {_f(r['macro'])} | "
+                f"{r.get('runs', '-')} | {r['us_per_node']:.1f} | {r['peak_growth_mib']:.1f} |"
+            )
 
 
 def _importable(peer: str) -> bool:
-    mod = {"fastrp": "fastrp", "prone": "nodevectors", "cleora": "pycleora",
-           "deepwalk": "gensim", "node2vec": "gensim"}[peer]
+    mod = {
+        "fastrp": "fastrp",
+        "prone": "nodevectors",
+        "cleora": "pycleora",
+        "deepwalk": "gensim",
+        "node2vec": "gensim",
+    }[peer]
     import importlib.util
 
     return importlib.util.find_spec(mod) is not None
@@ -682,8 +863,13 @@ def _importable(peer: str) -> bool:
 def check_smoke(out: Results) -> None:
     """The planted labels must be recovered far above chance, links far above AUC 50."""
     recs = list(out.records.values())
-    nc = [r for r in recs if r["task"] == "nc" and r["method"] == "ie-p+r"
-          and r.get("classifier", "").startswith("Standard")]
+    nc = [
+        r
+        for r in recs
+        if r["task"] == "nc"
+        and r["method"] == "ie-p+r"
+        and r.get("classifier", "").startswith("Standard")
+    ]
     lp = [r for r in recs if r["task"] == "lp" and r["method"] == "ie-p+r"]
     ok = bool(nc) and nc[0]["micro"] > 60 and bool(lp) and max(lp[0][op] for op in OPS) > 70
     ok = ok and any(r["task"] == "eps" and "micro" in r for r in recs)

@@ -116,8 +116,10 @@ def resolve_graphs(args: argparse.Namespace) -> list[tuple[str, Path]]:
                         g.reorder(out, order=perm)
                     else:
                         g.reorder(out, method=method)
-                    print(f"reordered {name} ({method}) in {time.perf_counter() - t:.1f} s",
-                          flush=True)
+                    print(
+                        f"reordered {name} ({method}) in {time.perf_counter() - t:.1f} s",
+                        flush=True,
+                    )
                 graphs.append((f"{name}~{method}", out))
     return graphs
 
@@ -313,7 +315,10 @@ def measure_memory(path: Path, model: Any, ids: list[Any]) -> dict[str, Any]:
     try:
         p = subprocess.run(
             [sys.executable, __file__, "_mem", str(path), str(model.dim), str(model.eps), f.name],
-            env=env, capture_output=True, text=True, timeout=600,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     finally:
         os.unlink(f.name)
@@ -333,8 +338,9 @@ def measure_memory(path: Path, model: Any, ids: list[Any]) -> dict[str, Any]:
     }
 
 
-def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget: float,
-                  ours: Any) -> dict[str, Any] | None:
+def measure_numba(
+    path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget: float, ours: Any
+) -> dict[str, Any] | None:
     import numba_ref
 
     if not numba_ref.available():
@@ -359,9 +365,12 @@ def measure_numba(path: Path, dim: int, eps: float, ids_idx: np.ndarray, budget:
     g = ie.Graph.open(path)
     check = ids_idx[:50]
     mine = ours.embed(g, g.ids(check))
-    out["bit_identical"] = bool(np.array_equal(mine.view(np.uint32),
-                                               ref.embed(check, dim, eps=eps, value=value,
-                                                         normalize=norm).view(np.uint32)))
+    out["bit_identical"] = bool(
+        np.array_equal(
+            mine.view(np.uint32),
+            ref.embed(check, dim, eps=eps, value=value, normalize=norm).view(np.uint32),
+        )
+    )
     return out
 
 
@@ -374,8 +383,11 @@ def run_latency(args: argparse.Namespace) -> dict[str, Any]:
         n, e = g.num_nodes, g.num_edges
         idx, ids = _pick_nodes(g, args.nodes, args.seed)
         del g
-        print(f"# {name}: n={n:,} |E|={e:,} file={os.path.getsize(path):,} B "
-              f"load={os.getloadavg()[0]:.2f}", flush=True)
+        print(
+            f"# {name}: n={n:,} |E|={e:,} file={os.path.getsize(path):,} B "
+            f"load={os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
         for eps in args.eps:
             for dim in args.dims:
                 model = ie.InstantEmbedding(dim, eps=eps, threads=1)
@@ -423,9 +435,11 @@ def _print_latency_row(r: dict[str, Any]) -> None:
     if r.get("paper_ms") is not None:
         parts.append(f"paper {r['paper_ms']:.2f} ms")
     if nb:
-        parts.append(f"numba cpu {nb['cpu_median_us']:.1f} us (ours/numba "
-                     f"{w['cpu_median_us'] / nb['cpu_median_us']:.2f}, "
-                     f"identical={nb['bit_identical']})")
+        parts.append(
+            f"numba cpu {nb['cpu_median_us']:.1f} us (ours/numba "
+            f"{w['cpu_median_us'] / nb['cpu_median_us']:.2f}, "
+            f"identical={nb['bit_identical']})"
+        )
     print(" | ".join(parts), flush=True)
 
 
@@ -433,28 +447,31 @@ def latency_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
         w, c, m, nb = r["warm"], r.get("cold") or {}, r.get("memory") or {}, r.get("numba") or {}
-        out.append({
-            "graph": r["graph"],
-            "|E|": f"{r['edges']:,}",
-            "d": r["dim"],
-            "eps": f"{r['eps']:.0e}",
-            "warm med µs": w["median_us"],
-            "warm p99 µs": w["p99_us"],
-            "warm cpu med µs": w["cpu_median_us"],
-            "warm cpu p99 µs": w["cpu_p99_us"],
-            "cold med µs": c.get("median_us", float("nan")),
-            "cold p99 µs": c.get("p99_us", float("nan")),
-            "cold+prefetch med µs": (r.get("cold_prefetch") or {}).get("median_us"),
-            "query mem KiB": m.get("median_bytes", float("nan")) / 1024,
-            "paper ms": r.get("paper_ms"),
-            "paper/ours": (r["paper_ms"] * 1e3 / w["median_us"]) if r.get("paper_ms") else None,
-            "numba cpu µs": nb.get("cpu_median_us"),
-            "ours/numba (cpu)": (w["cpu_median_us"] / nb["cpu_median_us"]) if nb else None,
-        })
+        out.append(
+            {
+                "graph": r["graph"],
+                "|E|": f"{r['edges']:,}",
+                "d": r["dim"],
+                "eps": f"{r['eps']:.0e}",
+                "warm med µs": w["median_us"],
+                "warm p99 µs": w["p99_us"],
+                "warm cpu med µs": w["cpu_median_us"],
+                "warm cpu p99 µs": w["cpu_p99_us"],
+                "cold med µs": c.get("median_us", float("nan")),
+                "cold p99 µs": c.get("p99_us", float("nan")),
+                "cold+prefetch med µs": (r.get("cold_prefetch") or {}).get("median_us"),
+                "query mem KiB": m.get("median_bytes", float("nan")) / 1024,
+                "paper ms": r.get("paper_ms"),
+                "paper/ours": (r["paper_ms"] * 1e3 / w["median_us"]) if r.get("paper_ms") else None,
+                "numba cpu µs": nb.get("cpu_median_us"),
+                "ours/numba (cpu)": (w["cpu_median_us"] / nb["cpu_median_us"]) if nb else None,
+            }
+        )
     return out
 
 
 # --------------------------------------------------------------------------- throughput
+
 
 def ie_default_value() -> str:
     """The package's default projected value ("p+r" or "p"; "p" before the option existed)."""
@@ -503,8 +520,9 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
         ref.warmup(dim)  # compile (cached on disk after the first run)
         value = ie_default_value()
         t, c = time.perf_counter(), _cpu_s()
-        x = ref.embed_all(dim, eps=eps, threads=threads, value=value,
-                          normalize=ie_default_normalize())
+        x = ref.embed_all(
+            dim, eps=eps, threads=threads, value=value, normalize=ie_default_normalize()
+        )
         res["fit_s"], res["fit_cpu_s"] = time.perf_counter() - t, _cpu_s() - c
     elif which == "fastrp":
         import scipy.sparse as sp
@@ -547,16 +565,26 @@ def peer_main(which: str, path: str, dim: int, threads: int, eps: float) -> dict
     return res
 
 
-def _run_peer(which: str, path: Path, dim: int, threads: int, eps: float,
-              timeout: float) -> dict[str, Any]:
+def _run_peer(
+    which: str, path: Path, dim: int, threads: int, eps: float, timeout: float
+) -> dict[str, Any]:
     env = dict(os.environ)
-    for k in ("RAYON_NUM_THREADS", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
-              "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for k in (
+        "RAYON_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    ):
         env[k] = str(threads)
     try:
-        p = subprocess.run([sys.executable, __file__, "_peer", which, str(path), str(dim),
-                            str(threads), str(eps)], env=env, capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, __file__, "_peer", which, str(path), str(dim), str(threads), str(eps)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"peer": which, "threads": threads, "error": f"timeout after {timeout:.0f} s"}
     for line in p.stdout.splitlines():
@@ -576,39 +604,47 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
                 for peer in peers:
                     r = _run_peer(peer, path, dim, threads, args.tp_eps, args.timeout)
                     res[peer] = r
-                    print(f"# {name} d={dim} threads={threads} {peer}: "
-                          f"{r.get('fit_s', r.get('error'))} (load {os.getloadavg()[0]:.2f})",
-                          flush=True)
+                    print(
+                        f"# {name} d={dim} threads={threads} {peer}: "
+                        f"{r.get('fit_s', r.get('error'))} (load {os.getloadavg()[0]:.2f})",
+                        flush=True,
+                    )
                 ours = res.get("ours", {}).get("fit_s")
                 ours_cpu = res.get("ours", {}).get("fit_cpu_s")
                 for r in res.values():
-                    rows.append({
-                        "graph": name,
-                        "dim": dim,
-                        "threads": threads,
-                        "eps": args.tp_eps,
-                        **r,
-                        "ratio_vs_ours": (r["fit_s"] / ours) if ours and "fit_s" in r else None,
-                        "cpu_ratio_vs_ours": (r["fit_cpu_s"] / ours_cpu)
-                        if ours_cpu and "fit_cpu_s" in r else None,
-                    })
+                    rows.append(
+                        {
+                            "graph": name,
+                            "dim": dim,
+                            "threads": threads,
+                            "eps": args.tp_eps,
+                            **r,
+                            "ratio_vs_ours": (r["fit_s"] / ours) if ours and "fit_s" in r else None,
+                            "cpu_ratio_vs_ours": (r["fit_cpu_s"] / ours_cpu)
+                            if ours_cpu and "fit_cpu_s" in r
+                            else None,
+                        }
+                    )
     return {"rows": rows}
 
 
 def throughput_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{
-        "graph": r["graph"],
-        "d": r["dim"],
-        "threads": r["threads"],
-        "peer": r["peer"],
-        "fit s": r.get("fit_s"),
-        "fit cpu s": r.get("fit_cpu_s"),
-        "prep s": r.get("prep_s"),
-        "peer/ours": r.get("ratio_vs_ours"),
-        "peer/ours cpu": r.get("cpu_ratio_vs_ours"),
-        "peak RSS MiB": r.get("peak_rss_mib"),
-        "note": r.get("error", ""),
-    } for r in rows]
+    return [
+        {
+            "graph": r["graph"],
+            "d": r["dim"],
+            "threads": r["threads"],
+            "peer": r["peer"],
+            "fit s": r.get("fit_s"),
+            "fit cpu s": r.get("fit_cpu_s"),
+            "prep s": r.get("prep_s"),
+            "peer/ours": r.get("ratio_vs_ours"),
+            "peer/ours cpu": r.get("cpu_ratio_vs_ours"),
+            "peak RSS MiB": r.get("peak_rss_mib"),
+            "note": r.get("error", ""),
+        }
+        for r in rows
+    ]
 
 
 # --------------------------------------------------------------------------- main
@@ -641,30 +677,49 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", nargs="?", choices=["latency", "throughput"], default="latency")
     ap.add_argument("--smoke", action="store_true", help="tiny generated graph, a few seconds")
-    ap.add_argument("--datasets", type=_strs, default=None,
-                    help="comma list of shared data sets, 'all' or 'none' (default: all for "
-                    "latency, soc_slashdot0902,cnr_2000 for throughput)")
+    ap.add_argument(
+        "--datasets",
+        type=_strs,
+        default=None,
+        help="comma list of shared data sets, 'all' or 'none' (default: all for "
+        "latency, soc_slashdot0902,cnr_2000 for throughput)",
+    )
     ap.add_argument("--graph", action="append", help="extra graph file (e.g. synthetic)")
     ap.add_argument("--nodes", type=int, default=1000, help="random query nodes per setting")
-    ap.add_argument("--reorder", type=_strs, default=None,
-                    help="also time each graph renumbered by these methods "
-                    "(communities, bfs, or random: a seeded random numbering as a baseline)")
+    ap.add_argument(
+        "--reorder",
+        type=_strs,
+        default=None,
+        help="also time each graph renumbered by these methods "
+        "(communities, bfs, or random: a seeded random numbering as a baseline)",
+    )
     ap.add_argument("--cold-nodes", type=int, default=1000)
     ap.add_argument("--mem-nodes", type=int, default=20)
     ap.add_argument("--no-cold", action="store_true")
-    ap.add_argument("--cold-prefetch", action="store_true",
-                    help="also measure cold queries with Graph.open(prefetch=True)")
+    ap.add_argument(
+        "--cold-prefetch",
+        action="store_true",
+        help="also measure cold queries with Graph.open(prefetch=True)",
+    )
     ap.add_argument("--dims", type=_ints, default=None, help="default 128,512")
     ap.add_argument("--eps", type=_floats, default=[1e-4, 1e-5, 1e-6])
     ap.add_argument("--seed", type=int, default=0, help="seed of the random query nodes")
-    ap.add_argument("--budget", type=float, default=30.0,
-                    help="max seconds per measurement series (fewer nodes when exceeded)")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=30.0,
+        help="max seconds per measurement series (fewer nodes when exceeded)",
+    )
     ap.add_argument("--numba-datasets", type=_strs, default=["blogcatalog", "smoke_chung_lu_2k"])
     ap.add_argument("--no-numba", action="store_true")
     ap.add_argument("--threads", type=_ints, default=[1, 2], help="throughput thread counts")
-    ap.add_argument("--peers", type=_strs, default=["ours", "numba", "fastrp", "pycleora"],
-                    help="ours, ours-<value>[-s<k>] (e.g. ours-log1p-s2: value and smooth=k), "
-                    "numba, fastrp, pycleora")
+    ap.add_argument(
+        "--peers",
+        type=_strs,
+        default=["ours", "numba", "fastrp", "pycleora"],
+        help="ours, ours-<value>[-s<k>] (e.g. ours-log1p-s2: value and smooth=k), "
+        "numba, fastrp, pycleora",
+    )
     ap.add_argument("--tp-eps", type=float, default=1e-5, help="eps of our all-node run")
     ap.add_argument("--timeout", type=float, default=600.0, help="per-peer timeout (s)")
     ap.add_argument("--out", type=Path, default=None, help="JSON output path")
@@ -683,12 +738,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "throughput":
             args.peers = [p for p in args.peers if p in ("ours", "numba")]
     if args.out is None:
-        stem = "throughput" if args.mode == "throughput" else (
-            "speed_reorder" if args.reorder else "speed"
+        stem = (
+            "throughput"
+            if args.mode == "throughput"
+            else ("speed_reorder" if args.reorder else "speed")
         )
         # Smoke results are not figures: they go to the ignored cache, not benches/results.
-        args.out = (C.cache_dir() / f"{stem}_smoke.json") if args.smoke else (
-            C.RESULTS / f"{stem}.json"
+        args.out = (
+            (C.cache_dir() / f"{stem}_smoke.json") if args.smoke else (C.RESULTS / f"{stem}.json")
         )
 
     t0 = time.time()
@@ -700,8 +757,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "load_avg_end": [round(x, 2) for x in os.getloadavg()],
         "wall_s": round(time.time() - t0, 1),
-        "config": {k: (C.repo_relative(v) if isinstance(v, Path) else v)
-                   for k, v in vars(args).items()},
+        "config": {
+            k: (C.repo_relative(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+        },
         **res,
     }
     print()
@@ -710,8 +768,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         C.print_table(throughput_table(res["rows"]))
     C.write_json(args.out, res)
-    print(f"\nwrote {args.out} ({res['wall_s']} s, load {machine['load_avg']} -> "
-          f"{res['load_avg_end']})")
+    print(
+        f"\nwrote {args.out} ({res['wall_s']} s, load {machine['load_avg']} -> "
+        f"{res['load_avg_end']})"
+    )
     return 0
 
 

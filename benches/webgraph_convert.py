@@ -77,18 +77,33 @@ def child(argv: list[str]) -> None:
     if num_nodes:
         # Smoke: an edge list cannot hold the fixture's isolated nodes; the kernel's text
         # converter takes the node count.
-        opts = ReadOptions(format="edgelist", num_nodes=int(num_nodes),
-                           memory_limit=parse_size(mem), **kwargs)
+        opts = ReadOptions(
+            format="edgelist", num_nodes=int(num_nodes), memory_limit=parse_size(mem), **kwargs
+        )
         st = _core.convert_text([src], out, opts)
         st["format"] = "edgelist"
     else:
         _, st = convert_with_stats(src, out, memory_limit=mem, **kwargs)
     secs = time.perf_counter() - t0
-    keep = ("num_nodes", "num_edges", "num_arcs", "input_edges", "self_loops_dropped",
-            "duplicates_merged", "input_bytes", "peak_node_bytes", "segments", "file_size")
+    keep = (
+        "num_nodes",
+        "num_edges",
+        "num_arcs",
+        "input_edges",
+        "self_loops_dropped",
+        "duplicates_merged",
+        "input_bytes",
+        "peak_node_bytes",
+        "segments",
+        "file_size",
+    )
     res = {k: st.get(k) for k in keep}
-    res.update(method=method, seconds=secs, format=st["format"],
-               peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    res.update(
+        method=method,
+        seconds=secs,
+        format=st["format"],
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    )
     print(json.dumps(res))
 
 
@@ -116,8 +131,14 @@ def smoke_inputs(tmp: Path) -> dict[str, Any]:
     edges = tmp / "edges.tsv.gz"
     with gzip.open(edges, "wt") as f:
         f.writelines(f"{u}\t{v}\n" for u, v in sorted(pairs) if u != v)
-    return {"name": "tiny fixture", "graph": str(base) + ".graph", "properties": "",
-            "edges": str(edges), "stats": None, "num_nodes": str(g.num_nodes)}
+    return {
+        "name": "tiny fixture",
+        "graph": str(base) + ".graph",
+        "properties": "",
+        "edges": str(edges),
+        "stats": None,
+        "num_nodes": str(g.num_nodes),
+    }
 
 
 def cnr_inputs() -> dict[str, Any]:
@@ -125,10 +146,14 @@ def cnr_inputs() -> dict[str, Any]:
     if d is None or not (d / "cnr_2000").is_dir():
         raise SystemExit("cnr_2000 not found under the shared datasets folder (set IE_SHARED)")
     d = d / "cnr_2000"
-    return {"name": "cnr-2000", "graph": str(d / "original" / "cnr-2000.graph"),
-            "properties": str(d / "cnr-2000.properties.reconstructed"),
-            "edges": str(d / "edges.tsv.gz"),
-            "stats": json.loads((d / "stats.json").read_text()), "num_nodes": ""}
+    return {
+        "name": "cnr-2000",
+        "graph": str(d / "original" / "cnr-2000.graph"),
+        "properties": str(d / "cnr-2000.properties.reconstructed"),
+        "edges": str(d / "edges.tsv.gz"),
+        "stats": json.loads((d / "stats.json").read_text()),
+        "num_nodes": "",
+    }
 
 
 def declared_arcs(props: str, graph: str) -> int:
@@ -144,8 +169,9 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny fixture, one repeat (CI)")
     ap.add_argument("--repeats", type=int, default=3, help="conversions per method (default 3)")
     ap.add_argument("--memory-limit", default="2G", help="builder memory limit (default 2G)")
-    ap.add_argument("--spill-limit", default="16M",
-                    help="memory limit of the spilling BV run (default 16M)")
+    ap.add_argument(
+        "--spill-limit", default="16M", help="memory limit of the spilling BV run (default 16M)"
+    )
     ap.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -161,8 +187,16 @@ def main() -> int:
         rows: list[dict[str, Any]] = []
         for r in range(repeats):
             for m in ("bv", "text") if r % 2 == 0 else ("text", "bv"):
-                res = run_child(m, src[m], out[m], inp["properties"], "0", "drop",
-                                args.memory_limit, inp["num_nodes"] if m == "text" else "")
+                res = run_child(
+                    m,
+                    src[m],
+                    out[m],
+                    inp["properties"],
+                    "0",
+                    "drop",
+                    args.memory_limit,
+                    inp["num_nodes"] if m == "text" else "",
+                )
                 res["repeat"] = r
                 rows.append(res)
         a, b = read_csr(out["bv"]), read_csr(out["text"])
@@ -175,39 +209,82 @@ def main() -> int:
             "unweighted": a["weights"] is None and b["weights"] is None,
         }
         same_bytes = Path(out["bv"]).read_bytes() == Path(out["text"]).read_bytes()
-        graph = {"num_nodes": int(a["n"]), "num_edges": int(a["num_edges"]),
-                 "num_arcs": int(a["indptr"][-1]), "id_kind": a["id_kind"]}
+        graph = {
+            "num_nodes": int(a["n"]),
+            "num_edges": int(a["num_edges"]),
+            "num_arcs": int(a["indptr"][-1]),
+            "id_kind": a["id_kind"],
+        }
         del a, b
-        directed = run_child("bv", src["bv"], str(tmp / "directed.graph"), inp["properties"],
-                             "1", "keep", args.memory_limit, "")
+        directed = run_child(
+            "bv",
+            src["bv"],
+            str(tmp / "directed.graph"),
+            inp["properties"],
+            "1",
+            "keep",
+            args.memory_limit,
+            "",
+        )
         checks["directed_arcs_equal_properties"] = directed["num_arcs"] == declared_arcs(
             inp["properties"], inp["graph"]
         )
-        spill = run_child("bv", src["bv"], str(tmp / "spill.graph"), inp["properties"], "0",
-                          "drop", args.spill_limit, "")
+        spill = run_child(
+            "bv",
+            src["bv"],
+            str(tmp / "spill.graph"),
+            inp["properties"],
+            "0",
+            "drop",
+            args.spill_limit,
+            "",
+        )
         checks["same_file_when_spilling"] = (
             Path(tmp / "spill.graph").read_bytes() == Path(out["bv"]).read_bytes()
         )
         last_bv = [x for x in rows if x["method"] == "bv"][-1]
         if inp["stats"] is not None:
             conv = inp["stats"]["conversion"]
-            checks["self_loops_dropped"] = last_bv["self_loops_dropped"] == conv[
-                "self_loops_dropped"]
-            checks["reciprocal_arcs_merged"] = last_bv["duplicates_merged"] == conv[
-                "duplicate_or_reverse_pairs_merged"]
-            checks["edges_equal_stats_json"] = graph["num_edges"] == inp["stats"]["graph"][
-                "edges_undirected"]
-    med = {m: statistics.median(x["seconds"] for x in rows if x["method"] == m)
-           for m in ("bv", "text")}
+            checks["self_loops_dropped"] = (
+                last_bv["self_loops_dropped"] == conv["self_loops_dropped"]
+            )
+            checks["reciprocal_arcs_merged"] = (
+                last_bv["duplicates_merged"] == conv["duplicate_or_reverse_pairs_merged"]
+            )
+            checks["edges_equal_stats_json"] = (
+                graph["num_edges"] == inp["stats"]["graph"]["edges_undirected"]
+            )
+    med = {
+        m: statistics.median(x["seconds"] for x in rows if x["method"] == m) for m in ("bv", "text")
+    }
     ratio = med["text"] / med["bv"] if med["bv"] > 0 else float("nan")
-    print_table([{k: x.get(k) for k in ("method", "repeat", "seconds", "wall_s", "num_nodes",
-                                        "num_edges", "input_bytes", "peak_rss_bytes")}
-                 for x in rows])
-    print(f"\n{inp['name']}: median conversion {med['bv']:.3f} s from BV, {med['text']:.3f} s "
-          f"from text: text/BV = {ratio:.2f}x")
+    print_table(
+        [
+            {
+                k: x.get(k)
+                for k in (
+                    "method",
+                    "repeat",
+                    "seconds",
+                    "wall_s",
+                    "num_nodes",
+                    "num_edges",
+                    "input_bytes",
+                    "peak_rss_bytes",
+                )
+            }
+            for x in rows
+        ]
+    )
+    print(
+        f"\n{inp['name']}: median conversion {med['bv']:.3f} s from BV, {med['text']:.3f} s "
+        f"from text: text/BV = {ratio:.2f}x"
+    )
     failed = [k for k, v in checks.items() if not v]
-    print(f"same graph: {not failed} ({', '.join(failed) or 'all checks pass'}); "
-          f"files byte-identical: {same_bytes}")
+    print(
+        f"same graph: {not failed} ({', '.join(failed) or 'all checks pass'}); "
+        f"files byte-identical: {same_bytes}"
+    )
     result = {
         "benchmark": "webgraph_convert",
         "dataset": inp["name"],

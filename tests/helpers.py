@@ -63,8 +63,9 @@ def bucket(key: int, seed: int, d: int) -> tuple[int, int]:
     return ((h >> 32) * d) >> 32, (1 if h & 1 == 0 else -1)
 
 
-def reference_sums(graph: Any, node: Any, dim: int, seed: int, value: str = "p+r",
-                   **ppr_kw: Any) -> np.ndarray:
+def reference_sums(
+    graph: Any, node: Any, dim: int, seed: int, value: str = "p+r", **ppr_kw: Any
+) -> np.ndarray:
     """The projection's exact sums ``acc / 2^32`` as float64 (SPEC §2, before any scaling),
     from ``ie.ppr``'s output.
 
@@ -91,8 +92,15 @@ def reference_sums(graph: Any, node: Any, dim: int, seed: int, value: str = "p+r
     return np.array([float(a) for a in acc]) / 2**32
 
 
-def reference_embedding(graph: Any, node: Any, dim: int, seed: int, value: str = "p+r",
-                        normalize: str = "ln_n", **ppr_kw: Any) -> np.ndarray:
+def reference_embedding(
+    graph: Any,
+    node: Any,
+    dim: int,
+    seed: int,
+    value: str = "p+r",
+    normalize: str = "ln_n",
+    **ppr_kw: Any,
+) -> np.ndarray:
     """The spec's embedding of ``node`` (SPEC §2): the exact sums of ``reference_sums``,
     divided in float64 by ``ln(max(n, 3))`` (libm ``log``) when ``normalize="ln_n"``, then
     rounded to float32 once."""

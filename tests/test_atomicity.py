@@ -67,8 +67,10 @@ def _expected(kind: str, tmp_path, n: int) -> list[bytes] | list[np.ndarray]:
     """The two complete versions the writer alternates between, made in this process."""
     rng = np.random.default_rng(3)
     src, dst = rng.integers(0, n, 6 * n), rng.integers(0, n, 6 * n)
-    graphs = [ie.Graph.from_edges(src, dst, num_nodes=n),
-              ie.Graph.from_edges(src, (dst + 1) % n, num_nodes=n, weights=np.ones(6 * n) * 2)]
+    graphs = [
+        ie.Graph.from_edges(src, dst, num_nodes=n),
+        ie.Graph.from_edges(src, (dst + 1) % n, num_nodes=n, weights=np.ones(6 * n) * 2),
+    ]
     if kind == "embed_all":
         return [ie.InstantEmbedding(dim=48, eps=1e-3, seed=s).embed_all(graphs[0]) for s in (1, 2)]
     out = []
@@ -87,8 +89,11 @@ def _expected(kind: str, tmp_path, n: int) -> list[bytes] | list[np.ndarray]:
 
 def _in_flight(tmp_path, target) -> list:
     """The temporary file of an atomic write and the builder's scratch directory."""
-    return [p for p in tmp_path.iterdir()
-            if p.name.startswith((f".{target.name}.tmp-", f".{target.name}.build-"))]
+    return [
+        p
+        for p in tmp_path.iterdir()
+        if p.name.startswith((f".{target.name}.tmp-", f".{target.name}.build-"))
+    ]
 
 
 def _remove(paths) -> None:
@@ -110,8 +115,12 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
     while seen["killed_mid_write"] < kills and seen["tries"] < 3 * kills:
         seen["tries"] += 1
         _remove(_in_flight(tmp_path, target))  # so what is left after the kill is this one's
-        p = subprocess.Popen([sys.executable, "-c", WRITER, kind, str(target), str(n)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", WRITER, kind, str(target), str(n)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert p.stdout.readline().strip() == "ready", p.stderr.read()
             if expected is None:
@@ -149,7 +158,8 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
             name = leftover.name
             # the temp file of the atomic write, the out-of-core builder's scratch directory
             assert name in (target.name, ids, "edges0.txt", "edges1.txt") or name.startswith(
-                (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")), name
+                (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")
+            ), name
     _remove(_in_flight(tmp_path, target))  # what a killed writer could not remove
     _remove(list(tmp_path.glob(f".{ids}.tmp-*")))
     assert seen["killed_mid_write"] == kills, f"kills did not land inside writes: {seen}"
@@ -234,8 +244,12 @@ def _run_truncate(tmp_path, mode):
     p = tmp_path / "g.graph"
     _ring(50_000).save(p)
     try:
-        return subprocess.run([sys.executable, "-c", textwrap.dedent(TRUNCATE_CHILD), str(p), mode],
-                              capture_output=True, text=True, timeout=HANG)
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(TRUNCATE_CHILD), str(p), mode],
+            capture_output=True,
+            text=True,
+            timeout=HANG,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("hung after the mapped file changed")
 

@@ -139,14 +139,19 @@ def test_errors_are_one_line(tmp_path, args, message):
 
 FLAG_ERRORS = [
     (["convert", "head.csv", "g.graph"], "is a header; if it is an edge, pass --no-header"),
-    (["convert", "w.csv", "g.graph", "--weighted"], "--weighted, but no column is named weight: "
-     "pass --weight-col"),
+    (
+        ["convert", "w.csv", "g.graph", "--weighted"],
+        "--weighted, but no column is named weight: pass --weight-col",
+    ),
     (["convert", "semi.txt", "g.graph"], "if ';' separates the fields, pass --delimiter ';'"),
     (["convert", "e.txt", "missing/g.graph", "--reorder", "bfs"], "missing/g.graph: the output's"),
     (["convert", "e.txt", "g.graph", "--var", "x"], "var do(es) not apply to edgelist input"),
     (["embed", "karate", "-o", "e.npy", "--format", "parquet"], "--format parquet does not match"),
-    (["info", "wg.graph"], "wg.graph is a WebGraph BV graph (wg.properties is beside it); "
-     "convert it first: instant-embedding convert wg.graph wg-ie.graph"),
+    (
+        ["info", "wg.graph"],
+        "wg.graph is a WebGraph BV graph (wg.properties is beside it); "
+        "convert it first: instant-embedding convert wg.graph wg-ie.graph",
+    ),
     (["embed", "wg.graph", "-o", "e.npy"], "is a WebGraph BV graph"),
 ]
 

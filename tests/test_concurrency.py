@@ -217,7 +217,9 @@ def _interrupt_embed_all(tmp_path, n: int, eps: float) -> tuple[int, float, floa
     out = tmp_path / "emb.npy"
     p = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(INTERRUPT_CHILD), str(out), str(n), str(eps)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = p.stdout.readline()  # blocks until the first batch is done
@@ -297,7 +299,9 @@ def test_ctrl_c_interrupts_conversion_and_leaves_no_file(tmp_path):
     out = out_dir / "g.graph"
     p = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(CONVERT_CHILD), str(text), str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = p.stdout.readline()

@@ -124,8 +124,17 @@ def test_numpy_scalars_are_accepted():
 
 
 # A value other than the default for every setting (the tests below check it covers them all).
-NON_DEFAULT = {"dim": 12, "alpha": 0.3, "eps": 3e-3, "seed": 9, "variant": "lazy",
-               "value": "log1p", "normalize": "none", "smooth": 1, "max_touched": 10**6}
+NON_DEFAULT = {
+    "dim": 12,
+    "alpha": 0.3,
+    "eps": 3e-3,
+    "seed": 9,
+    "variant": "lazy",
+    "value": "log1p",
+    "normalize": "none",
+    "smooth": 1,
+    "max_touched": 10**6,
+}
 
 
 def test_non_default_values_cover_every_setting():

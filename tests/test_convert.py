@@ -877,8 +877,9 @@ def test_memory_limit_too_small_for_the_nodes_warns_and_completes(tmp_path):
     np.savetxt(e, ids[rng.integers(0, len(ids), (30_000, 2))], fmt="%d")
     with pytest.warns(RuntimeWarning, match="memory_limit .* was exceeded"):
         g, st = cv.convert_with_stats(e, tmp_path / "g.graph", memory_limit="64K")
-    assert st["peak_node_bytes"] > 64 << 10 and g.num_nodes == len(np.unique(
-        np.loadtxt(e, dtype=np.int64)))
+    assert st["peak_node_bytes"] > 64 << 10 and g.num_nodes == len(
+        np.unique(np.loadtxt(e, dtype=np.int64))
+    )
     import warnings
 
     with warnings.catch_warnings():
@@ -934,8 +935,11 @@ def test_python_errors_name_parameters(tmp_path):
         ie.convert(p, tmp_path / "g.graph")
     assert ie.convert(p, tmp_path / "g.graph", header=False).num_edges == 1
     w = write(tmp_path / "w.csv", "from,to,x,y\na,b,1,2\n")
-    with pytest.raises(ValueError, match=r"weighted=True, but no column is named weight: pass "
-                       r"weight_col"):
+    with pytest.raises(
+        ValueError,
+        match=r"weighted=True, but no column is named weight: pass "
+        r"weight_col",
+    ):
         ie.convert(w, tmp_path / "g.graph", weighted=True)
     with pytest.raises(ValueError, match="weight_col is given but weighted=False"):
         ie.convert(w, tmp_path / "g.graph", weight_col="x", weighted=False)

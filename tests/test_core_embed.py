@@ -18,8 +18,7 @@ def test_projection_formula_implicit_ids(karate, dim, seed, value, normalize):
     model = ie.InstantEmbedding(dim=dim, seed=seed, eps=1e-4, value=value, normalize=normalize)
     got = model.embed(karate, list(range(34)))
     for v in range(34):
-        ref = reference_embedding(karate, v, dim, seed, value=value, normalize=normalize,
-                                  eps=1e-4)
+        ref = reference_embedding(karate, v, dim, seed, value=value, normalize=normalize, eps=1e-4)
         assert np.array_equal(got[v].view(np.uint32), ref.view(np.uint32)), v
 
 
@@ -45,8 +44,9 @@ def test_ln_n_divides_the_unscaled_sums_by_ln_n(value):
         ln_n = np.float64(math.log(max(g.num_nodes, 3)))
         for i, v in enumerate(ids):
             sums = reference_sums(g, v, 32, 5, value=value, eps=1e-4)
-            assert np.array_equal(plain[i].view(np.uint32),
-                                  sums.astype(np.float32).view(np.uint32)), v
+            assert np.array_equal(
+                plain[i].view(np.uint32), sums.astype(np.float32).view(np.uint32)
+            ), v
             want = (sums / ln_n).astype(np.float32)
             assert np.array_equal(scaled[i].view(np.uint32), want.view(np.uint32)), v
         if g.num_nodes == 300:

@@ -128,8 +128,9 @@ def test_prefetch_option_changes_no_result_and_survives_pickling(tmp_path):
     names = np.array([f"n{i}" for i in range(400)], dtype=object)
     for directed in (False, True):
         p = tmp_path / f"g{directed}.graph"
-        ie.Graph.from_edges(list(names[src]), list(names[dst]), directed=directed,
-                            weights=rng.uniform(0.5, 2, 3000)).save(p)
+        ie.Graph.from_edges(
+            list(names[src]), list(names[dst]), directed=directed, weights=rng.uniform(0.5, 2, 3000)
+        ).save(p)
         plain, hinted = ie.Graph.open(p), ie.Graph.open(p, prefetch=True)
         assert not plain.prefetch and hinted.prefetch
         m = ie.InstantEmbedding(dim=64, eps=1e-5)

@@ -83,8 +83,9 @@ def test_matches_networkx_pagerank():
     G = nx.karate_club_graph()
     g = ie.Graph.from_edges(*zip(*G.edges()), num_nodes=34)
     for seed in [0, 16, 33]:
-        ref = nx.pagerank(G, alpha=0.85, personalization={seed: 1.0}, tol=1e-14, max_iter=10_000,
-                          weight=None)
+        ref = nx.pagerank(
+            G, alpha=0.85, personalization={seed: 1.0}, tol=1e-14, max_iter=10_000, weight=None
+        )
         p = dense_ppr(g, seed, alpha=0.15, eps=1e-10)
         np.testing.assert_allclose(p, [ref[i] for i in range(34)], atol=1e-7)
 
@@ -147,8 +148,9 @@ def identity_case(kind: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | 
     builder), self-loops, isolated nodes and, when directed, dangling nodes. Weights are
     multiples of 1/4 so their sums are exact in float32 and the oracle's weights are the file's.
     """
-    rng = np.random.default_rng({"undirected": 1, "weighted": 2, "directed": 3,
-                                 "directed_weighted": 4}[kind])
+    rng = np.random.default_rng(
+        {"undirected": 1, "weighted": 2, "directed": 3, "directed_weighted": 4}[kind]
+    )
     n, m = 40, 110
     src = rng.integers(0, n - 3, m)  # the last three nodes have no out-arcs
     dst = np.where(rng.random(m) < 0.2, 0, rng.integers(0, n, m))  # node 0: a hub

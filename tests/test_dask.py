@@ -130,8 +130,9 @@ def test_smoothed_log1p_model_on_worker_processes(client, graphs, kind):
     path = graphs[kind]
     nodes = _sample(path, k=120, seed=4)
     want = model.embed(ie.Graph.open(path), nodes)
-    assert not np.array_equal(want, ie.InstantEmbedding(dim=64, value="log1p").embed(
-        ie.Graph.open(path), nodes))  # smoothing is on
+    assert not np.array_equal(
+        want, ie.InstantEmbedding(dim=64, value="log1p").embed(ie.Graph.open(path), nodes)
+    )  # smoothing is on
     for nparts in (1, 5):
         ddf = dd.from_pandas(pd.DataFrame({"node": nodes}), npartitions=nparts)
         res = ied.embed(ddf, path, model=model).compute()

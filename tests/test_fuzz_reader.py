@@ -231,8 +231,25 @@ def refused(outcome: str) -> bool:
 
 
 # ------------------------------------------------------------------ strategies
-_INTERESTING = [0, 1, 2, 7, 8, 63, 64, 255, 256, 2**31 - 1, 2**31, 2**32 - 1, 2**32,
-                2**62, 2**63 - 1, 2**63, 2**64 - 1]
+_INTERESTING = [
+    0,
+    1,
+    2,
+    7,
+    8,
+    63,
+    64,
+    255,
+    256,
+    2**31 - 1,
+    2**31,
+    2**32 - 1,
+    2**32,
+    2**62,
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+]
 _u64 = st.one_of(st.sampled_from(_INTERESTING), st.integers(0, 2**64 - 1))
 _u32 = st.one_of(st.sampled_from([x for x in _INTERESTING if x < 2**32]), st.integers(0, 2**32 - 1))
 # header u64 fields: num_nodes, num_arcs, num_edges, file_len, then (offset, len) of 7 sections
@@ -245,10 +262,16 @@ _edit = st.one_of(
     st.tuples(st.just("u32"), st.integers(0, 2**16), _u32),
     st.tuples(st.just("u64"), st.integers(0, 2**16), _u64),
     st.tuples(st.just("field"), st.sampled_from(_FIELDS), _u64),
-    st.tuples(st.just("f32"), st.integers(0, 2**16),
-              st.sampled_from([float("nan"), float("inf"), -1.0, 0.0, 1e-45, 3e38])),
-    st.tuples(st.just("f64"), st.integers(0, 2**16),
-              st.sampled_from([float("nan"), float("inf"), -1.0, 0.0, 5e-324, 1e-300, 1e300])),
+    st.tuples(
+        st.just("f32"),
+        st.integers(0, 2**16),
+        st.sampled_from([float("nan"), float("inf"), -1.0, 0.0, 1e-45, 3e38]),
+    ),
+    st.tuples(
+        st.just("f64"),
+        st.integers(0, 2**16),
+        st.sampled_from([float("nan"), float("inf"), -1.0, 0.0, 5e-324, 1e-300, 1e300]),
+    ),
 )
 
 
@@ -261,14 +284,19 @@ def apply_edits(base: bytes, edits, truncate, extend, forge) -> bytes:
         if kind == "xor":
             b[HEADER_LEN + pos % (len(b) - HEADER_LEN)] ^= val
             continue
-        fmt, size = {"u32": ("<I", 4), "u64": ("<Q", 8), "field": ("<Q", 8),
-                     "f32": ("<f", 4), "f64": ("<d", 8)}[kind]
+        fmt, size = {
+            "u32": ("<I", 4),
+            "u64": ("<Q", 8),
+            "field": ("<Q", 8),
+            "f32": ("<f", 4),
+            "f64": ("<d", 8),
+        }[kind]
         if kind == "field":
             struct.pack_into(fmt, b, pos, val)
         elif len(b) - HEADER_LEN >= size:
             struct.pack_into(fmt, b, HEADER_LEN + pos % (len(b) - HEADER_LEN - size + 1), val)
     if truncate is not None:
-        del b[truncate % (len(b) + 1):]
+        del b[truncate % (len(b) + 1) :]
     b.extend(b"\0" * extend)
     if forge == "all":
         fix_all(b)
@@ -336,7 +364,9 @@ def edit_section(base: bytes, target: int, pos: int, how: str, raw: int) -> byte
     bits = "<" + {1: "B", 4: "I", 8: "Q"}[size]
     if how == "swap":
         b[at : at + size], b[off + size * j : off + size * (j + 1)] = (
-            b[off + size * j : off + size * (j + 1)], b[at : at + size])
+            b[off + size * j : off + size * (j + 1)],
+            b[at : at + size],
+        )
     elif how == "raw":
         struct.pack_into(bits, b, at, raw & ((1 << (8 * size)) - 1))
     elif fmt in ("<f", "<d"):
@@ -351,8 +381,13 @@ def edit_section(base: bytes, target: int, pos: int, how: str, raw: int) -> byte
 
 
 @settings(PROFILE)
-@given(base=st.integers(0, 6), target=st.integers(0, 7), pos=st.integers(0, 2**16),
-       how=st.sampled_from(HOWS), raw=st.integers(0, 2**64 - 1))
+@given(
+    base=st.integers(0, 6),
+    target=st.integers(0, 7),
+    pos=st.integers(0, 2**16),
+    how=st.sampled_from(HOWS),
+    raw=st.integers(0, 2**64 - 1),
+)
 def test_section_edits_open_or_fail_cleanly(bases, workdir, base, target, pos, how, raw):
     outcome = open_and_touch(edit_section(bases[base], target, pos, how, raw), workdir)
     hypothesis.event(outcome)
@@ -377,11 +412,15 @@ def random_sections(n: int, m: int, flags: int, tame: int, seed: int) -> bytes:
     ip = np.sort(rng.integers(0, m + 1, n + 1)) if tame & 1 else noise(n + 1, "<u8")
     ip[0], ip[-1] = 0, m
     if tame & 3 == 3:  # rows of distinct sorted neighbours where the row fits
-        idx = np.concatenate([np.zeros(0, np.int64)] + [
-            np.sort(rng.choice(n, e - s, replace=False)) if e - s <= n
-            else rng.integers(0, max(n, 1), e - s)
-            for s, e in zip(ip[:-1].astype(np.int64), ip[1:].astype(np.int64))
-        ])
+        idx = np.concatenate(
+            [np.zeros(0, np.int64)]
+            + [
+                np.sort(rng.choice(n, e - s, replace=False))
+                if e - s <= n
+                else rng.integers(0, max(n, 1), e - s)
+                for s, e in zip(ip[:-1].astype(np.int64), ip[1:].astype(np.int64))
+            ]
+        )
     elif tame & 2:
         idx = rng.integers(0, max(n, 1), m)
     else:
@@ -435,8 +474,13 @@ def random_sections(n: int, m: int, flags: int, tame: int, seed: int) -> bytes:
 
 
 @settings(PROFILE)
-@given(n=st.integers(0, 12), m=st.integers(0, 40), flags=st.integers(0, 15),
-       tame=st.integers(0, 127), seed=st.integers(0, 2**32))
+@given(
+    n=st.integers(0, 12),
+    m=st.integers(0, 40),
+    flags=st.integers(0, 15),
+    tame=st.integers(0, 127),
+    seed=st.integers(0, 2**32),
+)
 def test_random_sections_open_or_fail_cleanly(workdir, n, m, flags, tame, seed):
     outcome = open_and_touch(random_sections(n, m, flags, tame, seed), workdir)
     hypothesis.event(outcome)
@@ -452,15 +496,23 @@ def test_every_check_is_reached(bases, workdir):
     rng = np.random.default_rng(2024)
     edits: Counter[str] = Counter()
     for _ in range(400):
-        data = edit_section(bases[int(rng.integers(0, 7))], int(rng.integers(0, 8)),
-                            int(rng.integers(0, 2**16)), HOWS[int(rng.integers(0, 4))],
-                            int(rng.integers(0, 2**63)))
+        data = edit_section(
+            bases[int(rng.integers(0, 7))],
+            int(rng.integers(0, 8)),
+            int(rng.integers(0, 2**16)),
+            HOWS[int(rng.integers(0, 4))],
+            int(rng.integers(0, 2**63)),
+        )
         edits[open_and_touch(data, workdir, light=True)] += 1
     randoms: Counter[str] = Counter()
     for _ in range(200):
-        data = random_sections(int(rng.integers(0, 13)), int(rng.integers(0, 41)),
-                               int(rng.integers(0, 16)), int(rng.integers(0, 128)),
-                               int(rng.integers(0, 2**32)))
+        data = random_sections(
+            int(rng.integers(0, 13)),
+            int(rng.integers(0, 41)),
+            int(rng.integers(0, 16)),
+            int(rng.integers(0, 128)),
+            int(rng.integers(0, 2**32)),
+        )
         randoms[open_and_touch(data, workdir, light=True)] += 1
     print("section edits:", dict(edits.most_common()))
     print("random sections:", dict(randoms.most_common()))
@@ -507,8 +559,13 @@ def test_every_section_byte_flip_is_harmless_or_reported(bases, workdir):
     for i in range(HEADER_LEN, len(base)):
         b = bytearray(base)
         b[i] ^= 0x41
-        expect = ("open: indptr ends" if i in _cheap_bytes(base)
-                  else "validate: checksum" if i in inside else "valid")
+        expect = (
+            "open: indptr ends"
+            if i in _cheap_bytes(base)
+            else "validate: checksum"
+            if i in inside
+            else "valid"
+        )
         assert open_and_touch(bytes(b), workdir, light=True) == expect, i
 
 
@@ -526,8 +583,9 @@ def test_every_section_flip_is_caught_by_validate_and_named(bases, workdir):
                 p = workdir / "flip.graph"
                 p.write_bytes(bytes(b))
                 g = ie.Graph.open(p)  # cheap open: no section is read
-                with pytest.raises(ie.GraphFormatError,
-                                   match=f"checksum mismatch in section {SECTION_NAMES[sec]}"):
+                with pytest.raises(
+                    ie.GraphFormatError, match=f"checksum mismatch in section {SECTION_NAMES[sec]}"
+                ):
                     g.validate()
                 del g
                 p.unlink()

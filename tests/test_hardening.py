@@ -183,8 +183,9 @@ def test_tiny_alpha_is_refused():
     """
     r = run_py(code, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:-1] == [f"{a} ValueError True" for a in
-                                          ["1e-300", "1e-300", "1e-17", "1e-17", "1e-09", "1e-09"]]
+    assert r.stdout.split("\n")[:-1] == [
+        f"{a} ValueError True" for a in ["1e-300", "1e-300", "1e-17", "1e-17", "1e-09", "1e-09"]
+    ]
 
 
 # ================================================================ node ids
@@ -225,8 +226,12 @@ def test_bad_node_ids_implicit(karate, nodes, exc):
 
 @pytest.mark.parametrize(
     "nodes,exc",
-    [([6], ie.NodeNotFoundError), ([-8], ie.NodeNotFoundError), (["5"], ie.NodeNotFoundError),
-     ([2**63], ValueError)],
+    [
+        ([6], ie.NodeNotFoundError),
+        ([-8], ie.NodeNotFoundError),
+        (["5"], ie.NodeNotFoundError),
+        ([2**63], ValueError),
+    ],
 )
 def test_bad_node_ids_int64(int64_graph, nodes, exc):
     with pytest.raises(exc):
@@ -265,8 +270,14 @@ def test_duplicate_ids_and_odd_arrays_give_identical_rows(karate, int64_graph):
     assert np.array_equal(dup, ref[[3, 3, 0, 3]])
     # non-contiguous, reversed, big-endian, small and unsigned dtypes, a 0-d array
     base = np.arange(34, dtype=np.int64)
-    for arr in [base[::2], base[::-3], base.astype(">i8")[::2], base.astype(np.int8)[1::5],
-                base.astype(np.uint16)[::7], np.asfortranarray(base)]:
+    for arr in [
+        base[::2],
+        base[::-3],
+        base.astype(">i8")[::2],
+        base.astype(np.int8)[1::5],
+        base.astype(np.uint16)[::7],
+        np.asfortranarray(base),
+    ]:
         assert np.array_equal(model.embed(karate, arr), ref[arr.astype(np.int64)])
     assert np.array_equal(model.embed(karate, np.int64(5)), ref[5])
     # empty selection
@@ -412,7 +423,10 @@ def _star(k: int, timeout: float) -> dict:
     try:
         p = subprocess.run(
             [sys.executable, "-c", STAR_CODE, str(k)],
-            capture_output=True, text=True, timeout=timeout, check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"star with {k} leaves did not finish in {timeout} s (hang)")
@@ -589,8 +603,14 @@ def _permission_checks_as(nobody, tmp_path, karate):
         pytest.skip("the temporary directory is not world-traversable")
     r = run_py(code, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["open", "PermissionError", "save", "PermissionError",
-                                "embed_all", "PermissionError"]
+    assert r.stdout.split() == [
+        "open",
+        "PermissionError",
+        "save",
+        "PermissionError",
+        "embed_all",
+        "PermissionError",
+    ]
     assert list(ro.iterdir()) == []
 
 
@@ -601,8 +621,11 @@ def _run_with_fsize_limit(code: str, limit: int) -> subprocess.CompletedProcess:
 
     try:
         return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-            timeout=120, preexec_fn=limit_fsize,
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=limit_fsize,
         )
     except subprocess.TimeoutExpired:
         pytest.fail("write under RLIMIT_FSIZE hung")
@@ -644,8 +667,11 @@ def _tiny_tmpfs(path) -> bool:
     if not IS_ROOT or sys.platform != "linux":
         return False
     path.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(path)],
-                       capture_output=True, check=False)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
     return r.returncode == 0
 
 
@@ -724,8 +750,12 @@ def test_cli_bad_input_is_one_line_error(tmp_path, argv):
     (tmp_path / "junk.graph").write_bytes(b"IEGRAPH\0" + b"\x01" * 300)
     (tmp_path / "bad.txt").write_text("0 1\n2\n")  # a line with one column
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    r = subprocess.run([sys.executable, "-m", "instant_embedding", *argv], capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "instant_embedding", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode in (1, 2), (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr, r.stderr
     assert "error" in r.stderr.lower()

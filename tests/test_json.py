@@ -84,9 +84,7 @@ def test_d3_style_node_link(tmp_path):
     assert gv.weighted and gv.edge_weights("Myriel").tolist() == [1.0]
 
 
-@pytest.mark.parametrize(
-    "keys", [("source", "target"), ("src", "dst"), ("from", "to"), ("u", "v")]
-)
+@pytest.mark.parametrize("keys", [("source", "target"), ("src", "dst"), ("from", "to"), ("u", "v")])
 def test_json_lines(tmp_path, keys):
     want = sample(False, True, True)
     want.remove_node("n99")
@@ -107,8 +105,10 @@ def test_json_lines_weights_after_unweighted_edges_and_named_keys(tmp_path):
     g, st = ie.readers.convert_with_stats(p, tmp_path / "g.graph", src_col="a", dst_col="b")
     assert g.weighted and st["passes"] == 2  # the weight was met on line 2: read again
     assert g.edge_weights(1).tolist() == [1.0] and g.edge_weights(3).tolist() == [2.5]
-    assert ie.convert(p, tmp_path / "u.graph", src_col="a", dst_col="b", weighted=False).weighted \
+    assert (
+        ie.convert(p, tmp_path / "u.graph", src_col="a", dst_col="b", weighted=False).weighted
         is False
+    )
 
 
 def test_edge_arrays(tmp_path):

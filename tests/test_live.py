@@ -65,8 +65,11 @@ class Reference:
         nodes = sorted(self.nodes)
         if self.kind == "implicit":
             return ie.Graph.from_edges(
-                np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64),
-                num_nodes=len(nodes), directed=self.directed, weights=w,
+                np.array(src, dtype=np.int64),
+                np.array(dst, dtype=np.int64),
+                num_nodes=len(nodes),
+                directed=self.directed,
+                weights=w,
             )
         if not src:
             src = dst = np.zeros(0, dtype=np.int64) if self.kind == "int64" else []
@@ -181,8 +184,13 @@ def test_random_changes_equal_a_rebuild(tmp_path, kind, ops, directed, weighted,
     g.compact()
     compacted = ie.Graph.open(path)
     assert compacted.log_info() == {
-        "commits": 0, "adds": 0, "removes": 0, "changed_nodes": 0, "new_nodes": 0,
-        "bytes": 256, "merge": merge,
+        "commits": 0,
+        "adds": 0,
+        "removes": 0,
+        "changed_nodes": 0,
+        "new_nodes": 0,
+        "bytes": 256,
+        "merge": merge,
     }
     compacted.validate()
     assert_same_graph(compacted, want, "compacted")
@@ -215,7 +223,9 @@ def test_another_process_sees_the_same_embeddings(tmp_path):
         out = tmp_path / "child.npy"
         r = subprocess.run(
             [sys.executable, "-c", CHILD_EMBED, path, str(out)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert r.returncode == 0, r.stderr
         nodes = eval(r.stdout)  # noqa: S307 (our own child's repr of a list of str)
@@ -385,7 +395,9 @@ def run_kills(tmp_path, kills: int) -> None:
     for _ in range(kills):
         p = subprocess.Popen(
             [sys.executable, "-c", KILL_WRITER, path],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         lines = []
         deadline = time.monotonic() + 120
@@ -456,7 +468,9 @@ def test_a_concurrent_reader_never_sees_part_of_a_batch(tmp_path):
     with ie.Graph.open(path, writable=True) as g:
         reader = subprocess.Popen(
             [sys.executable, "-c", READER, path, str(WIDTH), str(HUB_BASE), str(batches // 2)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(0.5)
         for k in range(batches):

@@ -49,8 +49,9 @@ def saved(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("name", ["undirected", "directed", "int64"])
 @pytest.mark.parametrize("variant", ["standard", "lazy"])
-@pytest.mark.parametrize("value,normalize", [("p+r", "ln_n"), ("p", "ln_n"), ("p+r", "none"),
-                                             ("p", "none")])
+@pytest.mark.parametrize(
+    "value,normalize", [("p+r", "ln_n"), ("p", "ln_n"), ("p+r", "none"), ("p", "none")]
+)
 def test_numba_reference_is_bit_identical(saved, name, variant, value, normalize):
     g = ie.Graph.open(saved[name])
     if name == "directed":
@@ -58,13 +59,30 @@ def test_numba_reference_is_bit_identical(saved, name, variant, value, normalize
     ref = numba_ref.NumbaRef(_common.read_csr(saved[name]))
     dim, alpha, eps, seed = 64, 0.2, 1e-4, 12345
     nodes = np.arange(g.num_nodes, dtype=np.uint32)
-    theirs = ref.embed(nodes, dim, alpha=alpha, eps=eps, seed=seed, lazy=variant == "lazy",
-                       value=value, normalize=normalize)
-    model = ie.InstantEmbedding(dim, alpha=alpha, eps=eps, seed=seed, variant=variant,
-                                value=value, normalize=normalize)
+    theirs = ref.embed(
+        nodes,
+        dim,
+        alpha=alpha,
+        eps=eps,
+        seed=seed,
+        lazy=variant == "lazy",
+        value=value,
+        normalize=normalize,
+    )
+    model = ie.InstantEmbedding(
+        dim, alpha=alpha, eps=eps, seed=seed, variant=variant, value=value, normalize=normalize
+    )
     ours = model.embed_all(g)
     assert np.count_nonzero(ours) > 0
     assert np.array_equal(ours.view(np.uint32), theirs.view(np.uint32))
-    everything = ref.embed_all(dim, alpha=alpha, eps=eps, seed=seed, lazy=variant == "lazy",
-                               threads=2, value=value, normalize=normalize)
+    everything = ref.embed_all(
+        dim,
+        alpha=alpha,
+        eps=eps,
+        seed=seed,
+        lazy=variant == "lazy",
+        threads=2,
+        value=value,
+        normalize=normalize,
+    )
     assert np.array_equal(ours.view(np.uint32), everything.view(np.uint32))

@@ -45,9 +45,7 @@ def test_terminal_line_shows_percentage_rate_and_eta(no_tqdm):
         assert out.getvalue().endswith("\rembedding:  50% 500/1,000 node, 250 node/s, ETA 0:02")
         clock.now += 2.0
         bar.update(500)
-    assert out.getvalue().endswith(
-        "\rembedding: 100% 1,000/1,000 node, 250 node/s, done in 0:04\n"
-    )
+    assert out.getvalue().endswith("\rembedding: 100% 1,000/1,000 node, 250 node/s, done in 0:04\n")
 
 
 def test_other_streams_get_a_new_line_every_ten_seconds(no_tqdm):

@@ -40,9 +40,7 @@ def oracle(
     """The graph a person expects, read with the standard library."""
     if delimiter is None:
         rows = [
-            ln.split()
-            for ln in text.splitlines()
-            if ln.strip() and ln.strip()[0] not in comment
+            ln.split() for ln in text.splitlines() if ln.strip() and ln.strip()[0] not in comment
         ]
     else:
         rows = [
@@ -54,9 +52,7 @@ def oracle(
         rows = rows[1:]
     pairs = [(r[cols[0]], r[cols[1]]) for r in rows]
     tokens = [t for p in pairs for t in p]
-    ints = all(
-        _CANONICAL.fullmatch(t) and -(2**63) <= int(t) < 2**63 for t in tokens
-    )
+    ints = all(_CANONICAL.fullmatch(t) and -(2**63) <= int(t) < 2**63 for t in tokens)
     g = nx.DiGraph() if directed else nx.Graph()
     for a, b in pairs:
         g.add_edge(int(a) if ints else a, int(b) if ints else b)
@@ -116,13 +112,13 @@ def test_pandas_tsv_and_gzip(tmp_path):
 
 def test_polars_style_csv(tmp_path):
     # Polars and DuckDB: a header, quotes only where needed, LF.
-    text = "source,target\nalice,bob\n\"smith, j\",alice\nbob,\"o\"\"neil\"\n"
+    text = 'source,target\nalice,bob\n"smith, j",alice\nbob,"o""neil"\n'
     check(tmp_path, "pl.csv", text, oracle(text, delimiter=",", header=True))
 
 
 def test_spark_write_csv_without_header(tmp_path):
     # Spark's default: no header; string ids; a part file in a directory.
-    text = "alice,bob\nbob,carol\n\"Boston, MA\",alice\ncarol,dave\n"
+    text = 'alice,bob\nbob,carol\n"Boston, MA",alice\ncarol,dave\n'
     check(tmp_path, "part-00000-abc.csv", text, oracle(text, delimiter=",", header=False))
 
 
@@ -158,7 +154,10 @@ def test_excel_csv_semicolon_locale_with_decimal_comma(tmp_path):
 def test_snap_konect_and_mixed_whitespace(tmp_path):
     snap = "# Directed graph: x\n# Nodes: 5\n# FromNodeId\tToNodeId\n0\t1\n1\t2\n2\t0\n9\t1\n"
     check(
-        tmp_path, "soc.txt.gz", snap, oracle(snap, delimiter=None, header=False, directed=True),
+        tmp_path,
+        "soc.txt.gz",
+        snap,
+        oracle(snap, delimiter=None, header=False, directed=True),
         directed=True,
     )
     konect = "% sym unweighted\n% 3 4 4\n1 2\n2 3\n  3   4\n1\t4\n"

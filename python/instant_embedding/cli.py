@@ -181,8 +181,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         f"ids {g.id_kind}) from {stats.get('format')} input in {secs:.2f} s{rate}",
     )
     if stats.get("columns"):
-        _note(args, f"columns read: {' -> '.join(stats['columns'][:2])}"
-              + (f", weights {stats['columns'][2]}" if len(stats["columns"]) > 2 else ""))
+        _note(
+            args,
+            f"columns read: {' -> '.join(stats['columns'][:2])}"
+            + (f", weights {stats['columns'][2]}" if len(stats["columns"]) > 2 else ""),
+        )
     for h in stats.get("headers", []):
         _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
     if args.reorder:
@@ -291,9 +294,7 @@ def cmd_reorder(args: argparse.Namespace) -> int:
     from .graph import Graph, reorder_file
 
     g = Graph.open(args.graph)
-    st = reorder_file(
-        g, args.output, args.method, args.rounds, args.threads, _show_progress(args)
-    )
+    st = reorder_file(g, args.output, args.method, args.rounds, args.threads, _show_progress(args))
     _reorder_note(args, args.output, st)
     return 0
 
@@ -1003,12 +1004,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     u.add_argument("graph", metavar="GRAPH", help="graph file")
     u.add_argument("--add", action="append", metavar="FILE", help="edges to add (repeatable)")
-    u.add_argument(
-        "--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"
-    )
-    u.add_argument(
-        "--format", default="auto", choices=("auto", *in_formats()), help="input format"
-    )
+    u.add_argument("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)")
+    u.add_argument("--format", default="auto", choices=("auto", *in_formats()), help="input format")
     u.add_argument("--delimiter", default=None, help="text field separator")
     u.add_argument(
         "--header",

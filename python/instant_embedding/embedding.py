@@ -197,7 +197,6 @@ class InstantEmbedding:
     (2, 16)
     """
 
-
     def __init__(
         self,
         dim: int = DEFAULT_DIM,

@@ -51,9 +51,7 @@ def _as_id_array(values: Any, name: str) -> tuple[str, Any]:
             raise ValueError(f"{name} holds ids outside the int64 range") from None
     for x in seq:
         if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
-            raise TypeError(
-                f"{name} must hold int or str node ids, got {type(x).__name__} {x!r}"
-            )
+            raise TypeError(f"{name} must hold int or str node ids, got {type(x).__name__} {x!r}")
     raise TypeError(f"{name} mixes int and str node ids; use one kind")
 
 
@@ -620,9 +618,7 @@ class Graph:
                 )
             return self._g.lookup_str(arr)
         if self.id_kind == "utf8" and len(arr):
-            raise NodeNotFoundError(
-                f"node {int(arr[0])} not found: this graph has string node ids"
-            )
+            raise NodeNotFoundError(f"node {int(arr[0])} not found: this graph has string node ids")
         if self.id_kind == "implicit":
             bad = (arr < 0) | (arr >= self.num_nodes)
             if bad.any():
@@ -718,8 +714,7 @@ def reorder_file(
             raise TypeError("order must be a 1-d array of integers")
         if len(a) != graph.num_nodes or (len(a) and (a.min() < 0 or a.max() >= graph.num_nodes)):
             raise ValueError(
-                f"order must be a permutation of 0..{graph.num_nodes - 1} "
-                f"(got {len(a)} entries)"
+                f"order must be a permutation of 0..{graph.num_nodes - 1} (got {len(a)} entries)"
             )
         perm = np.ascontiguousarray(a, dtype=np.uint32)
     bars: list[Any] = []

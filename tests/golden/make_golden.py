@@ -42,14 +42,50 @@ GRAPHS = {
 
 # Every parameter explicit (no default is relied on).
 CONFIGS = [
-    {"dim": 16, "alpha": 0.2, "eps": 1e-4, "seed": 7, "variant": "standard", "value": "p+r",
-     "normalize": "none", "smooth": 0, "max_touched": 1_000_000},
-    {"dim": 12, "alpha": 0.35, "eps": 3e-4, "seed": 2**40 + 3, "variant": "lazy",
-     "value": "log1p", "normalize": "none", "smooth": 1, "max_touched": 1_000_000},
-    {"dim": 8, "alpha": 0.1, "eps": 1e-3, "seed": 0, "variant": "standard", "value": "p",
-     "normalize": "none", "smooth": 0, "max_touched": 1_000_000},
-    {"dim": 16, "alpha": 0.15, "eps": 1e-4, "seed": 3, "variant": "standard", "value": "p+r",
-     "normalize": "ln_n", "smooth": 1, "max_touched": 1_000_000},
+    {
+        "dim": 16,
+        "alpha": 0.2,
+        "eps": 1e-4,
+        "seed": 7,
+        "variant": "standard",
+        "value": "p+r",
+        "normalize": "none",
+        "smooth": 0,
+        "max_touched": 1_000_000,
+    },
+    {
+        "dim": 12,
+        "alpha": 0.35,
+        "eps": 3e-4,
+        "seed": 2**40 + 3,
+        "variant": "lazy",
+        "value": "log1p",
+        "normalize": "none",
+        "smooth": 1,
+        "max_touched": 1_000_000,
+    },
+    {
+        "dim": 8,
+        "alpha": 0.1,
+        "eps": 1e-3,
+        "seed": 0,
+        "variant": "standard",
+        "value": "p",
+        "normalize": "none",
+        "smooth": 0,
+        "max_touched": 1_000_000,
+    },
+    {
+        "dim": 16,
+        "alpha": 0.15,
+        "eps": 1e-4,
+        "seed": 3,
+        "variant": "standard",
+        "value": "p+r",
+        "normalize": "ln_n",
+        "smooth": 1,
+        "max_touched": 1_000_000,
+    },
 ]
 PPR = {"alpha": 0.25, "eps": 1e-4, "variant": "standard"}
 NODES_PER_GRAPH = 8
@@ -92,8 +128,7 @@ def build(name: str) -> ie.Graph:
         dst = np.array([int(b) for _, b, _ in rows], dtype=np.int64)
     w = [float(x) for _, _, x in rows] if spec["weighted"] else None
     num_nodes = 36 if spec["ids"] == "int" else None
-    return ie.Graph.from_edges(src, dst, weights=w, directed=spec["directed"],
-                               num_nodes=num_nodes)
+    return ie.Graph.from_edges(src, dst, weights=w, directed=spec["directed"], num_nodes=num_nodes)
 
 
 def f32_hex(a: np.ndarray) -> str:
@@ -120,8 +155,14 @@ def compute(g: ie.Graph) -> dict:
         out["rows"].append([f32_hex(r) for r in rows])
     for v in nodes[:3]:
         ids, p, r = ie.ppr(g, v, **PPR, return_residual=True)
-        out["ppr"].append({"node": v, "ids": list(ids.tolist() if hasattr(ids, "tolist") else ids),
-                           "p": f64_hex(p), "r": f64_hex(r)})
+        out["ppr"].append(
+            {
+                "node": v,
+                "ids": list(ids.tolist() if hasattr(ids, "tolist") else ids),
+                "p": f64_hex(p),
+                "r": f64_hex(r),
+            }
+        )
     return out
 
 
@@ -129,8 +170,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--new-edges", action="store_true", help="draw new edge lists too")
     args = ap.parse_args()
-    golden: dict = {"spec": "docs/SPEC.md, format version 1", "configs": CONFIGS, "ppr": PPR,
-                    "graphs": {}}
+    golden: dict = {
+        "spec": "docs/SPEC.md, format version 1",
+        "configs": CONFIGS,
+        "ppr": PPR,
+        "graphs": {},
+    }
     for name in GRAPHS:
         tsv = HERE / f"{name}.tsv"
         if args.new_edges or not tsv.exists():

@@ -112,7 +112,13 @@ class Sink:
     ``_core.GraphBuilder``; the output appears only on :meth:`finish`."""
 
     def __init__(
-        self, output: str, opts: ReadOptions, *, directed: bool, weighted: bool, id_kind: str,
+        self,
+        output: str,
+        opts: ReadOptions,
+        *,
+        directed: bool,
+        weighted: bool,
+        id_kind: str,
         num_nodes: int | None,
     ) -> None:
         self.weighted = weighted
@@ -151,6 +157,7 @@ class Sink:
         except Exception:  # noqa: BLE001 - aborting must not mask the original error
             pass
 
+
 def drop_self_loops(src: Any, dst: Any, w: Any) -> tuple[Any, Any, Any, int]:
     if isinstance(src, np.ndarray):
         keep = src != dst
@@ -179,7 +186,6 @@ def concat_chunks(chunks: list[Chunk], strings: bool, weighted: bool) -> tuple[A
     if weighted:
         w = np.concatenate([c[2] for c in chunks]) if chunks else np.zeros(0, np.float64)
     return src, dst, w
-
 
 
 def build(

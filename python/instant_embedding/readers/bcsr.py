@@ -189,12 +189,8 @@ def read_bcsr(
         bar.close()
 
 
-
-
 def _is_bcsr(head: bytes, path: str) -> bool:
     return head.startswith(b"XGFS")
 
 
-register(
-    Format("bcsr", (".bcsr",), read_bcsr, magic=_is_bcsr, options=frozenset({"weighted"}))
-)
+register(Format("bcsr", (".bcsr",), read_bcsr, magic=_is_bcsr, options=frozenset({"weighted"})))

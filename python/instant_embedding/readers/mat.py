@@ -158,8 +158,6 @@ def _read_mat_hdf5(path: str, var: str | None) -> Any:
         return sp.csr_matrix(arr)
 
 
-
-
 def _is_mat(head: bytes, path: str) -> bool:
     return head.startswith(b"MATLAB")
 

@@ -315,5 +315,3 @@ def _pandas_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any
     else:
         values = col.to_numpy(dtype=object)
     return norm_ids(values, id_kind, where, name, row0)
-
-

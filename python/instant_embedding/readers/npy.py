@@ -116,8 +116,6 @@ def read_npy(
     )
 
 
-
-
 def _is_npy(head: bytes, path: str) -> bool:
     return head.startswith(b"\x93NUMPY")
 

@@ -262,8 +262,6 @@ def _guard_arrow(chunks: Iterator[Chunk], where: str) -> Iterator[Chunk]:
         yield c
 
 
-
-
 def _is_parquet(head: bytes, path: str) -> bool:
     return head.startswith(b"PAR1")
 
