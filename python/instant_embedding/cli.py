@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -705,6 +705,33 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         )
 
 
+def _add_reading_flags(p: argparse.ArgumentParser, formats: Iterable[str]) -> None:
+    """The flags that say how to read an input file (``convert`` and ``update``)."""
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *formats),
+        help="input format (default: from the file's first bytes, then its extension)",
+    )
+    p.add_argument(
+        "--delimiter",
+        "--sep",
+        metavar="CHAR",
+        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
+        "(default: detected)",
+    )
+    p.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the first record of each text file holds column names (default: detected, "
+        "see docs/CLI.md)",
+    )
+    p.add_argument("--src-col", metavar="COL", help="source column (index or name)")
+    p.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
+    p.add_argument("--weight-col", metavar="COL", help="weight column (index or name)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
@@ -760,12 +787,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="input file (repeatable; alternative to positional INPUT)",
     )
     c.add_argument("-o", "--output", metavar="GRAPH", help="output graph file")
-    c.add_argument(
-        "--format",
-        default="auto",
-        choices=("auto", *in_formats()),
-        help="input format (default: from the file's first bytes, then its extension)",
-    )
+    _add_reading_flags(c, in_formats())
     d = c.add_mutually_exclusive_group()
     d.add_argument(
         "--directed",
@@ -800,28 +822,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="ignore any weights",
     )
     c.add_argument(
-        "--delimiter",
-        "--sep",
-        metavar="CHAR",
-        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
-        "(default: detected)",
-    )
-    c.add_argument(
         "--comment",
         default="#%",
         metavar="CHARS",
         help="text comment-line characters (default: '#%%')",
     )
-    c.add_argument(
-        "--header",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the first record of each text file holds column names (default: detected, "
-        "see docs/CLI.md)",
-    )
-    c.add_argument("--src-col", metavar="COL", help="source column (index or name)")
-    c.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
-    c.add_argument("--weight-col", metavar="COL", help="weight column (index or name)")
     c.add_argument(
         "--id-kind",
         default="auto",
@@ -1005,18 +1010,7 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("graph", metavar="GRAPH", help="graph file")
     u.add_argument("--add", action="append", metavar="FILE", help="edges to add (repeatable)")
     u.add_argument("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)")
-    u.add_argument("--format", default="auto", choices=("auto", *in_formats()), help="input format")
-    u.add_argument("--delimiter", default=None, help="text field separator")
-    u.add_argument(
-        "--header",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the first record of each text file holds column names (default: detected, "
-        "see docs/CLI.md)",
-    )
-    u.add_argument("--src-col", default=None, help="source column (index or name)")
-    u.add_argument("--dst-col", default=None, help="destination column (index or name)")
-    u.add_argument("--weight-col", default=None, help="weight column (weighted graphs)")
+    _add_reading_flags(u, in_formats())
     u.add_argument(
         "--merge",
         choices=("sum", "max"),
