@@ -40,6 +40,26 @@ pub struct CsrParts {
     pub ids: IdTable,
 }
 
+/// Edge weights as the builders take them: one per edge, finite and > 0.
+pub fn check_edge_weights(weights: &[f32], edges: usize) -> Result<()> {
+    if weights.len() != edges {
+        return Err(Error::input(format!(
+            "weights has length {} but there are {edges} edges",
+            weights.len()
+        )));
+    }
+    if let Some((i, x)) = weights
+        .iter()
+        .enumerate()
+        .find(|(_, x)| !(x.is_finite() && **x > 0.0))
+    {
+        return Err(Error::input(format!(
+            "edge {i} has weight {x}; weights must be finite and > 0"
+        )));
+    }
+    Ok(())
+}
+
 /// Builds sorted, merged CSR rows from an arc list. Undirected graphs get both directions of
 /// every edge (a self-loop is stored once). Weights must be finite and > 0.
 pub fn csr_from_edges(
@@ -59,22 +79,7 @@ pub fn csr_from_edges(
         )));
     }
     if let Some(w) = weights {
-        if w.len() != src.len() {
-            return Err(Error::input(format!(
-                "weights has length {} but there are {} edges",
-                w.len(),
-                src.len()
-            )));
-        }
-        if let Some((i, x)) = w
-            .iter()
-            .enumerate()
-            .find(|(_, x)| !(x.is_finite() && **x > 0.0))
-        {
-            return Err(Error::input(format!(
-                "edge {i} has weight {x}; weights must be finite and > 0"
-            )));
-        }
+        check_edge_weights(w, src.len())?;
     }
     if num_nodes > u32::MAX as usize {
         return Err(Error::input(format!(

@@ -1484,22 +1484,7 @@ impl LiveWriter {
             if !weighted {
                 return Err(Error::input("weights given but the graph is unweighted"));
             }
-            if w.len() != src.len() {
-                return Err(Error::input(format!(
-                    "weights has length {} but there are {} edges",
-                    w.len(),
-                    src.len()
-                )));
-            }
-            if let Some((i, x)) = w
-                .iter()
-                .enumerate()
-                .find(|(_, x)| !(x.is_finite() && **x > 0.0))
-            {
-                return Err(Error::input(format!(
-                    "edge {i} has weight {x}; weights must be finite and > 0"
-                )));
-            }
+            crate::build::check_edge_weights(w, src.len())?;
         }
         let ops: Vec<Op> = (0..src.len())
             .map(|i| {
