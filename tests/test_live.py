@@ -392,7 +392,8 @@ def run_kills(tmp_path, kills: int) -> None:
     acked = -1
     torn_tails = 0
     mid_commit = 0
-    for _ in range(kills):
+    end = ie.Graph.open(path).log_info()["bytes"]
+    for i in range(kills):
         p = subprocess.Popen(
             [sys.executable, "-c", KILL_WRITER, path],
             stdout=subprocess.PIPE,
@@ -407,8 +408,16 @@ def run_kills(tmp_path, kills: int) -> None:
             lines.append(line.split())
             if line.startswith("begin"):
                 break
-        # Kill a random moment into the first commit (or the next few).
-        time.sleep(rng.uniform(0, 0.03))
+        if i % 2:
+            # A random moment into the first commit (or the next few): mostly before its writes
+            # on a fast machine, where preparing the rows takes longer than writing them.
+            time.sleep(rng.uniform(0, 0.03))
+        else:
+            # Inside the writes: as soon as the commit's first bytes are in the file (or after a
+            # second, if this commit never grows it).
+            t_end = time.monotonic() + 1.0
+            while os.path.getsize(path + ".live") <= end and time.monotonic() < t_end:
+                pass
         p.send_signal(signal.SIGKILL)
         out, _ = p.communicate(timeout=60)
         lines += [x.split() for x in out.splitlines()]
