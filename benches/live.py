@@ -10,11 +10,14 @@ Three parts, each on a copy of a graph file in a scratch folder (never the repos
    added, half removed; committed in batches of 10,000), queried against the compacted file
    of the same graph, in the same run and interleaved (A, B, A, B, ... over the same nodes):
    warm (pages in memory, after a warm-up pass) and cold (the file and log evicted from the
-   page cache before each query). One node's embedding (d=512, eps=1e-5, 1 thread) through
-   the Python API. Reports medians and the ratio live / compacted (goal <= 1.3x at 1 %).
-3. ``compaction``: a larger graph with many changed edges: ``compact`` in a child process
-   (wall time and peak RSS from ``wait4``), against converting the same final edge list from
-   a text file with ``convert`` (also a child). Goal: compaction >= 5x faster.
+   page cache before each query). One node's embedding (the library's defaults, 1 thread)
+   through the Python API. Reports medians and the ratio live / compacted (goal <= 1.3x at
+   1 %).
+3. ``compaction``: a larger graph with many changed edges (``--compact-graph`` takes an
+   existing file, e.g. the billion-edge one, and changes it in place): optionally cold and
+   warm queries on it against a plain copy (``--compact-queries``), then ``compact`` in a
+   child process (wall time and peak RSS), against converting the same final edge list from
+   a text or ``.npy`` file with ``convert`` (also a child). Goal: compaction >= 5x faster.
 
 The results go to ``benches/results/live.json`` (with --smoke into a temporary folder) with
 the machine, load and commit.
@@ -23,6 +26,9 @@ Examples::
 
     python benches/live.py --smoke
     python benches/live.py --dataset blogcatalog --compact-dataset cnr_2000
+    python benches/live.py --parts compaction --compact-graph /tmp/synth/synth_n65m.graph \
+        --compact-changes 10000000 --compact-batch 2000000 --compact-queries 20 \
+        --rebuild-from npy --memory-limit 4G
 """
 
 from __future__ import annotations
@@ -83,31 +89,38 @@ def synthetic(path: Path, n: int, m: int, seed: int) -> None:
     ie.Graph.from_edges(ids[src[keep]], ids[dst[keep]], nodes=ids).save(path)
 
 
-def edge_arrays(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(src, dst) internal indices of every edge once (undirected: u <= v), and the ids."""
-    h = read_csr(path)
-    ip = h["indptr"].astype(np.int64)
-    deg = np.diff(ip)
-    src = np.repeat(np.arange(len(deg), dtype=np.int64), deg)
-    dst = h["indices"].astype(np.int64)
-    keep = src <= dst if not h["directed"] else np.ones(len(src), bool)
-    ids = h["ids"] if h["ids"] is not None else np.arange(len(deg), dtype=np.int64)
-    return src[keep], dst[keep], np.asarray(ids)
-
-
 def random_changes(path: Path, count: int, seed: int) -> tuple[Any, Any, Any, Any]:
     """``count`` changes: half new edges between existing nodes (5 % of them to new nodes),
-    half removals of existing edges; as id arrays (add_src, add_dst, rm_src, rm_dst)."""
-    src, dst, ids = edge_arrays(path)
+    half removals of existing edges; as id arrays (add_src, add_dst, rm_src, rm_dst).
+
+    Reads the file through memory maps and samples arcs, so it works on graphs larger than
+    memory (the billion-edge one)."""
+    h = read_csr(path)
+    ip, nb = h["indptr"], h["indices"]
+    n = len(ip) - 1
+    ids = h["ids"]
     rng = np.random.default_rng(seed)
     n_add = count // 2
-    n_rm = min(count - n_add, len(src))
-    a = ids[rng.integers(0, len(ids), n_add)]
-    b = ids[rng.integers(0, len(ids), n_add)]
+    n_rm = min(count - n_add, int(ip[-1]))
+
+    def to_ids(v: np.ndarray) -> np.ndarray:
+        return np.asarray(ids[v]) if ids is not None else v.astype(np.int64)
+
+    a = to_ids(rng.integers(0, n, n_add))
+    b = to_ids(rng.integers(0, n, n_add))
     fresh = rng.random(n_add) < 0.05
-    b[fresh] = ids.max() + 1 + rng.integers(0, max(1, n_add // 20), int(fresh.sum())) * 3
-    pick = rng.choice(len(src), n_rm, replace=False)
-    return a, b, ids[src[pick]], ids[dst[pick]]
+    k = rng.integers(0, max(1, n_add // 20), int(fresh.sum()))
+    # Implicit ids: new nodes n, n+1, ...; int64 ids: new ids above the largest, with gaps.
+    b[fresh] = n + k if ids is None else int(np.max(ids)) + 1 + 3 * k
+    # Existing edges: uniform arcs, each undirected edge once (by its smaller endpoint).
+    arcs = np.unique(rng.integers(0, int(ip[-1]), 2 * n_rm))
+    src = np.searchsorted(ip, arcs, side="right") - 1
+    dst = np.asarray(nb[arcs]).astype(np.int64)
+    if not h["directed"]:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    pairs = np.unique(src * (n + 1) + dst)
+    pairs = pairs[rng.permutation(len(pairs))[:n_rm]]
+    return a, b, to_ids(pairs // (n + 1)), to_ids(pairs % (n + 1))
 
 
 def apply_changes(path: Path, changes: tuple[Any, ...], batch: int = 10_000) -> None:
@@ -169,7 +182,7 @@ def part_latency(
 ) -> list[dict]:
     import instant_embedding as ie
 
-    model = ie.InstantEmbedding(dim=512, eps=1e-5, threads=1)
+    model = ie.InstantEmbedding(threads=1)
     m = ie.Graph.open(base).num_edges
     rows = []
     for frac in fractions:
@@ -242,7 +255,7 @@ if what == "compact":
     with ie.Graph.open(path, writable=True) as g:
         g.compact(threads=int(sys.argv[3]))
 else:
-    convert(sys.argv[3], path)
+    convert(sys.argv[3], path, memory_limit=sys.argv[4] or None)
 dt = time.perf_counter() - t
 status = dict(l.split(":", 1) for l in open("/proc/self/status"))
 kb = lambda k: int(status[k].split()[0])
@@ -259,42 +272,151 @@ def child(args: list[str]) -> dict[str, Any]:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def part_compaction(base: Path, work: Path, changes: int, threads: int) -> dict[str, Any]:
+def write_edge_list(path: Path, out: Path, fmt: str, chunk_arcs: int = 1 << 25) -> int:
+    """The graph file's edge list (each undirected edge once, by id) as TSV text or an
+    ``.npy`` array (int32 ids when they fit), written in chunks of rows. Returns the edges."""
+    h = read_csr(path)
+    ip, nb, ids = h["indptr"], h["indices"], h["ids"]
+    n = len(ip) - 1
+    wide = ids is not None and (int(np.max(ids)) >= 2**31 or int(np.min(ids)) < 0)
+    dtype = np.int64 if wide or n >= 2**31 else np.int32
+    m = h["num_edges"]
+    arr = np.lib.format.open_memmap(out, "w+", dtype, (m, 2)) if fmt == "npy" else None
+    f = open(out, "w") if fmt == "text" else None
+    written, lo = 0, 0
+    while lo < n:
+        hi = min(n, int(np.searchsorted(ip, int(ip[lo]) + chunk_arcs, side="right")))
+        hi = max(hi, lo + 1)
+        deg = np.diff(ip[lo : hi + 1].astype(np.int64))
+        src = np.repeat(np.arange(lo, hi, dtype=np.int64), deg)
+        dst = np.asarray(nb[int(ip[lo]) : int(ip[hi])]).astype(np.int64)
+        if not h["directed"]:
+            keep = src <= dst
+            src, dst = src[keep], dst[keep]
+        if ids is not None:
+            src, dst = np.asarray(ids[src]), np.asarray(ids[dst])
+        if arr is not None:
+            arr[written : written + len(src), 0] = src
+            arr[written : written + len(src), 1] = dst
+        else:
+            assert f is not None
+            np.savetxt(f, np.stack([src, dst], 1), fmt="%d", delimiter="\t")
+        written += len(src)
+        lo = hi
+    if arr is not None:
+        arr.flush()
+        del arr
+    if f is not None:
+        f.close()
+    assert written == m, (written, m)
+    return written
+
+
+def cold_and_warm(
+    live: Path, comp: Path, nodes: list[Any], model: Any
+) -> dict[str, dict[str, list[float]]]:
+    """Each node queried on the live graph and on its compacted copy, interleaved: cold (file
+    and log evicted first; ``prefetch=True``), then warm (the same query again)."""
     import instant_embedding as ie
 
-    live = work / "big.graph"
-    shutil.copyfile(base, live)
+    out: dict[str, dict[str, list[float]]] = {
+        "cold": {"live": [], "compacted": []},
+        "warm": {"live": [], "compacted": []},
+    }
+    for v in nodes:
+        for name, p in (("live", live), ("compacted", comp)):
+            for f in (p, Path(str(p) + ".live")):
+                if f.exists():
+                    evict(f)
+            g = ie.Graph.open(p, prefetch=True)
+            for kind in ("cold", "warm"):
+                t = time.perf_counter()
+                model.embed(g, [v])
+                out[kind][name].append(time.perf_counter() - t)
+            del g
+    return out
+
+
+def part_compaction(
+    base: Path,
+    work: Path,
+    changes: int,
+    threads: int,
+    batch: int,
+    rebuild_from: str,
+    queries: int,
+    in_place: bool,
+    memory_limit: str,
+) -> dict[str, Any]:
+    """Apply ``changes`` edge changes in commits of ``batch``, optionally compare queries on
+    the live graph with a compacted copy, then time ``compact`` against converting the final
+    edge list from scratch (each in a fresh process)."""
+    import instant_embedding as ie
+
+    if in_place:
+        live = base
+    else:
+        live = work / "big.graph"
+        shutil.copyfile(base, live)
     t = time.perf_counter()
-    apply_changes(live, random_changes(base, changes, seed=5), batch=100_000)
+    apply_changes(live, random_changes(live, changes, seed=5), batch=batch)
     apply_s = time.perf_counter() - t
     g = ie.Graph.open(live)
     info, n, m = g.log_info(), g.num_nodes, g.num_edges
-    del g
-    comp = child(["compact", str(live), str(threads)])
-    # The final edge list as text (from the compacted file), converted from scratch.
-    src, dst, ids = edge_arrays(live)
-    text = work / "final.tsv"
-    with open(text, "w") as f:
-        np.savetxt(f, np.stack([ids[src], ids[dst]], 1), fmt="%d", delimiter="\t")
-    conv = child(["convert", str(work / "rebuilt.graph"), str(text)])
-    same = ie.Graph.open(work / "rebuilt.graph").num_edges == m
-    res = {
+    res: dict[str, Any] = {
         "nodes": n,
         "edges": m,
         "changed_edges": changes,
+        "commit_edges": batch,
         "apply_seconds": apply_s,
         "log_bytes": info["bytes"],
         "log_rows": info["changed_nodes"],
         "graph_bytes": os.path.getsize(live),
-        "text_bytes": os.path.getsize(text),
-        "compact_seconds": comp["seconds"],
-        "compact_peak_rss_mib": comp["peak_rss_mib"],
-        "convert_seconds": conv["seconds"],
-        "convert_peak_rss_mib": conv["peak_rss_mib"],
-        "speedup": conv["seconds"] / comp["seconds"],
-        "same_edge_count": bool(same),
         "threads": threads,
     }
+    if queries:
+        # The same graph as a plain file (written by save, which is a rebuild's writer).
+        comp = work / "saved.graph"
+        t = time.perf_counter()
+        g.save(comp)
+        res["save_seconds"] = time.perf_counter() - t
+        model = ie.InstantEmbedding(threads=1)
+        rng = np.random.default_rng(2)
+        every = g.nodes
+        nodes = [every[int(i)] for i in rng.integers(0, n, queries)]
+        del every
+        gc = ie.Graph.open(comp)
+        res["bit_identical"] = bool(
+            np.array_equal(model.embed(g, nodes[:10]), model.embed(gc, nodes[:10]))
+        )
+        del g, gc
+        q = cold_and_warm(live, comp, nodes, model)
+        for kind, unit, scale in (("cold", "ms", 1e3), ("warm", "us", 1e6)):
+            for name in ("live", "compacted"):
+                res[f"{kind}_{unit}_{name}"] = scale * percentile(q[kind][name], 50)
+            res[f"{kind}_ratio"] = res[f"{kind}_{unit}_live"] / res[f"{kind}_{unit}_compacted"]
+        res["query_model"] = model.get_params()
+        comp.unlink()
+    else:
+        del g
+    comp_run = child(["compact", str(live), str(threads)])
+    res["compact_seconds"] = comp_run["seconds"]
+    res["compact_peak_rss_mib"] = comp_run["peak_rss_mib"]
+    # The final edge list, converted from scratch.
+    edges = work / ("final.tsv" if rebuild_from == "text" else "final.npy")
+    t = time.perf_counter()
+    write_edge_list(live, edges, rebuild_from)
+    res["edge_list_write_seconds"] = time.perf_counter() - t
+    res["rebuild_from"] = rebuild_from
+    res["edge_list_bytes"] = os.path.getsize(edges)
+    rebuilt = work / "rebuilt.graph"
+    conv = child(["convert", str(rebuilt), str(edges), memory_limit])
+    edges.unlink()
+    res["convert_seconds"] = conv["seconds"]
+    res["convert_peak_rss_mib"] = conv["peak_rss_mib"]
+    res["convert_memory_limit"] = memory_limit
+    res["speedup"] = conv["seconds"] / comp_run["seconds"]
+    res["same_edge_count"] = bool(ie.Graph.open(rebuilt).num_edges == m)
     for p in work.iterdir():
         if p.is_file() and p != base:
             p.unlink()
@@ -312,6 +434,25 @@ def main() -> int:
         default=0,
         help="compact a synthetic graph of this many edges instead of --compact-dataset",
     )
+    ap.add_argument(
+        "--compact-graph",
+        default=None,
+        help="compact this graph file instead (changed IN PLACE: pass a scratch copy)",
+    )
+    ap.add_argument("--compact-batch", type=int, default=100_000, help="edges per commit")
+    ap.add_argument(
+        "--rebuild-from",
+        choices=["text", "npy"],
+        default="text",
+        help="the final edge list's format for the from-scratch conversion",
+    )
+    ap.add_argument(
+        "--compact-queries",
+        type=int,
+        default=0,
+        help="cold and warm queries on the changed graph against a saved plain copy",
+    )
+    ap.add_argument("--memory-limit", default="", help="memory limit of the conversion")
     ap.add_argument("--throughput-edges", type=int, default=20_000, help="per batch size")
     ap.add_argument("--warm", type=int, default=300, help="warm queries per setting")
     ap.add_argument("--cold", type=int, default=30, help="cold queries per setting")
@@ -338,7 +479,9 @@ def main() -> int:
             warm_q, cold_q, changes = 20, 3, 2000
         else:
             base = dataset_graph(args.dataset)
-            if args.compact_synthetic:
+            if args.compact_graph:
+                big = Path(args.compact_graph)
+            elif args.compact_synthetic:
                 big = work / "synthetic.graph"
                 m = args.compact_synthetic
                 synthetic_file(big, m // 10, m, seed=3, work=work)
@@ -358,11 +501,23 @@ def main() -> int:
             res["compaction_dataset"] = (
                 "synthetic"
                 if args.smoke
+                else Path(args.compact_graph).name
+                if args.compact_graph
                 else f"synthetic-{args.compact_synthetic}"
                 if args.compact_synthetic
                 else args.compact_dataset
             )
-            res["compaction"] = part_compaction(big, work, changes, args.threads)
+            res["compaction"] = part_compaction(
+                big,
+                work,
+                changes,
+                args.threads,
+                batch=args.compact_batch,
+                rebuild_from=args.rebuild_from,
+                queries=3 if args.smoke else args.compact_queries,
+                in_place=bool(args.compact_graph),
+                memory_limit=args.memory_limit,
+            )
             print(json.dumps(res["compaction"], indent=1))
         res["load_after"] = os.getloadavg()
         res["ru_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -433,6 +433,7 @@ def run_kills(tmp_path, kills: int) -> None:
         # Bytes past the committed end are ignored (the next commit overwrites them); cut
         # them so that the next kill's are counted alone.
         os.truncate(path + ".live", end)
+    print(f"{kills} kills: {torn_tails} inside a commit's writes, {mid_commit} before its end")
     # The kills really landed inside commits: bytes of unfinished segments past the end.
     assert torn_tails >= max(1, kills // 10), (torn_tails, mid_commit, kills)
     assert mid_commit >= torn_tails
