@@ -14,7 +14,7 @@ Three parts, each on a copy of a graph file in a scratch folder (never the repos
    through the Python API. Reports medians and the ratio live / compacted (goal <= 1.3x at
    1 %).
 3. ``compaction``: a larger graph with many changed edges (``--compact-graph`` takes an
-   existing file, e.g. the billion-edge one, and changes it in place): optionally cold and
+   existing file, e.g. the billion-edge one, changes it in place and deletes it): optionally cold and
    warm queries on it against a plain copy (``--compact-queries``), then ``compact`` in a
    child process (wall time and peak RSS), against converting the same final edge list from
    a text or ``.npy`` file with ``convert`` (also a child). Goal: compaction >= 5x faster.
@@ -409,6 +409,8 @@ def part_compaction(
     res["edge_list_write_seconds"] = time.perf_counter() - t
     res["rebuild_from"] = rebuild_from
     res["edge_list_bytes"] = os.path.getsize(edges)
+    if in_place:  # disk for the conversion's runs and output (the billion-edge graph)
+        live.unlink()
     rebuilt = work / "rebuilt.graph"
     conv = child(["convert", str(rebuilt), str(edges), memory_limit])
     edges.unlink()
@@ -437,7 +439,7 @@ def main() -> int:
     ap.add_argument(
         "--compact-graph",
         default=None,
-        help="compact this graph file instead (changed IN PLACE: pass a scratch copy)",
+        help="compact this graph file instead (changed in place, then DELETED: pass a copy)",
     )
     ap.add_argument("--compact-batch", type=int, default=100_000, help="edges per commit")
     ap.add_argument(
