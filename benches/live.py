@@ -14,10 +14,11 @@ Three parts, each on a copy of a graph file in a scratch folder (never the repos
    through the Python API. Reports medians and the ratio live / compacted (goal <= 1.3x at
    1 %).
 3. ``compaction``: a larger graph with many changed edges (``--compact-graph`` takes an
-   existing file, e.g. the billion-edge one, changes it in place and deletes it): optionally cold and
-   warm queries on it against a plain copy (``--compact-queries``), then ``compact`` in a
-   child process (wall time and peak RSS), against converting the same final edge list from
-   a text or ``.npy`` file with ``convert`` (also a child). Goal: compaction >= 5x faster.
+   existing file, e.g. the billion-edge one, changes it in place and deletes it): optionally
+   cold and warm queries on it against a plain copy (``--compact-queries``), then ``compact``
+   in a child process (wall time and peak RSS), against converting the same final edge list
+   from a text or ``.npy`` file with ``convert`` (also a child). Goal: compaction >= 5x
+   faster.
 
 The results go to ``benches/results/live.json`` (with --smoke into a temporary folder) with
 the machine, load and commit.
