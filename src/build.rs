@@ -539,6 +539,7 @@ pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
             &mut stats,
         );
     }
+    let _scan = graph.scan();
     write_atomic(target, graph.image())
 }
 

@@ -192,6 +192,13 @@ impl Overlay {
         self.data.get()
     }
 
+    #[cfg(unix)]
+    pub(crate) fn advise(&self, advice: memmap2::Advice) {
+        if let Bytes::Map(m) = &self.data {
+            let _ = m.advise(advice);
+        }
+    }
+
     /// `count` items of `T` at `off`, inside the committed bytes and aligned.
     fn slice<T: Copy>(&self, off: u64, count: u64) -> Result<&[T]> {
         let size = std::mem::size_of::<T>() as u64;
@@ -332,6 +339,35 @@ impl Overlay {
                     off as usize,
                     (end - off) as usize,
                 );
+            }
+        }
+    }
+
+    /// Read-ahead hints (asynchronous) for the tree's pages just above the leaves, for a graph
+    /// opened with `prefetch`: every query's hints for its nodes' leaves walk these pages,
+    /// which on a cold file would otherwise be read one synchronous fault at a time (about one
+    /// per touched node on a large graph with ids in no particular order). The levels above
+    /// them are read now: at most 1 + 256 pages, 5 on a 65-million-node graph.
+    #[cfg(unix)]
+    pub(crate) fn hint_inner_pages(&self) {
+        let Bytes::Map(m) = &self.data else {
+            return;
+        };
+        let mut pages = vec![self.trailer.root];
+        let mut level = self.trailer.depth - 1;
+        while level > 1 {
+            pages = pages
+                .iter()
+                .filter(|&&off| off != 0)
+                .filter_map(|&off| self.slice::<u64>(off, FANOUT as u64).ok())
+                .flat_map(|page| page.iter().copied().filter(|&c| c != 0))
+                .collect();
+            level -= 1;
+        }
+        if level == 1 {
+            for off in pages.into_iter().filter(|&off| off != 0 && off < self.end) {
+                let len = (8 * FANOUT as u64).min(self.end - off);
+                let _ = m.advise_range(memmap2::Advice::WillNeed, off as usize, len as usize);
             }
         }
     }
@@ -599,7 +635,13 @@ pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
             Err(e) => return Err(Error::io(&lp, e)),
         };
         match attach(g, &file, &lp, base_ident)? {
-            Some(g) => return Ok(g),
+            Some(g) => {
+                #[cfg(unix)]
+                if let Some(l) = g.overlay().filter(|_| g.prefetch()) {
+                    l.hint_inner_pages();
+                }
+                return Ok(g);
+            }
             None => continue,
         }
     }

@@ -271,6 +271,8 @@ pub fn write_permuted(
         }
         new_of[v as usize] = i as u32;
     }
+    // Every row is read: with read-ahead (a cold file, e.g. compacting a large graph).
+    let _scan = g.scan();
     g.verify_checksums()?;
     let identity = !g.permuted() && order.iter().enumerate().all(|(i, &v)| v as usize == i);
     let id_kind = match g.id_kind() {
@@ -499,6 +501,7 @@ pub fn reorder(
 ) -> Result<ReorderStats> {
     let pool = crate::embed::pool(threads)?;
     let mut stats = ReorderStats::default();
+    let _scan = g.scan(); // the order's rounds read every row too
     let t = Instant::now();
     let order = locality_order(g, method, rounds, &pool, progress, &mut stats)?;
     stats.order_nanos = t.elapsed().as_nanos() as u64;
