@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -487,7 +486,7 @@ def main() -> int:
     parts = set(args.parts.split(","))
 
     work = Path(tempfile.mkdtemp(prefix="livebench-", dir=args.scratch))
-    res: dict[str, Any] = {"benchmark": "live", "machine": machine_info()}
+    res: dict[str, Any] = {"benchmark": "live"}
     try:
         if args.smoke:
             base = work / "smoke.graph"
@@ -507,16 +506,33 @@ def main() -> int:
                 big = dataset_graph(args.compact_dataset)
             sizes, total, fr = [1, 100, 10_000], args.throughput_edges, [0.001, 0.01, 0.1]
             warm_q, cold_q, changes = args.warm, args.cold, args.compact_changes
-        res["dataset"] = "synthetic" if args.smoke else args.dataset
-        res["load_before"] = os.getloadavg()
+        command = "python benches/live.py " + " ".join(sys.argv[1:])
+
+        def run_part(name: str, dataset: str, run: Any) -> Any:
+            # Each part records where, when and how it ran: parts run separately share the file.
+            rec: dict[str, Any] = {
+                "command": command,
+                "dataset": dataset,
+                "machine": machine_info(),
+                "load_before": os.getloadavg(),
+            }
+            rec["result"] = run()
+            rec["load_after"] = os.getloadavg()
+            res["parts"][name] = rec
+            return rec["result"]
+
+        res["parts"] = {}
+        small = "synthetic" if args.smoke else args.dataset
         if "throughput" in parts:
-            res["throughput"] = part_throughput(base, work, sizes, total)
-            print_table(res["throughput"])
+            print_table(
+                run_part("throughput", small, lambda: part_throughput(base, work, sizes, total))
+            )
         if "latency" in parts:
-            res["latency"] = part_latency(base, work, fr, warm_q, cold_q)
-            print_table(res["latency"])
+            print_table(
+                run_part("latency", small, lambda: part_latency(base, work, fr, warm_q, cold_q))
+            )
         if "compaction" in parts:
-            res["compaction_dataset"] = (
+            name = (
                 "synthetic"
                 if args.smoke
                 else Path(args.compact_graph).name
@@ -525,33 +541,32 @@ def main() -> int:
                 if args.compact_synthetic
                 else args.compact_dataset
             )
-            res["compaction"] = part_compaction(
-                big,
-                work,
-                changes,
-                args.threads,
-                batch=args.compact_batch,
-                rebuild_from=args.rebuild_from,
-                queries=3 if args.smoke else args.compact_queries,
-                in_place=bool(args.compact_graph),
-                memory_limit=args.memory_limit,
+            result = run_part(
+                "compaction",
+                name,
+                lambda: part_compaction(
+                    big,
+                    work,
+                    changes,
+                    args.threads,
+                    batch=args.compact_batch,
+                    rebuild_from=args.rebuild_from,
+                    queries=3 if args.smoke else args.compact_queries,
+                    in_place=bool(args.compact_graph),
+                    memory_limit=args.memory_limit,
+                ),
             )
-            print(json.dumps(res["compaction"], indent=1))
-        res["load_after"] = os.getloadavg()
-        res["ru_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(json.dumps(result, indent=1))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.smoke:
-        assert all(r["bit_identical"] for r in res["latency"])
-        assert res["compaction"]["same_edge_count"]
+        assert all(r["bit_identical"] for r in res["parts"]["latency"]["result"])
+        assert res["parts"]["compaction"]["result"]["same_edge_count"]
     # One result file: parts run separately are merged into it.
     out_old = Path(args.out) if args.out else RESULTS / "live.json"
     if not args.smoke and out_old.exists():
-        old = json.loads(out_old.read_text())
-        for k in ("throughput", "latency", "compaction", "compaction_dataset"):
-            if k not in res and k in old:
-                res[k] = old[k]
-                res.setdefault("earlier_parts", {})[k] = old.get("machine", {})
+        old = json.loads(out_old.read_text()).get("parts", {})
+        res["parts"] = {**old, **res["parts"]}
     out = (
         Path(args.out)
         if args.out
