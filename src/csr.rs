@@ -548,8 +548,10 @@ impl Graph {
         if v as usize >= self.n {
             return Err(self.out_of_range(v));
         }
-        if let Some(r) = l.record(v)? {
-            return Ok((r.nbrs, r.wts));
+        if !l.unchanged(v) {
+            if let Some(r) = l.record(v)? {
+                return Ok((r.nbrs, r.wts));
+            }
         }
         if v < l.base_n() {
             let nb = self.neighbors_in::<false>(v)?;
@@ -615,6 +617,13 @@ impl Graph {
             if let Some(l) = self.live.as_deref() {
                 if v as usize >= self.n {
                     return Err(self.out_of_range(v));
+                }
+                if l.unchanged(v) {
+                    return if v < l.base_n() {
+                        self.strength_in::<false>(v)
+                    } else {
+                        Ok(0.0)
+                    };
                 }
                 // From the tree's leaf (no read of the row itself: a threshold lookup of a
                 // cold query costs no extra page).
@@ -687,8 +696,16 @@ impl Graph {
     /// Counts `updates` edge updates of a finished push (see `floor_strengths`).
     #[inline]
     pub(crate) fn note_work(&self, updates: u64) {
-        if self.floor_strengths.get().is_none() {
-            self.work.fetch_add(updates.max(1), AtomicOrdering::Relaxed);
+        if self.floor_strengths.get().is_none() || self.live.is_some() {
+            let done = self.work.fetch_add(updates.max(1), AtomicOrdering::Relaxed);
+            // A change log's bitmap of changed nodes: it reads 16 bytes per node (the tree's
+            // leaves, in order), a few ns per node against ~50 ns per edge update, so it is
+            // built once the pushes on this snapshot have done n/8 edge updates.
+            if let Some(l) = self.live.as_deref() {
+                if done >= self.n as u64 / 8 {
+                    l.build_changed();
+                }
+            }
         }
     }
 

@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
@@ -156,6 +156,9 @@ pub struct Overlay {
     base_n: u32,
     n: u32,
     runs: Vec<Run>,
+    /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
+    /// tree could not be read whole (queries then walk it and report what is wrong).
+    changed: OnceLock<Box<[u64]>>,
 }
 
 impl Overlay {
@@ -183,6 +186,7 @@ impl Overlay {
             base_n,
             n: trailer.num_nodes as u32,
             runs: Vec::new(),
+            changed: OnceLock::new(),
         };
         o.runs = o.read_runs(base.id_kind())?;
         Ok(o)
@@ -410,6 +414,68 @@ impl Overlay {
             }
             _ => false,
         }
+    }
+
+    /// Whether `v`'s row is known not to be in the log, without walking the tree: true only
+    /// once the bitmap of changed nodes is built (`build_changed`) and `v`'s bit is clear.
+    #[inline(always)]
+    pub(crate) fn unchanged(&self, v: u32) -> bool {
+        match self.changed.get() {
+            Some(bits) => bits
+                .get(v as usize / 64)
+                .is_some_and(|w| w & (1 << (v % 64)) == 0),
+            None => false,
+        }
+    }
+
+    /// Builds the bitmap of nodes whose row is in the log (n/8 bytes, once per snapshot):
+    /// afterwards a lookup of an unchanged node skips the walk to its leaf, which on a graph
+    /// of tens of millions of nodes is a cache miss per lookup (the push looks up every node
+    /// it deposits on). Reads every leaf of the tree, so `Graph::note_work` calls it only
+    /// once the pushes on this snapshot have done enough work to pay for it.
+    pub(crate) fn build_changed(&self) {
+        self.changed.get_or_init(|| {
+            // The leaves are read in node order, mostly in file order too: read ahead.
+            #[cfg(unix)]
+            self.advise(memmap2::Advice::Sequential);
+            let n = self.n as usize;
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            for first in (0..self.n).step_by(FANOUT) {
+                let Ok(page) = self.leaf_page(first) else {
+                    #[cfg(unix)]
+                    self.advise(memmap2::Advice::Random);
+                    return Box::new([]);
+                };
+                let Some(page) = page else { continue };
+                for (i, slot) in page.chunks_exact(2).enumerate() {
+                    let v = first as usize + i;
+                    if slot[0] != 0 && v < n {
+                        bits[v / 64] |= 1 << (v % 64);
+                    }
+                }
+            }
+            #[cfg(unix)]
+            self.advise(memmap2::Advice::Random);
+            bits.into_boxed_slice()
+        });
+    }
+
+    /// The leaf page holding `v`'s entry (`2 * FANOUT` words), or None when there is none.
+    fn leaf_page(&self, v: u32) -> Result<Option<&[u64]>> {
+        let mut off = self.trailer.root;
+        let mut level = self.trailer.depth - 1;
+        while level > 0 {
+            if off == 0 {
+                return Ok(None);
+            }
+            let page: &[u64] = self.slice(off, FANOUT as u64)?;
+            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
+            level -= 1;
+        }
+        if off == 0 {
+            return Ok(None);
+        }
+        self.slice(off, 2 * FANOUT as u64).map(Some)
     }
 
     #[inline]

@@ -315,6 +315,8 @@ fn scenario(dir: &Path, seed: u64, kind: Kind, directed: bool, weighted: bool, m
         let reopened = Graph::open(&path).unwrap();
         reopened.validate().unwrap();
         assert_same(&reopened, &want, &format!("{what} reopened"));
+        // Its pushes have built the bitmap of changed nodes: rows and results through it.
+        assert_same(&reopened, &want, &format!("{what} reopened, bitmap"));
     }
     w.compact(1).unwrap();
     let want = model.build();
