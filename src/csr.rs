@@ -312,7 +312,7 @@ impl Graph {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             // The threshold of a changed row is in its tree leaf.
-            if (v as usize) < self.n {
+            if (v as usize) < self.n && !l.unchanged(v) {
                 l.prefetch_leaf(v, hinted);
             }
         }
@@ -350,7 +350,7 @@ impl Graph {
     pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
-            if (v as usize) < self.n && l.prefetch_record(v, hinted) {
+            if (v as usize) < self.n && !l.unchanged(v) && l.prefetch_record(v, hinted) {
                 return;
             }
         }

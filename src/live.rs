@@ -301,20 +301,9 @@ impl Overlay {
     /// touching the record.
     #[inline]
     fn leaf(&self, v: u32) -> Result<(u64, f64)> {
-        let mut off = self.trailer.root;
-        let mut level = self.trailer.depth - 1;
-        while level > 0 {
-            if off == 0 {
-                return Ok((0, 0.0));
-            }
-            let page: &[u64] = self.slice(off, FANOUT as u64)?;
-            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
-            level -= 1;
-        }
-        if off == 0 {
+        let Some(page) = self.leaf_page(v)? else {
             return Ok((0, 0.0));
-        }
-        let page: &[u64] = self.slice(off, 2 * FANOUT as u64)?;
+        };
         let slot = 2 * (v as usize & (FANOUT - 1));
         Ok((page[slot], f64::from_bits(page[slot + 1])))
     }
@@ -461,6 +450,7 @@ impl Overlay {
     }
 
     /// The leaf page holding `v`'s entry (`2 * FANOUT` words), or None when there is none.
+    #[inline]
     fn leaf_page(&self, v: u32) -> Result<Option<&[u64]>> {
         let mut off = self.trailer.root;
         let mut level = self.trailer.depth - 1;
