@@ -178,6 +178,20 @@ def part_throughput(base: Path, work: Path, sizes: list[int], total: int) -> lis
     return rows
 
 
+def cold_query(path: Path, v: Any, model: Any) -> tuple[float, Any]:
+    """One query on ``path`` with the file and its log evicted from the page cache first:
+    seconds, opening included (it hints the log's tree), and the graph it opened."""
+    import instant_embedding as ie
+
+    for f in (path, Path(str(path) + ".live")):
+        if f.exists():
+            evict(f)
+    t = time.perf_counter()
+    g = ie.Graph.open(path, prefetch=True)
+    model.embed(g, [v])
+    return time.perf_counter() - t, g
+
+
 def part_latency(
     base: Path, work: Path, fractions: list[float], warm_q: int, cold_q: int
 ) -> list[dict]:
@@ -217,14 +231,7 @@ def part_latency(
         cold: dict[str, list[float]] = {"live": [], "compacted": []}
         for v in sample[:cold_q]:
             for name, p in (("live", live), ("compacted", comp)):
-                for f in (p, Path(str(p) + ".live")):
-                    if f.exists():
-                        evict(f)
-                t = time.perf_counter()  # opening included (it hints the log's tree)
-                g = ie.Graph.open(p, prefetch=True)
-                model.embed(g, [v])
-                cold[name].append(time.perf_counter() - t)
-                del g
+                cold[name].append(cold_query(p, v, model)[0])
         row = {
             "fraction_changed": frac,
             "changed_edges": count,
@@ -334,13 +341,8 @@ def cold_and_warm(
     }
     for v in nodes:
         for name, p in (("live", live), ("compacted", comp)):
-            for f in (p, Path(str(p) + ".live")):
-                if f.exists():
-                    evict(f)
-            t = time.perf_counter()  # cold: opening included (it hints the log's tree)
-            g = ie.Graph.open(p, prefetch=True)
-            model.embed(g, [v])
-            out["cold"][name].append(time.perf_counter() - t)
+            seconds, g = cold_query(p, v, model)
+            out["cold"][name].append(seconds)
             t = time.perf_counter()
             model.embed(g, [v])
             out["warm"][name].append(time.perf_counter() - t)
