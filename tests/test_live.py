@@ -358,16 +358,19 @@ HUB_BASE = 1_000_000
 WIDTH = 2000  # edges per batch: a large commit, so kills land inside its writes
 
 KILL_WRITER = rf"""
-import sys, instant_embedding as ie, numpy as np
+import os, sys, instant_embedding as ie, numpy as np
+# One write(2) per line: a kill cannot cut a line in two (print() under PYTHONUNBUFFERED=1
+# writes "acked", " ", k and the newline as four separate writes).
+say = lambda word, k: os.write(1, f"{{word}} {{k}}\n".encode())
 path = sys.argv[1]
 g = ie.Graph.open(path, writable=True)
 k = g.log_info()["commits"]
-print("ready", k, flush=True)
+say("ready", k)
 while True:
     hub = np.full({WIDTH}, {HUB_BASE} + k, dtype=np.int64)
-    print("begin", k, flush=True)
+    say("begin", k)
     g.add_edges(hub, np.arange({WIDTH}, dtype=np.int64) * 3)
-    print("acked", k, flush=True)
+    say("acked", k)
     k += 1
 """
 
