@@ -901,16 +901,19 @@ impl Ids {
     }
 }
 
-/// What undoing a failed call needs.
-enum Undo {
-    /// `row[nbr]` was `old` (None: absent).
-    Arc(u32, u32, Option<f32>),
-    /// The row of this node was loaded into the batch by this call.
-    Loaded(u32),
-}
+/// A changed arc `(a, b)` and its weight now (None: removed).
+type ArcChange = (u32, u32, Option<f32>);
 
-/// Changes applied on top of a committed graph, not yet written: the rows they touched (as
-/// maps), the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
+/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
+/// (None: it had none).
+struct Undo(u32, u32, Option<Option<f32>>);
+
+/// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
+/// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
+///
+/// Only the changed arcs are kept, not the rows they belong to: memory grows with the batch,
+/// not with the degrees of the nodes it touches. The new rows are merged from the committed
+/// ones while the segment is written ([`Stage::for_each_row`]).
 struct Stage {
     kind: IdKind,
     directed: bool,
@@ -919,7 +922,9 @@ struct Stage {
     /// Node count of the committed graph, and with this batch's created nodes.
     committed_n: u32,
     n: u32,
-    rows: HashMap<u32, HashMap<u32, f32>>,
+    /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
+    /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
+    arcs_set: HashMap<(u32, u32), Option<f32>>,
     created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     new_ids: Vec<LogId>,
@@ -956,7 +961,7 @@ impl Stage {
             merge,
             committed_n: c.n,
             n: c.n,
-            rows: HashMap::new(),
+            arcs_set: HashMap::new(),
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
@@ -1039,35 +1044,59 @@ impl Stage {
         Ok(v)
     }
 
-    fn row<'a>(&'a mut self, g: &Graph, v: u32) -> Result<&'a mut HashMap<u32, f32>> {
-        match self.rows.entry(v) {
-            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let mut m = HashMap::new();
-                if (v as usize) < g.num_nodes() {
-                    let nb = g.neighbors_checked(v)?;
-                    let w = g.weights(v)?;
-                    m.reserve(nb.len() + 1);
-                    for (k, &u) in nb.iter().enumerate() {
-                        m.insert(u, w.map_or(1.0, |w| w[k]));
+    /// The weight of arc `a -> b` in the committed graph `g`, if it has that arc. Rows are
+    /// sorted by index, or by id in a permuted graph: a binary search either way.
+    fn committed_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
+        let n = g.num_nodes();
+        if a as usize >= n || b as usize >= n {
+            return Ok(None);
+        }
+        let nb = g.neighbors(a)?;
+        let at = if !g.permuted() || g.id_kind() == IdKind::Implicit {
+            nb.binary_search(&b).ok()
+        } else {
+            let key = self.id_of(g, b)?;
+            let (mut lo, mut hi) = (0, nb.len());
+            let mut found = None;
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                match self.id_of(g, nb[mid])?.cmp(&key) {
+                    std::cmp::Ordering::Less => lo = mid + 1,
+                    std::cmp::Ordering::Greater => hi = mid,
+                    std::cmp::Ordering::Equal => {
+                        found = Some(mid);
+                        break;
                     }
                 }
-                self.undo.push(Undo::Loaded(v));
-                Ok(e.insert(m))
             }
+            found
+        };
+        Ok(match at {
+            None => None,
+            Some(k) => Some(g.weights(a)?.map_or(1.0, |w| w[k])),
+        })
+    }
+
+    /// The weight of arc `a -> b` with this batch applied, if the arc exists.
+    fn current_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
+        match self.arcs_set.get(&(a, b)) {
+            Some(&w) => Ok(w),
+            None => self.committed_arc(g, a, b),
         }
+    }
+
+    fn set_arc(&mut self, a: u32, b: u32, w: Option<f32>) {
+        let before = self.arcs_set.insert((a, b), w);
+        self.undo.push(Undo(a, b, before));
     }
 
     /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
     fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
-        let merge = self.merge;
-        let weighted = self.weighted;
-        let row = self.row(g, a)?;
-        let old = row.get(&b).copied();
+        let old = self.current_arc(g, a, b)?;
         let new = match old {
             None => w,
-            Some(_) if !weighted => 1.0,
-            Some(x) => match merge {
+            Some(_) if !self.weighted => 1.0,
+            Some(x) => match self.merge {
                 Merge::Sum => x + w,
                 Merge::Max => x.max(w),
             },
@@ -1077,8 +1106,7 @@ impl Stage {
                 "merged weight of arc ({a}, {b}) overflows float32"
             )));
         }
-        row.insert(b, new);
-        self.undo.push(Undo::Arc(a, b, old));
+        self.set_arc(a, b, Some(new));
         if old.is_none() {
             self.arcs += 1;
             // Self-loops are counted for undirected graphs only (their edge count).
@@ -1090,9 +1118,9 @@ impl Stage {
     }
 
     fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<()> {
-        let row = self.row(g, a)?;
-        let old = row.remove(&b);
-        self.undo.push(Undo::Arc(a, b, old));
+        // The reverse arc of an undirected edge is looked up too: a damaged file may lack it.
+        let old = self.current_arc(g, a, b)?;
+        self.set_arc(a, b, None);
         if old.is_some() {
             self.arcs -= 1;
             if a == b && !self.directed {
@@ -1103,18 +1131,7 @@ impl Stage {
     }
 
     fn has_arc(&self, g: &Graph, a: u32, b: u32) -> Result<bool> {
-        if let Some(r) = self.rows.get(&a) {
-            return Ok(r.contains_key(&b));
-        }
-        if a as usize >= g.num_nodes() {
-            return Ok(false);
-        }
-        let nb = g.neighbors_checked(a)?;
-        if !g.permuted() || g.id_kind() == IdKind::Implicit {
-            // Rows sorted by index.
-            return Ok(nb.binary_search(&b).is_ok());
-        }
-        Ok(nb.contains(&b))
+        Ok(self.current_arc(g, a, b)?.is_some())
     }
 
     fn apply_add(&mut self, g: &Graph, a: &LogId, b: &LogId, w: Option<f32>) -> Result<()> {
@@ -1186,20 +1203,11 @@ impl Stage {
                 Ok(changed)
             }
             Err(e) => {
-                while let Some(u) = self.undo.pop() {
-                    match u {
-                        Undo::Arc(a, b, old) => {
-                            if let Some(r) = self.rows.get_mut(&a) {
-                                match old {
-                                    Some(x) => r.insert(b, x),
-                                    None => r.remove(&b),
-                                };
-                            }
-                        }
-                        Undo::Loaded(v) => {
-                            self.rows.remove(&v);
-                        }
-                    }
+                while let Some(Undo(a, b, before)) = self.undo.pop() {
+                    match before {
+                        Some(w) => self.arcs_set.insert((a, b), w),
+                        None => self.arcs_set.remove(&(a, b)),
+                    };
                 }
                 for id in self.new_ids.drain(saved.7..) {
                     self.created.remove(&id);
@@ -1234,33 +1242,106 @@ impl Stage {
         })
     }
 
-    /// The final rows of the changed nodes, ascending by node: each sorted by the neighbours'
-    /// ids (by index while internal order is id order), weights merged.
-    fn finish(&self, g: &Graph) -> Result<Vec<Row>> {
-        let mut nodes: Vec<u32> = self.rows.keys().copied().collect();
-        nodes.sort_unstable();
-        let by_index = !self.permuted || self.kind == IdKind::Implicit;
-        let mut out = Vec::with_capacity(nodes.len());
-        for v in nodes {
-            let mut row: Vec<(u32, f32)> = self.rows[&v].iter().map(|(&u, &w)| (u, w)).collect();
-            if by_index {
-                row.sort_unstable_by_key(|e| e.0);
+    /// The changed arcs, sorted by node (the input of [`Stage::for_each_row`]).
+    fn sorted_changes(&self) -> Vec<ArcChange> {
+        let mut changes: Vec<ArcChange> = self
+            .arcs_set
+            .iter()
+            .map(|(&(a, b), &w)| (a, b, w))
+            .collect();
+        changes.sort_unstable_by_key(|c| (c.0, c.1));
+        changes
+    }
+
+    /// An upper bound of the bytes the new rows and their leaves take in a segment.
+    fn rows_bytes_bound(&self, g: &Graph, changes: &[ArcChange]) -> Result<u64> {
+        let (mut bytes, mut leaves, mut last_leaf) = (0, 0, None);
+        for group in changes.chunk_by(|x, y| x.0 == y.0) {
+            let v = group[0].0;
+            let old = if (v as usize) < g.num_nodes() {
+                g.degree(v)?
             } else {
-                let mut keyed = row
-                    .iter()
-                    .map(|&(u, w)| Ok((self.id_of(g, u)?, u, w)))
-                    .collect::<Result<Vec<_>>>()?;
-                keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                row = keyed.into_iter().map(|(_, u, w)| (u, w)).collect();
-            }
-            out.push((v, row));
+                0
+            };
+            let arcs = pad8(4 * (old + group.len() as u64));
+            bytes += RECORD_HEADER_LEN as u64 + arcs * (1 + u64::from(self.weighted));
+            let leaf = v >> FANOUT_BITS;
+            leaves += u64::from(last_leaf != Some(leaf));
+            last_leaf = Some(leaf);
         }
-        Ok(out)
+        // A leaf holds two words per slot; inner pages add about 1/FANOUT of that.
+        Ok(bytes + leaves * 2 * 8 * FANOUT as u64 * 9 / 8)
+    }
+
+    /// Calls `f(v, neighbours, weights)` with the new row of every node this batch changed,
+    /// ascending by node; each row sorted by the neighbours' ids (by index while internal order
+    /// is id order), weights merged (`weights` is empty for an unweighted graph). The rows are
+    /// merged one at a time from the committed rows and the changed arcs.
+    fn for_each_row(
+        &self,
+        g: &Graph,
+        mut changes: Vec<ArcChange>,
+        mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let by_index = !self.permuted || self.kind == IdKind::Implicit;
+        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
+        for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
+            let v = group[0].0;
+            if !by_index {
+                let mut keyed = group
+                    .iter()
+                    .map(|c| Ok((self.id_of(g, c.1)?, *c)))
+                    .collect::<Result<Vec<_>>>()?;
+                keyed.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+                for (slot, (_, c)) in group.iter_mut().zip(keyed) {
+                    *slot = c;
+                }
+            }
+            // The committed row is sorted in the output order: by index, or by id, which is
+            // the same order for committed nodes while the graph is not permuted.
+            let (old, old_w) = if (v as usize) < g.num_nodes() {
+                (g.neighbors_checked(v)?, g.weights(v)?)
+            } else {
+                (&[][..], None)
+            };
+            nbrs.clear();
+            wts.clear();
+            let mut emit = |u: u32, w: f32| {
+                nbrs.push(u);
+                if self.weighted {
+                    wts.push(w);
+                }
+            };
+            let (mut i, mut j) = (0, 0);
+            while i < old.len() || j < group.len() {
+                let order = if i == old.len() {
+                    std::cmp::Ordering::Greater
+                } else if j == group.len() {
+                    std::cmp::Ordering::Less
+                } else if by_index {
+                    old[i].cmp(&group[j].1)
+                } else {
+                    self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
+                };
+                match order {
+                    std::cmp::Ordering::Less => {
+                        emit(old[i], old_w.map_or(1.0, |w| w[i]));
+                        i += 1;
+                    }
+                    std::cmp::Ordering::Equal | std::cmp::Ordering::Greater => {
+                        if let Some(w) = group[j].2 {
+                            emit(group[j].1, w);
+                        }
+                        i += usize::from(order.is_eq());
+                        j += 1;
+                    }
+                }
+            }
+            f(v, &nbrs, &wts)?;
+        }
+        Ok(())
     }
 }
-
-/// A node and its row: `(neighbour, weight)` sorted like a rebuilt file's.
-type Row = (u32, Vec<(u32, f32)>);
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 enum LogIdRef<'a> {
@@ -1752,18 +1833,22 @@ fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(Segment
     seg.align8();
 
     // Rows of the changed nodes, ascending.
-    let rows = stage.finish(g)?;
     let ov = g.overlay();
-    let mut entries = Vec::with_capacity(rows.len());
+    let changes = stage.sorted_changes();
+    // Reserved at once: growing a buffer of gigabytes by doubling would hold both copies.
+    let bound = stage.rows_bytes_bound(g, &changes)?;
+    seg.bytes
+        .reserve(usize::try_from(bound).unwrap_or(usize::MAX));
+    let mut entries = Vec::new();
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
-    for (v, row) in &rows {
+    stage.for_each_row(g, changes, |v, nbrs, wts| {
         let had = match ov {
-            Some(o) if (*v as usize) < o.num_nodes() => o.entry(*v)? != 0,
+            Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
             _ => false,
         };
         changed += u64::from(!had);
         let strength = if stage.weighted {
-            strength_of(&row.iter().map(|e| e.1).collect::<Vec<f32>>())
+            strength_of(wts)
         } else {
             0.0
         };
@@ -1771,25 +1856,26 @@ fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(Segment
         let leaf = if stage.weighted {
             strength
         } else {
-            row.len() as f64
+            nbrs.len() as f64
         };
-        entries.push((*v, seg.pos(), leaf));
+        entries.push((v, seg.pos(), leaf));
         let mut head = [0u8; RECORD_HEADER_LEN];
         head[..4].copy_from_slice(&v.to_le_bytes());
-        head[4..8].copy_from_slice(&(row.len() as u32).to_le_bytes());
+        head[4..8].copy_from_slice(&(nbrs.len() as u32).to_le_bytes());
         head[8..].copy_from_slice(&strength.to_bits().to_le_bytes());
         seg.put(&head);
-        for e in row {
-            seg.put(&e.0.to_le_bytes());
+        for u in nbrs {
+            seg.put(&u.to_le_bytes());
         }
         seg.align8();
         if stage.weighted {
-            for e in row {
-                seg.put(&e.1.to_le_bytes());
+            for w in wts {
+                seg.put(&w.to_le_bytes());
             }
             seg.align8();
         }
-    }
+        Ok(())
+    })?;
 
     // Ids of the created nodes, merged into runs of decreasing size.
     let mut runs_at = ov.map_or(0, |o| o.trailer.runs);
@@ -2092,29 +2178,27 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
             g.num_arcs()
         )));
     }
-    let rows = stage.finish(&base)?;
     {
         {
             let stored = o.changed_nodes()?;
-            let replayed: Vec<u32> = rows.iter().map(|r| r.0).collect();
-            if stored != replayed {
-                return Err(bad(
-                    "the nodes with rows differ from the replayed ones".into()
-                ));
-            }
             if o.trailer.changed != stored.len() as u64 {
                 return Err(bad("the changed-node count is wrong".into()));
             }
-            for (v, row) in &rows {
-                let rec = o.record(*v)?.expect("listed by the tree walk");
-                let same = rec.nbrs.len() == row.len()
-                    && rec.nbrs.iter().zip(row).all(|(&a, b)| a == b.0)
+            let differ = || bad("the nodes with rows differ from the replayed ones".into());
+            let mut listed = stored.iter();
+            stage.for_each_row(&base, stage.sorted_changes(), |v, nbrs, wts| {
+                if listed.next() != Some(&v) {
+                    return Err(differ());
+                }
+                let rec = o.record(v)?.expect("listed by the tree walk");
+                let same = rec.nbrs == nbrs
                     && (!g.weighted()
-                        || rec
-                            .wts
-                            .iter()
-                            .zip(row)
-                            .all(|(a, b)| a.to_bits() == b.1.to_bits()));
+                        || rec.wts.len() == wts.len()
+                            && rec
+                                .wts
+                                .iter()
+                                .zip(wts)
+                                .all(|(a, b)| a.to_bits() == b.to_bits()));
                 if !same {
                     return Err(bad(format!("the row of node {v} differs from its replay")));
                 }
@@ -2126,9 +2210,13 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
                 } else {
                     rec.nbrs.len() as f64
                 };
-                if o.strength(*v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
+                if o.strength(v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
                     return Err(bad(format!("the tree's strength of node {v} is wrong")));
                 }
+                Ok(())
+            })?;
+            if listed.next().is_some() {
+                return Err(differ());
             }
             for (k, id) in stage.new_ids.iter().enumerate() {
                 let v = base.num_nodes() as u32 + k as u32;

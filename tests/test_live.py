@@ -317,6 +317,25 @@ def test_bad_calls_change_nothing(tmp_path):
         assert list(g.edge_weights("a")) == [1.5]
 
 
+def test_a_failed_call_inside_a_batch_keeps_what_the_batch_staged_before_it(tmp_path):
+    path = str(tmp_path / "f.graph")
+    ie.Graph.from_edges(["a", "b"], ["b", "c"], weights=[1.0, 2.0]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        with g.batch():
+            g.add_edges(["a"], ["b"], [0.5])
+            g.remove_edges(["b"], ["c"])
+            # Re-adds b-c and raises a-b twice, then overflows: the whole call is undone,
+            # back to the arcs the two calls before it staged.
+            with pytest.raises(ValueError, match="overflows"):
+                g.add_edges(
+                    ["b", "a", "d", "a", "a"], ["c", "b", "a", "b", "b"], [4, 1, 1, 3e38, 3e38]
+                )
+        assert g.num_edges == 1 and "d" not in g
+        assert list(g.neighbors("b")) == ["a"] and list(g.edge_weights("b")) == [1.5]
+        assert list(g.neighbors("c")) == []
+        g.validate()
+
+
 def test_implicit_ids_grow_the_range_and_refuse_negatives(tmp_path):
     path = str(tmp_path / "i.graph")
     ie.Graph.from_edges([0, 1], [1, 2]).save(path)
