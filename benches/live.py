@@ -227,7 +227,8 @@ def part_latency(
                 t = time.perf_counter()
                 model.embed(g, [v])
                 warm[name].append(time.perf_counter() - t)
-        del gl, gc
+        # Every reference goes (the loops' `g` too): pages of a mapped file cannot be evicted.
+        del gl, gc, g
         cold: dict[str, list[float]] = {"live": [], "compacted": []}
         for v in sample[:cold_q]:
             for name, p in (("live", live), ("compacted", comp)):
