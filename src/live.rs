@@ -1253,26 +1253,6 @@ impl Stage {
         changes
     }
 
-    /// An upper bound of the bytes the new rows and their leaves take in a segment.
-    fn rows_bytes_bound(&self, g: &Graph, changes: &[ArcChange]) -> Result<u64> {
-        let (mut bytes, mut leaves, mut last_leaf) = (0, 0, None);
-        for group in changes.chunk_by(|x, y| x.0 == y.0) {
-            let v = group[0].0;
-            let old = if (v as usize) < g.num_nodes() {
-                g.degree(v)?
-            } else {
-                0
-            };
-            let arcs = pad8(4 * (old + group.len() as u64));
-            bytes += RECORD_HEADER_LEN as u64 + arcs * (1 + u64::from(self.weighted));
-            let leaf = v >> FANOUT_BITS;
-            leaves += u64::from(last_leaf != Some(leaf));
-            last_leaf = Some(leaf);
-        }
-        // A leaf holds two words per slot; inner pages add about 1/FANOUT of that.
-        Ok(bytes + leaves * 2 * 8 * FANOUT as u64 * 9 / 8)
-    }
-
     /// Calls `f(v, neighbours, weights)` with the new row of every node this batch changed,
     /// ascending by node; each row sorted by the neighbours' ids (by index while internal order
     /// is id order), weights merged (`weights` is empty for an unweighted graph). The rows are
@@ -1280,7 +1260,7 @@ impl Stage {
     fn for_each_row(
         &self,
         g: &Graph,
-        mut changes: Vec<ArcChange>,
+        changes: &mut [ArcChange],
         mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
     ) -> Result<()> {
         let by_index = !self.permuted || self.kind == IdKind::Implicit;
@@ -1708,9 +1688,9 @@ impl LiveWriter {
         }
         let g = self.snapshot.clone();
         let seq = self.slot.seq + 1;
-        let (seg, trailer_at, trailer_checksum) = build_segment(&g, &stage, seq, self.end)?;
         let lp = &self.log_path;
-        write_at(&self.file, &seg.bytes, seg.base).map_err(|e| Error::io(lp, e))?;
+        let (trailer_at, trailer_checksum) =
+            write_segment(&self.file, lp, &g, &stage, seq, self.end)?;
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
         let slot = Slot {
             seq,
@@ -1813,94 +1793,183 @@ fn merge_name(m: Merge) -> &'static str {
 
 /// Builds commit `seq`'s segment, to be written at `at`: returns it, its trailer's offset and
 /// the trailer's checksum.
-fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(SegmentBuf, u64, u64)> {
-    let mut seg = SegmentBuf {
+/// The bytes a record of `degree` arcs takes in a segment (it starts 8-aligned).
+fn record_len(degree: usize, weighted: bool) -> u64 {
+    let arcs = pad8(4 * degree as u64);
+    RECORD_HEADER_LEN as u64 + arcs * (1 + u64::from(weighted))
+}
+
+/// Appends a segment's bytes to the log file, hashing all but the trailer.
+struct SegmentWriter<'a> {
+    file: &'a File,
+    log_path: &'a Path,
+    /// Offset of `bytes[0]` in the file.
+    base: u64,
+    bytes: Vec<u8>,
+    hash: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl SegmentWriter<'_> {
+    /// Buffered bytes written at once: large rows stream out, small commits take one write.
+    const CHUNK: usize = 8 << 20;
+
+    fn pos(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+
+    fn put(&mut self, b: &[u8]) -> Result<()> {
+        self.hash.update(b);
+        self.put_unhashed(b)
+    }
+
+    fn put_unhashed(&mut self, b: &[u8]) -> Result<()> {
+        self.bytes.extend_from_slice(b);
+        if self.bytes.len() >= Self::CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        write_at(self.file, &self.bytes, self.base).map_err(|e| Error::io(self.log_path, e))?;
+        self.base += self.bytes.len() as u64;
+        self.bytes.clear();
+        Ok(())
+    }
+}
+
+/// Writes a commit's segment at `at`, the committed end (a crash before the superblock names
+/// it leaves the log as it was), without syncing; returns its trailer's offset and checksum.
+///
+/// The segment's length heads it and is under its checksum, so the new rows are merged twice
+/// from the committed rows and the batch's changes: once for their sizes, offsets and
+/// strengths, once to stream them to the file. The writer never holds them all.
+fn write_segment(
+    file: &File,
+    log_path: &Path,
+    g: &Graph,
+    stage: &Stage,
+    seq: u64,
+    at: u64,
+) -> Result<(u64, u64)> {
+    // Operations.
+    let ops_at = at;
+    let mut head = SegmentBuf {
         base: at,
-        bytes: Vec::with_capacity(4096 + stage.ops.len()),
+        bytes: Vec::with_capacity(OPS_HEADER_LEN + stage.ops.len() + 8),
     };
-    // Operations (the segment length is patched in at the end).
-    let ops_at = seg.pos();
-    seg.put(
+    head.put(
         &OpsHeader {
             seq,
             num_ops: stage.num_ops,
             payload_len: stage.ops.len() as u64,
-            segment_len: 0,
+            segment_len: 0, // patched in below
         }
         .encode(),
     );
-    seg.put(&stage.ops);
-    seg.align8();
+    head.put(&stage.ops);
+    head.align8();
 
-    // Rows of the changed nodes, ascending.
+    // First pass over the rows of the changed nodes (ascending): where each goes, and the
+    // tree leaf's value (the threshold's input: the strength, or the degree).
     let ov = g.overlay();
-    let changes = stage.sorted_changes();
-    // Reserved at once: growing a buffer of gigabytes by doubling would hold both copies.
-    let bound = stage.rows_bytes_bound(g, &changes)?;
-    seg.bytes
-        .reserve(usize::try_from(bound).unwrap_or(usize::MAX));
+    let mut changes = stage.sorted_changes();
     let mut entries = Vec::new();
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
-    stage.for_each_row(g, changes, |v, nbrs, wts| {
+    let mut rows_end = head.pos();
+    stage.for_each_row(g, &mut changes, |v, nbrs, wts| {
         let had = match ov {
             Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
             _ => false,
         };
         changed += u64::from(!had);
-        let strength = if stage.weighted {
-            strength_of(wts)
-        } else {
-            0.0
-        };
-        // The leaf keeps the threshold's input: the strength, or the degree.
         let leaf = if stage.weighted {
-            strength
+            strength_of(wts)
         } else {
             nbrs.len() as f64
         };
-        entries.push((v, seg.pos(), leaf));
-        let mut head = [0u8; RECORD_HEADER_LEN];
-        head[..4].copy_from_slice(&v.to_le_bytes());
-        head[4..8].copy_from_slice(&(nbrs.len() as u32).to_le_bytes());
-        head[8..].copy_from_slice(&strength.to_bits().to_le_bytes());
-        seg.put(&head);
-        for u in nbrs {
-            seg.put(&u.to_le_bytes());
-        }
-        seg.align8();
-        if stage.weighted {
-            for w in wts {
-                seg.put(&w.to_le_bytes());
-            }
-            seg.align8();
-        }
+        entries.push((v, rows_end, leaf));
+        rows_end += record_len(nbrs.len(), stage.weighted);
         Ok(())
     })?;
 
-    // Ids of the created nodes, merged into runs of decreasing size.
+    // After the rows: the ids of the created nodes, merged into runs of decreasing size, and
+    // the radix tree's changed pages.
+    let mut tail = SegmentBuf {
+        base: rows_end,
+        bytes: Vec::new(),
+    };
+    // Reserved at once (a graph changed all over has a new leaf, 16 bytes a node, for every
+    // 2^FANOUT_BITS nodes; inner pages add 1/FANOUT of that): doubling would hold two copies.
+    let leaves = entries
+        .chunk_by(|a, b| a.0 >> FANOUT_BITS == b.0 >> FANOUT_BITS)
+        .count();
+    tail.bytes.reserve(leaves * (16 * FANOUT + 8) * 9 / 8);
     let mut runs_at = ov.map_or(0, |o| o.trailer.runs);
     if !stage.new_ids.is_empty() {
-        runs_at = write_runs(&mut seg, ov, stage)?;
+        runs_at = write_runs(&mut tail, ov, stage)?;
     }
-
-    // The radix tree's changed pages.
     let (old_root, old_depth) = ov.map_or((0, 1), |o| (o.trailer.root, o.trailer.depth));
     let depth = depth_for(u64::from(stage.n)).max(old_depth);
     let root = if entries.is_empty() {
         old_root
     } else {
-        write_tree(&mut seg, ov, old_root, old_depth, depth, &entries)?
+        write_tree(&mut tail, ov, old_root, old_depth, depth, &entries)?
     };
     let depth = if root == 0 {
         depth_for(u64::from(stage.n))
     } else {
         depth
     };
+    tail.align8();
+    let trailer_at = tail.pos();
+    head.patch_u64(ops_at + 32, trailer_at + TRAILER_LEN as u64 - ops_at);
 
-    seg.align8();
-    let trailer_at = seg.pos();
-    let seg_len = trailer_at + TRAILER_LEN as u64 - ops_at;
-    seg.patch_u64(ops_at + 32, seg_len);
+    // Second pass: the bytes, in order.
+    let mut out = SegmentWriter {
+        file,
+        log_path,
+        base: at,
+        bytes: Vec::with_capacity(SegmentWriter::CHUNK + (1 << 16)),
+        hash: xxhash_rust::xxh3::Xxh3Default::new(),
+    };
+    out.put(&head.bytes)?;
+    let mut next = entries.iter();
+    let mut record = Vec::new();
+    stage.for_each_row(g, &mut changes, |v, nbrs, wts| {
+        // The same rows as the first pass, or the segment would not match its tree.
+        if next.next().map(|e| (e.0, e.1)) != Some((v, out.pos())) {
+            return Err(Error::format(format!(
+                "the committed graph changed while a commit was written (node {v})"
+            )));
+        }
+        let strength = if stage.weighted {
+            strength_of(wts)
+        } else {
+            0.0
+        };
+        record.clear();
+        record.extend_from_slice(&v.to_le_bytes());
+        record.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
+        record.extend_from_slice(&strength.to_bits().to_le_bytes());
+        for u in nbrs {
+            record.extend_from_slice(&u.to_le_bytes());
+        }
+        record.resize(pad8(record.len() as u64) as usize, 0);
+        if stage.weighted {
+            for w in wts {
+                record.extend_from_slice(&w.to_le_bytes());
+            }
+            record.resize(pad8(record.len() as u64) as usize, 0);
+        }
+        out.put(&record)
+    })?;
+    if out.pos() != rows_end {
+        return Err(Error::format(
+            "the committed graph changed while a commit was written",
+        ));
+    }
+    out.put(&tail.bytes)?;
     let trailer = Trailer {
         flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
         seq,
@@ -1914,12 +1983,12 @@ fn build_segment(g: &Graph, stage: &Stage, seq: u64, at: u64) -> Result<(Segment
         adds: stage.adds,
         removes: stage.removes,
         changed,
-        segment_checksum: crate::format::checksum(&seg.bytes),
+        segment_checksum: out.hash.digest(),
     };
     let tb = trailer.encode();
-    let tc = rd_u64(&tb, 120);
-    seg.put(&tb);
-    Ok((seg, trailer_at, tc))
+    out.put_unhashed(&tb)?;
+    out.flush()?;
+    Ok((trailer_at, rd_u64(&tb, 120)))
 }
 
 /// Writes the id runs after adding this stage's created nodes (merging the newest runs while
@@ -2082,36 +2151,55 @@ fn write_tree(
         page[at..at + values.len()].copy_from_slice(values);
         Ok(())
     };
+    let mut root = 0;
+    // Writes a finished page and points its parent at it.
+    let mut emit = |seg: &mut SegmentBuf,
+                    dirty: &mut BTreeMap<(u32, u64), Vec<u64>>,
+                    level: u32,
+                    prefix: u64,
+                    page: &[u64]|
+     -> Result<()> {
+        seg.align8();
+        let at = seg.pos();
+        for w in page {
+            seg.put(&w.to_le_bytes());
+        }
+        if level + 1 < depth {
+            let slot = (prefix as usize) & (FANOUT - 1);
+            set(dirty, level + 1, prefix >> FANOUT_BITS, slot, &[at])?;
+        } else {
+            root = at;
+        }
+        Ok(())
+    };
+    // Leaves one at a time, in order (the entries are sorted by node): only the inner pages
+    // wait in `dirty`, so the leaves (16 bytes a node) are never held twice.
+    let mut leaf: Option<(u64, Vec<u64>)> = None;
     for &(v, off, strength) in entries {
         let v = u64::from(v);
+        let prefix = v >> FANOUT_BITS;
+        if leaf.as_ref().is_none_or(|l| l.0 != prefix) {
+            if let Some((p, page)) = leaf.take() {
+                emit(seg, &mut dirty, 0, p, &page)?;
+            }
+            leaf = Some((prefix, load(0, prefix)?));
+        }
+        let page = &mut leaf.as_mut().expect("set above").1;
         let slot = (v as usize) & (FANOUT - 1);
-        set(
-            &mut dirty,
-            0,
-            v >> FANOUT_BITS,
-            slot,
-            &[off, strength.to_bits()],
-        )?;
+        page[2 * slot] = off;
+        page[2 * slot + 1] = strength.to_bits();
     }
-    let mut root = 0;
-    for level in 0..depth {
+    if let Some((p, page)) = leaf.take() {
+        emit(seg, &mut dirty, 0, p, &page)?;
+    }
+    for level in 1..depth {
         let keys: Vec<u64> = dirty
             .range((level, 0)..(level + 1, 0))
             .map(|(k, _)| k.1)
             .collect();
         for prefix in keys {
             let page = dirty.remove(&(level, prefix)).expect("listed");
-            seg.align8();
-            let at = seg.pos();
-            for w in page.iter() {
-                seg.put(&w.to_le_bytes());
-            }
-            if level + 1 < depth {
-                let slot = (prefix as usize) & (FANOUT - 1);
-                set(&mut dirty, level + 1, prefix >> FANOUT_BITS, slot, &[at])?;
-            } else {
-                root = at;
-            }
+            emit(seg, &mut dirty, level, prefix, &page)?;
         }
     }
     Ok(root)
@@ -2186,7 +2274,7 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
             }
             let differ = || bad("the nodes with rows differ from the replayed ones".into());
             let mut listed = stored.iter();
-            stage.for_each_row(&base, stage.sorted_changes(), |v, nbrs, wts| {
+            stage.for_each_row(&base, &mut stage.sorted_changes(), |v, nbrs, wts| {
                 if listed.next() != Some(&v) {
                     return Err(differ());
                 }
