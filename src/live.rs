@@ -1061,9 +1061,9 @@ impl Stage {
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
                 match self.id_of(g, nb[mid])?.cmp(&key) {
-                    std::cmp::Ordering::Less => lo = mid + 1,
-                    std::cmp::Ordering::Greater => hi = mid,
-                    std::cmp::Ordering::Equal => {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => {
                         found = Some(mid);
                         break;
                     }
@@ -1242,32 +1242,17 @@ impl Stage {
         })
     }
 
-    /// The changed arcs, sorted by node (the input of [`Stage::for_each_row`]).
-    fn sorted_changes(&self) -> Vec<ArcChange> {
+    /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
+    /// by node, then by the neighbours' ids (by index while internal order is id order).
+    fn sorted_changes(&self, g: &Graph) -> Result<Vec<ArcChange>> {
         let mut changes: Vec<ArcChange> = self
             .arcs_set
             .iter()
             .map(|(&(a, b), &w)| (a, b, w))
             .collect();
         changes.sort_unstable_by_key(|c| (c.0, c.1));
-        changes
-    }
-
-    /// Calls `f(v, neighbours, weights)` with the new row of every node this batch changed,
-    /// ascending by node; each row sorted by the neighbours' ids (by index while internal order
-    /// is id order), weights merged (`weights` is empty for an unweighted graph). The rows are
-    /// merged one at a time from the committed rows and the changed arcs.
-    fn for_each_row(
-        &self,
-        g: &Graph,
-        changes: &mut [ArcChange],
-        mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
-    ) -> Result<()> {
-        let by_index = !self.permuted || self.kind == IdKind::Implicit;
-        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
-        for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
-            let v = group[0].0;
-            if !by_index {
+        if !self.rows_by_index() {
+            for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
                 let mut keyed = group
                     .iter()
                     .map(|c| Ok((self.id_of(g, c.1)?, *c)))
@@ -1277,6 +1262,29 @@ impl Stage {
                     *slot = c;
                 }
             }
+        }
+        Ok(changes)
+    }
+
+    /// Whether rows are sorted by index (internal order is id order) rather than by id.
+    fn rows_by_index(&self) -> bool {
+        !self.permuted || self.kind == IdKind::Implicit
+    }
+
+    /// Calls `f(v, neighbours, weights)` with the new row of every node this batch changed,
+    /// ascending by node; each row sorted like `changes` (from [`Stage::sorted_changes`]),
+    /// weights merged (`weights` is empty for an unweighted graph). The rows are merged one at
+    /// a time from the committed rows and the changed arcs.
+    fn for_each_row(
+        &self,
+        g: &Graph,
+        changes: &[ArcChange],
+        mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let by_index = self.rows_by_index();
+        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
+        for group in changes.chunk_by(|x, y| x.0 == y.0) {
+            let v = group[0].0;
             // The committed row is sorted in the output order: by index, or by id, which is
             // the same order for committed nodes while the graph is not permuted.
             let (old, old_w) = if (v as usize) < g.num_nodes() {
@@ -1295,20 +1303,20 @@ impl Stage {
             let (mut i, mut j) = (0, 0);
             while i < old.len() || j < group.len() {
                 let order = if i == old.len() {
-                    std::cmp::Ordering::Greater
+                    Ordering::Greater
                 } else if j == group.len() {
-                    std::cmp::Ordering::Less
+                    Ordering::Less
                 } else if by_index {
                     old[i].cmp(&group[j].1)
                 } else {
                     self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
                 };
                 match order {
-                    std::cmp::Ordering::Less => {
+                    Ordering::Less => {
                         emit(old[i], old_w.map_or(1.0, |w| w[i]));
                         i += 1;
                     }
-                    std::cmp::Ordering::Equal | std::cmp::Ordering::Greater => {
+                    Ordering::Equal | Ordering::Greater => {
                         if let Some(w) = group[j].2 {
                             emit(group[j].1, w);
                         }
@@ -1791,8 +1799,6 @@ fn merge_name(m: Merge) -> &'static str {
     }
 }
 
-/// Builds commit `seq`'s segment, to be written at `at`: returns it, its trailer's offset and
-/// the trailer's checksum.
 /// The bytes a record of `degree` arcs takes in a segment (it starts 8-aligned).
 fn record_len(degree: usize, weighted: bool) -> u64 {
     let arcs = pad8(4 * degree as u64);
@@ -1873,11 +1879,11 @@ fn write_segment(
     // First pass over the rows of the changed nodes (ascending): where each goes, and the
     // tree leaf's value (the threshold's input: the strength, or the degree).
     let ov = g.overlay();
-    let mut changes = stage.sorted_changes();
+    let changes = stage.sorted_changes(g)?;
     let mut entries = Vec::new();
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
     let mut rows_end = head.pos();
-    stage.for_each_row(g, &mut changes, |v, nbrs, wts| {
+    stage.for_each_row(g, &changes, |v, nbrs, wts| {
         let had = match ov {
             Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
             _ => false,
@@ -1936,18 +1942,15 @@ fn write_segment(
     out.put(&head.bytes)?;
     let mut next = entries.iter();
     let mut record = Vec::new();
-    stage.for_each_row(g, &mut changes, |v, nbrs, wts| {
+    stage.for_each_row(g, &changes, |v, nbrs, wts| {
         // The same rows as the first pass, or the segment would not match its tree.
-        if next.next().map(|e| (e.0, e.1)) != Some((v, out.pos())) {
+        let Some(&(_, _, leaf)) = next.next().filter(|e| (e.0, e.1) == (v, out.pos())) else {
             return Err(Error::format(format!(
                 "the committed graph changed while a commit was written (node {v})"
             )));
-        }
-        let strength = if stage.weighted {
-            strength_of(wts)
-        } else {
-            0.0
         };
+        // The first pass's leaf value is the strength of a weighted row.
+        let strength = if stage.weighted { leaf } else { 0.0 };
         record.clear();
         record.extend_from_slice(&v.to_le_bytes());
         record.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
@@ -2266,67 +2269,63 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
             g.num_arcs()
         )));
     }
-    {
-        {
-            let stored = o.changed_nodes()?;
-            if o.trailer.changed != stored.len() as u64 {
-                return Err(bad("the changed-node count is wrong".into()));
-            }
-            let differ = || bad("the nodes with rows differ from the replayed ones".into());
-            let mut listed = stored.iter();
-            stage.for_each_row(&base, &mut stage.sorted_changes(), |v, nbrs, wts| {
-                if listed.next() != Some(&v) {
-                    return Err(differ());
-                }
-                let rec = o.record(v)?.expect("listed by the tree walk");
-                let same = rec.nbrs == nbrs
-                    && (!g.weighted()
-                        || rec.wts.len() == wts.len()
-                            && rec
-                                .wts
-                                .iter()
-                                .zip(wts)
-                                .all(|(a, b)| a.to_bits() == b.to_bits()));
-                if !same {
-                    return Err(bad(format!("the row of node {v} differs from its replay")));
-                }
-                if g.weighted() && rec.strength.to_bits() != strength_of(rec.wts).to_bits() {
-                    return Err(bad(format!("the strength of node {v} is wrong")));
-                }
-                let leaf = if g.weighted() {
-                    rec.strength
-                } else {
-                    rec.nbrs.len() as f64
-                };
-                if o.strength(v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
-                    return Err(bad(format!("the tree's strength of node {v} is wrong")));
-                }
-                Ok(())
-            })?;
-            if listed.next().is_some() {
-                return Err(differ());
-            }
-            for (k, id) in stage.new_ids.iter().enumerate() {
-                let v = base.num_nodes() as u32 + k as u32;
-                let got = match o.new_id(v, g.id_kind())? {
-                    NodeId::Int(i) => LogId::Int(i),
-                    NodeId::Str(s) => LogId::Str(s.to_owned()),
-                };
-                if &got != id {
-                    return Err(bad(format!("the id of created node {v} is wrong")));
-                }
-                let found = match id {
-                    LogId::Int(i) => o.lookup_int(*i)?,
-                    LogId::Str(s) => o.lookup_str(s)?,
-                };
-                if found != Some(v) {
-                    return Err(bad(format!("created node {v} cannot be found by its id")));
-                }
-            }
-            if o.trailer.permuted() != stage.permuted {
-                return Err(bad("the permuted flag is wrong".into()));
-            }
+    let stored = o.changed_nodes()?;
+    if o.trailer.changed != stored.len() as u64 {
+        return Err(bad("the changed-node count is wrong".into()));
+    }
+    let differ = || bad("the nodes with rows differ from the replayed ones".into());
+    let mut listed = stored.iter();
+    stage.for_each_row(&base, &stage.sorted_changes(&base)?, |v, nbrs, wts| {
+        if listed.next() != Some(&v) {
+            return Err(differ());
         }
+        let rec = o.record(v)?.expect("listed by the tree walk");
+        let same = rec.nbrs == nbrs
+            && (!g.weighted()
+                || rec.wts.len() == wts.len()
+                    && rec
+                        .wts
+                        .iter()
+                        .zip(wts)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()));
+        if !same {
+            return Err(bad(format!("the row of node {v} differs from its replay")));
+        }
+        if g.weighted() && rec.strength.to_bits() != strength_of(rec.wts).to_bits() {
+            return Err(bad(format!("the strength of node {v} is wrong")));
+        }
+        let leaf = if g.weighted() {
+            rec.strength
+        } else {
+            rec.nbrs.len() as f64
+        };
+        if o.strength(v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
+            return Err(bad(format!("the tree's strength of node {v} is wrong")));
+        }
+        Ok(())
+    })?;
+    if listed.next().is_some() {
+        return Err(differ());
+    }
+    for (k, id) in stage.new_ids.iter().enumerate() {
+        let v = base.num_nodes() as u32 + k as u32;
+        let got = match o.new_id(v, g.id_kind())? {
+            NodeId::Int(i) => LogId::Int(i),
+            NodeId::Str(s) => LogId::Str(s.to_owned()),
+        };
+        if &got != id {
+            return Err(bad(format!("the id of created node {v} is wrong")));
+        }
+        let found = match id {
+            LogId::Int(i) => o.lookup_int(*i)?,
+            LogId::Str(s) => o.lookup_str(s)?,
+        };
+        if found != Some(v) {
+            return Err(bad(format!("created node {v} cannot be found by its id")));
+        }
+    }
+    if o.trailer.permuted() != stage.permuted {
+        return Err(bad("the permuted flag is wrong".into()));
     }
     // The live rows as a whole: sorted by id rank, in range, symmetric when undirected.
     let rank = g.id_ranks()?;
