@@ -1,0 +1,229 @@
+"""Conformance suite that every distributed adapter runs (local task, Dask, Spark, Ray).
+
+Each engine is one entry of ``ENGINES``: a function that embeds a list of node ids from a graph
+path with a model and returns the rows in input order. Every check runs against every engine:
+
+- a model with **every setting away from its default** gives the rows of ``model.embed``, bit
+  for bit, for int64 and string ids and several partitionings (an adapter that rebuilds the
+  model and drops a setting changes the rows);
+- a ``max_touched`` that a query does reach fails on the workers with
+  :class:`~instant_embedding.BudgetExceededError` (the one setting whose value changes no row);
+- a missing node raises :class:`~instant_embedding.NodeNotFoundError` naming it.
+
+Adding an engine is one entry here. Spark and Ray entries carry their markers (CI runs them
+with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding import batch
+from instant_embedding.embedding import EmbeddingConfig
+
+# One value away from the default for every setting (checked below to cover them all).
+NON_DEFAULT = {
+    "dim": 20,
+    "alpha": 0.3,
+    "eps": 2e-3,
+    "seed": 11,
+    "variant": "lazy",
+    "value": "log1p",
+    "normalize": "none",
+    "smooth": 1,
+    "max_touched": 10**6,
+}
+MODEL = ie.InstantEmbedding(**NON_DEFAULT)
+
+Embedder = Callable[[str, list, ie.InstantEmbedding, int], np.ndarray]
+
+
+def _local_task(path: str, nodes: list, model: ie.InstantEmbedding, parts: int) -> np.ndarray:
+    """The engine-independent task every adapter ships, pickled as the engines pickle it."""
+    import pickle
+
+    task = pickle.loads(pickle.dumps(batch.EmbeddingTask(path, model, threads=2)))
+    chunks = np.array_split(np.arange(len(nodes)), parts)
+    return np.concatenate([task.embed([nodes[i] for i in c]) for c in chunks if len(c)])
+
+
+def _dask(scheduler: str) -> Embedder:
+    def run(path: str, nodes: list, model: ie.InstantEmbedding, parts: int) -> np.ndarray:
+        dd = pytest.importorskip("dask.dataframe")
+        pd = pytest.importorskip("pandas")
+        from instant_embedding import dask as ied
+
+        pdf = pd.DataFrame({"node": nodes})  # the output keeps the input's index
+        ddf = dd.from_pandas(pdf, npartitions=parts)
+        out = ied.embed(ddf, path, model=model)
+        if scheduler == "processes":
+            distributed = pytest.importorskip("distributed")
+            with (
+                distributed.LocalCluster(
+                    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
+                distributed.Client(cluster),
+            ):
+                res = out.compute()
+        else:
+            res = out.compute(scheduler="threads")
+        res = res.sort_index()
+        return np.stack(res["embedding"].to_numpy()).astype(np.float32)
+
+    return run
+
+
+def _spark(session) -> Embedder:
+    def run(path: str, nodes: list, model: ie.InstantEmbedding, parts: int) -> np.ndarray:
+        from instant_embedding import spark as ies
+
+        kind = "string" if isinstance(nodes[0], str) else "long"
+        df = session.createDataFrame([(n,) for n in nodes], f"node {kind}").repartition(parts)
+        with ies.worker_errors():
+            rows = ies.embed(df, path, model=model).collect()
+        # one row per input row, in no set order: align on the ids (a repeated id, one row)
+        got = {r["node"]: np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+        return np.stack([got[n] for n in nodes])
+
+    return run
+
+
+def _ray(ray) -> Embedder:
+    def run(path: str, nodes: list, model: ie.InstantEmbedding, parts: int) -> np.ndarray:
+        from instant_embedding import ray as ier
+
+        ds = ray.data.from_items([{"node": n} for n in nodes]).repartition(parts)
+        with ier.worker_errors():
+            rows = ier.embed(ds, path, model=model, batch_size=16).take_all()
+        got = {r["node"]: np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+        return np.stack([got[n] for n in nodes])
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def spark_session(tmp_path_factory):
+    pytest.importorskip("pyspark")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("instant-embedding-engine-suite")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_runtime():
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    pytest.importorskip("pyarrow")
+    try:
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            ignore_reinit_error=True,
+        )
+    except Exception as e:  # no shared memory, no free port, ...
+        pytest.skip(f"Ray cannot start here: {e}")
+    import ray.data
+
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+# Each engine: its id and how to get its embedder (its runtime started once per module).
+ENGINES = [
+    pytest.param(lambda request: _local_task, id="task"),
+    pytest.param(lambda request: _dask("threads"), id="dask-threads"),
+    pytest.param(lambda request: _dask("processes"), id="dask-cluster"),
+    pytest.param(
+        lambda request: _spark(request.getfixturevalue("spark_session")),
+        id="spark",
+        marks=pytest.mark.spark,
+    ),
+    pytest.param(
+        lambda request: _ray(request.getfixturevalue("ray_runtime")),
+        id="ray",
+        marks=pytest.mark.ray,
+    ),
+]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request) -> Embedder:
+    return request.param(request)
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("engine-graphs")
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 90, 500), rng.integers(0, 90, 500)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    big = np.unique(rng.integers(-(2**60), 2**60, 200))[:90]
+    out = {}
+    for kind, g in (
+        ("int64", ie.Graph.from_edges(big[src], big[dst])),
+        ("utf8", ie.Graph.from_edges([f"u/{i}-é" for i in src], [f"u/{i}-é" for i in dst])),
+    ):
+        out[kind] = os.path.join(root, f"{kind}.graph")
+        g.save(out[kind])
+    return out
+
+
+def _nodes(path: str, k: int = 60) -> list:
+    g = ie.Graph.open(path)
+    pick = np.random.default_rng(3).integers(0, g.num_nodes, k)
+    return [g.nodes[i] if g.id_kind == "utf8" else int(g.nodes[i]) for i in pick]
+
+
+def test_the_model_sets_every_setting_away_from_its_default():
+    names = [s["name"] for s in EmbeddingConfig.settings()]
+    assert sorted(NON_DEFAULT) == sorted(names)
+    for name, value in NON_DEFAULT.items():
+        assert getattr(EmbeddingConfig(), name) != value, name
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_rows_equal_the_local_model_with_every_setting_changed(engine, graphs, kind):
+    path = graphs[kind]
+    nodes = _nodes(path)
+    want = MODEL.embed(ie.Graph.open(path), nodes)
+    for parts in (1, 3):
+        got = engine(path, nodes, MODEL, parts)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert np.array_equal(got, want), f"{kind}, {parts} partitions"
+
+
+def test_max_touched_reaches_the_workers(engine, graphs):
+    path = graphs["utf8"]
+    tight = ie.InstantEmbedding(**{**NON_DEFAULT, "max_touched": 3})
+    with pytest.raises(ie.BudgetExceededError, match="max_touched=3"):
+        engine(path, _nodes(path, 8), tight, 2)
+
+
+def test_a_missing_node_is_named(engine, graphs):
+    path = graphs["utf8"]
+    nodes = [*_nodes(path, 5), "nobody-here"]
+    with pytest.raises(ie.NodeNotFoundError, match="nobody-here"):
+        engine(path, nodes, MODEL, 2)
