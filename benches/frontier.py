@@ -157,7 +157,7 @@ def csr(data: Q.Data) -> tuple[np.ndarray, np.ndarray]:
 
 def hash_keys(data: Q.Data) -> np.ndarray:
     """key(j) of docs/SPEC.md §2 for every node (the id as u64, or FNV-1a of a string id)."""
-    g = data.graph.native
+    g = data.graph._native
     return np.array([g.hash_key(v) for v in range(data.n)], dtype=np.uint64)
 
 
@@ -202,7 +202,7 @@ def smooth_step(data: Q.Data, rows: np.ndarray, threads: int) -> np.ndarray:
 
     idx = np.arange(data.n, dtype=np.uint32)  # every node in order: sources == nodes
     cfg = _core.EmbeddingConfig(dim=rows.shape[1], smooth=1)
-    return _core.smooth(data.graph.native, idx, rows, cfg, threads)
+    return _core.smooth(data.graph._native, idx, rows, cfg, threads)
 
 
 def splitmix64(x: np.ndarray) -> np.ndarray:
@@ -1059,7 +1059,7 @@ def task_pages(data: Q.Data, args: argparse.Namespace, st: Store) -> None:
                 off[inv] = np.concatenate([[0], np.cumsum(deg[inv])[:-1]])
             counts = []
             for v in seeds.tolist():
-                idx, p, r = _core.ppr_state(data.graph.native, v, cfgs[eps])
+                idx, p, r = _core.ppr_state(data.graph._native, v, cfgs[eps])
                 idx = idx.astype(np.int64)
                 counts.append(query_pages(deg, off, pos, idx[p > 0], idx[(p > 0) | (r > eps)]))
             med = {k: float(np.median([c[k] for c in counts])) for k in counts[0]}

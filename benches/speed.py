@@ -197,11 +197,11 @@ def measure_warm(path: Path, model: Any, ids: list[Any], budget: float) -> dict[
     core = []
     for i in idx:
         a = np.array([i], dtype=np.uint32)
-        core.append(_timed(lambda a=a: _core.embed(g.native, a, model.config, 1))[1])
+        core.append(_timed(lambda a=a: _core.embed(g._native, a, model.config, 1))[1])
     out["core_cpu_median_us"] = float(np.median(core)) / 1e3
     # What a query does (kernel counters), on the first nodes.
     try:
-        st = [_core.ppr_stats(g.native, int(i), model.config) for i in idx[:100]]
+        st = [_core.ppr_stats(g._native, int(i), model.config) for i in idx[:100]]
         for k in ("pushes", "touched", "support", "heap_bytes"):
             out[f"{k}_median"] = float(np.median([x[k] for x in st]))
     except (ImportError, AttributeError, TypeError):

@@ -50,8 +50,19 @@ def test_convert_info_embed_pipeline(tmp_path):
     est = info["estimate"]
     assert est["sample"] == 6 and est["support_nodes"]["median"] == 6  # the push reaches all
     assert est["seconds_per_node"]["median"] > 0
+    assert est["settings"] == ie.InstantEmbedding().config.to_dict()
+    default_updates = est["edge_updates"]["median"]
     text = run("info", "g.graph", cwd=tmp_path).stdout
-    assert "nodes        6" in text and f"per-node cost at eps={ie.DEFAULT_EPS:g}" in text
+    assert "nodes        6" in text and "per-node cost with the default settings" in text
+    # info takes every embedding setting, as embed does, and measures with all of them
+    flags = ["--eps", "0.05", "--value", "log1p", "--normalize", "none", "--smooth", "1"]
+    p = run("info", "g.graph", "--json", "--sample", "6", *flags, cwd=tmp_path)
+    est = json.loads(p.stdout)["estimate"]
+    want = ie.InstantEmbedding(eps=0.05, value="log1p", normalize="none", smooth=1)
+    assert est["settings"] == want.config.to_dict()
+    assert est["edge_updates"]["median"] < default_updates  # eps=0.05 stops the push early
+    text = run("info", "g.graph", "--sample", "2", *flags, cwd=tmp_path).stdout
+    assert "eps=0.05, value=log1p, normalize=none, smooth=1" in text
 
     p = run("embed", "g.graph", "--dim", "16", "-o", "e.npy", cwd=tmp_path)
     ids, emb = read_embeddings(tmp_path / "e.npy")

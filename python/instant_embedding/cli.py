@@ -15,12 +15,9 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .embedding import Variant
 
 __all__ = ["build_parser", "main"]
 
@@ -336,7 +333,7 @@ def _edges_of(g: Any, weighted: bool) -> Any:
     """Every edge of ``g`` once (undirected: ``u <= v`` by internal index) as id arrays."""
     src, dst, wts = [], [], []
     for v in range(g.num_nodes):
-        nb, w = g.native.neighbors(v)
+        nb, w = g._native.neighbors(v)
         keep = np.ones(len(nb), dtype=bool) if g.directed else nb >= v
         dst.append(nb[keep])
         src.append(np.full(int(keep.sum()), v, dtype=np.uint32))
@@ -401,8 +398,15 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== embed
-def cmd_embed(args: argparse.Namespace) -> int:
+def _model(args: argparse.Namespace) -> Any:
+    """The model that the setting flags (``_add_setting_flags``) describe."""
     from .embedding import EmbeddingConfig, InstantEmbedding
+
+    settings = {s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()}
+    return InstantEmbedding(**settings, threads=getattr(args, "threads", None))
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
     from .export import format_from_path, write_embeddings
 
     graph_spec = args.graph if args.graph is not None else args.input
@@ -413,10 +417,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     fmt = args.format or format_from_path(args.output)
     if args.output == "-" and fmt != "w2v":
         raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
-    model = InstantEmbedding(
-        **{s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()},
-        threads=args.threads,
-    )
+    model = _model(args)
     g = _open_graph(graph_spec, prefetch=args.prefetch)
     nodes = _parse_nodes(args.nodes, g)
     t0 = time.perf_counter()
@@ -442,37 +443,15 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else 0.0
 
 
-# The kernel keeps dense per-thread arrays for graphs of at most this many nodes and a hash
-# table sized by the touched nodes above it (src/ppr.rs, DENSE_MAX_NODES). Only used for the
-# approximate workspace figure when the extension does not report it (no _core.ppr_stats).
-_DENSE_MAX_NODES = 1 << 20
-
-
-def _workspace_estimate(n: int, touched: int) -> float:
-    """Approximate bytes of one thread's push workspace (touched >= the support size)."""
-    if n <= _DENSE_MAX_NODES:
-        return 20.0 * n + 4.0 * touched  # r, p (f64) and the touched list (u32); queue
-    slots = max(1024, 1 << int(np.ceil(np.log2(max(2 * touched, 1)))))
-    return 24.0 * slots + 12.0 * touched  # (u32, f64, f64) slots at load <= 1/2; 3 u32 lists
-
-
-def graph_info(
-    g: Any,
-    *,
-    eps: float,
-    alpha: float,
-    dim: int,
-    variant: Variant = "standard",
-    sample: int = 50,
-    seed: int = 0,
-) -> dict[str, Any]:
+def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[str, Any]:
     """Facts about a graph and a measured estimate of the cost of one node's embedding.
 
-    The estimate runs the push (and the embedding) for a deterministic sample of nodes at the
-    given ``eps`` and reports median and 95th percentile of the work per node.
+    The estimate embeds a deterministic sample of nodes with ``model`` (every setting counts:
+    ``value``, ``normalize`` and ``smooth`` as well as the push's) on one thread and reports
+    the median, 95th percentile and maximum of the work per node.
     """
     from . import _core
-    from .embedding import InstantEmbedding, ppr
+    from .embedding import InstantEmbedding
 
     n = g.num_nodes
     deg = g.degrees().astype(np.float64) if n else np.zeros(0)
@@ -498,58 +477,45 @@ def graph_info(
         ("zero_out_degree" if g.directed else "isolated"): zero,
     }
     k = min(sample, n)
-    est: dict[str, Any] = {"eps": eps, "alpha": alpha, "dim": dim, "variant": variant, "sample": k}
+    est: dict[str, Any] = {"settings": model.config.to_dict(), "sample": k}
     if k:
         rng = np.random.default_rng(seed)
         idx = np.sort(rng.choice(n, size=k, replace=False))
         ids = g.ids(idx)
-        model = InstantEmbedding(dim, alpha=alpha, eps=eps, variant=variant, threads=1)
-        stats_fn = getattr(_core, "ppr_stats", None)
-        support, lower_updates, secs = [], [], []
-        touched: list[float] = []
-        pushes: list[float] = []
-        heap: list[float] = []
-        for node in ids if isinstance(ids, list) else ids.tolist():
+        one_thread = InstantEmbedding(**{**model.get_params(), "threads": 1})
+        support, secs, touched, pushes, heap = [], [], [], [], []
+        for node, i in zip(ids if isinstance(ids, list) else ids.tolist(), idx.tolist()):
             t0 = time.perf_counter()
-            model.embed(g, [node])
+            one_thread.embed(g, [node])
             secs.append(time.perf_counter() - t0)
-            sup_ids, _ = ppr(g, node, alpha=alpha, eps=eps, variant=variant)
-            support.append(len(sup_ids))
-            lower_updates.append(float(deg[g.index(sup_ids)].sum()) if len(sup_ids) else 0.0)
-            if stats_fn is not None:
-                st = stats_fn(g.native, int(g.index([node])[0]), model.config)
-                touched.append(st["touched"])
-                pushes.append(st["pushes"])
-                heap.append(st["heap_bytes"])
+            st = _core.ppr_stats(g._native, int(i), one_thread.config)
+            support.append(st["support"])
+            touched.append(st["touched"])
+            pushes.append(st["pushes"])
+            heap.append(st["heap_bytes"])
 
         def q(v: Sequence[float]) -> dict[str, float]:
             return {"median": _percentile(v, 50), "p95": _percentile(v, 95), "max": float(max(v))}
 
         est["support_nodes"] = q(support)
         est["seconds_per_node"] = q(secs)
-        if stats_fn is not None:
-            est["touched_nodes"] = q(touched)
-            est["edge_updates"] = q(pushes)
-            est["workspace_bytes"] = q(heap)
-        else:
-            # Every node with p > 0 was pushed at least once, moving residual along all of
-            # its edges: the sum of their degrees is a lower bound on the edge updates.
-            est["edge_updates_lower_bound"] = q(lower_updates)
-            est["workspace_bytes_estimate"] = q([_workspace_estimate(n, s) for s in support])
+        est["touched_nodes"] = q(touched)
+        est["edge_updates"] = q(pushes)
+        est["workspace_bytes"] = q(heap)
         threads = _core.resolve_threads(None)
         est["threads"] = threads
-        est["output_bytes_per_node"] = 4 * dim
+        est["output_bytes_per_node"] = 4 * model.dim
         est["all_nodes_seconds"] = float(np.mean(secs)) * n / threads
-        est["all_nodes_output_bytes"] = 4 * dim * n
+        est["all_nodes_output_bytes"] = 4 * model.dim * n
     info["estimate"] = est
     return info
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from .embedding import EmbeddingConfig
+
     g = _open_graph(args.graph)
-    info = graph_info(
-        g, eps=args.eps, alpha=args.alpha, dim=args.dim, variant=args.variant, sample=args.sample
-    )
+    info = graph_info(g, _model(args), sample=args.sample)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -560,7 +526,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         f"edges        {info['edges']:,} ({'directed' if info['directed'] else 'undirected'}"
         f"{', weighted' if info['weighted'] else ''}; {info['arcs']:,} stored arcs)",
         f"node ids     {info['id_kind']}"
-        f"{' (renumbered for locality by reorder)' if info['permuted'] else ''}",
+        f"{' (stored in an order other than id order)' if info['permuted'] else ''}",
     ]
     if info["file_bytes"] is not None:
         lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
@@ -580,8 +546,15 @@ def cmd_info(args: argparse.Namespace) -> int:
     e = info["estimate"]
     if e["sample"]:
         lines.append("")
+        changed = {k: v for k, v in e["settings"].items() if v != EmbeddingConfig().to_dict()[k]}
+        shown = (
+            ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in changed.items()
+            )
+            or "the default settings"
+        )
         lines.append(
-            f"per-node cost at eps={e['eps']:g}, alpha={e['alpha']:g}, dim={e['dim']} "
+            f"per-node cost with {shown} "
             f"(measured on {e['sample']} sampled nodes, 1 thread; median / p95 / max):"
         )
 
@@ -593,13 +566,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
         lines.append(row("time", e["seconds_per_node"], _fmt_seconds))
         lines.append(row("nodes with p > 0", e["support_nodes"], num))
-        if "touched_nodes" in e:
-            lines.append(row("touched nodes", e["touched_nodes"], num))
-            lines.append(row("edge updates", e["edge_updates"], num))
-            lines.append(row("workspace", e["workspace_bytes"], _fmt_bytes))
-        else:
-            lines.append(row("edge updates (>=)", e["edge_updates_lower_bound"], num))
-            lines.append(row("workspace (approx.)", e["workspace_bytes_estimate"], _fmt_bytes))
+        lines.append(row("touched nodes", e["touched_nodes"], num))
+        lines.append(row("edge updates", e["edge_updates"], num))
+        lines.append(row("workspace", e["workspace_bytes"], _fmt_bytes))
         lines.append(f"  {'output per node':<24} {_fmt_bytes(e['output_bytes_per_node'])}")
         lines.append(
             f"all {info['nodes']:,} nodes: about {_fmt_seconds(e['all_nodes_seconds'])} on "
@@ -610,14 +579,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== demo
-def demo_result(dim: int = 128, seed: int = 0) -> dict[str, Any]:
-    """Embeds the karate club graph and measures how well the embedding separates the clubs."""
+def demo_result(model: Any = None) -> dict[str, Any]:
+    """Embeds the karate club graph with ``model`` (default ``InstantEmbedding(128)``) and
+    measures how well the embedding separates the two clubs."""
     from .datasets import karate, karate_labels
     from .embedding import InstantEmbedding
 
     g = karate()
     labels = karate_labels()
-    model = InstantEmbedding(dim, seed=seed)
+    model = InstantEmbedding(128) if model is None else model
     t0 = time.perf_counter()
     emb = model.embed(g, g.nodes)
     secs = time.perf_counter() - t0
@@ -652,7 +622,7 @@ def demo_result(dim: int = 128, seed: int = 0) -> dict[str, Any]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    r = demo_result(dim=args.dim)
+    r = demo_result(_model(args))
     print(
         f"Zachary's karate club: {r['nodes']} members, {r['edges']} friendships "
         "(shipped with the package)"
@@ -682,8 +652,11 @@ _SETTING_ALIASES = {"dim": ("-d", "--dimensions")}
 _SETTING_METAVARS = {"smooth": "K"}
 
 
-def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per embedding setting, with the kernel's defaults, choices and help."""
+def _add_setting_flags(
+    parser: argparse.ArgumentParser, defaults: dict[str, Any] | None = None
+) -> None:
+    """One flag per embedding setting, with the kernel's defaults (or ``defaults``), choices
+    and help."""
     from .embedding import EmbeddingConfig
 
     types: dict[str, Any] = {"int": int, "float": float, "str": str}
@@ -692,7 +665,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         flag = "--" + name.replace("_", "-")
         aliases = _SETTING_ALIASES.get(name, ())
         flags = [a for a in aliases if len(a) == 2] + [flag] + [a for a in aliases if len(a) > 2]
-        default = s["default"]
+        default = (defaults or {}).get(name, s["default"])
         shown = f"{default:g}" if isinstance(default, float) else default
         parser.add_argument(
             *flags,
@@ -736,7 +709,6 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding`` (exposed for documentation and tests)."""
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
-    from .embedding import DEFAULT_ALPHA, DEFAULT_DIM, DEFAULT_EPS
     from .export import FORMATS as OUT_FORMATS
     from .readers import formats as in_formats
 
@@ -965,28 +937,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sample of nodes).",
     )
     i.add_argument("graph", metavar="GRAPH", help="graph file, or karate / lesmis")
-    i.add_argument(
-        "--eps",
-        type=float,
-        default=DEFAULT_EPS,
-        help=f"PPR precision to estimate for (default: {DEFAULT_EPS:g})",
-    )
-    i.add_argument(
-        "--alpha",
-        type=float,
-        default=DEFAULT_ALPHA,
-        help=f"teleport probability (default: {DEFAULT_ALPHA})",
-    )
-    i.add_argument(
-        "-d",
-        "--dim",
-        "--dimensions",
-        dest="dim",
-        type=int,
-        default=DEFAULT_DIM,
-        help=f"embedding dimension for the output size (default: {DEFAULT_DIM})",
-    )
-    i.add_argument("--variant", default="standard", choices=("standard", "lazy"))
+    _add_setting_flags(i)
     i.add_argument(
         "--sample",
         type=int,
@@ -1038,15 +989,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="embed the shipped karate club graph and show what the embedding captures",
     )
-    m.add_argument(
-        "-d",
-        "--dim",
-        "--dimensions",
-        dest="dim",
-        type=int,
-        default=128,
-        help="embedding dimension (default: 128)",
-    )
+    _add_setting_flags(m, defaults={"dim": 128})  # a small graph: 128 dimensions do
     m.set_defaults(func=cmd_demo)
     return p
 

@@ -100,9 +100,9 @@ def ppr(
     config = EmbeddingConfig(alpha=alpha, eps=eps, variant=variant, max_touched=max_touched)
     idx = int(graph.index([node])[0])
     arrays: tuple[Any, ...] = (
-        _core.ppr_state(graph.native, idx, config)
+        _core.ppr_state(graph._native, idx, config)
         if return_residual
-        else _core.ppr(graph.native, idx, config)
+        else _core.ppr(graph._native, idx, config)
     )
     ids = graph.ids(arrays[0])
     if isinstance(ids, list):
@@ -488,12 +488,12 @@ class InstantEmbedding:
         config = self.config
         if not config.smooth:
             return self._run(graph, idx, config, threads, progress, batch_size, out)
-        sources = _core.smooth_sources(graph.native, idx, config)
+        sources = _core.smooth_sources(graph._native, idx, config)
         if out is None and not progress and len(sources) <= self._first_batch(threads, batch_size):
-            return _core.embed(graph.native, idx, config, threads)
+            return _core.embed(graph._native, idx, config, threads)
         base = config.replace(smooth=0)
         rows = self._run(graph, sources, base, threads, progress, batch_size, None)
-        rows = _core.smooth(graph.native, idx, rows, config, threads)
+        rows = _core.smooth(graph._native, idx, rows, config, threads)
         if out is None:
             return rows
         from .io import write_npy_atomic
@@ -513,7 +513,7 @@ class InstantEmbedding:
         total = len(idx)
         b = self._first_batch(threads, batch_size)
         if out is None and total <= b and not progress:
-            return _core.embed(graph.native, idx, config, threads)
+            return _core.embed(graph._native, idx, config, threads)
         if out is not None:
             from .io import AtomicNpyWriter
 
@@ -528,7 +528,9 @@ class InstantEmbedding:
                 while start < total:
                     stop = min(start + b, total)
                     t0 = time.perf_counter()
-                    result[start:stop] = _core.embed(graph.native, idx[start:stop], config, threads)
+                    result[start:stop] = _core.embed(
+                        graph._native, idx[start:stop], config, threads
+                    )
                     elapsed = time.perf_counter() - t0
                     bar.update(stop - start)
                     if batch_size is None:

@@ -526,7 +526,7 @@ class Graph:
         return bool(self._g.permuted)
 
     @property
-    def native(self) -> _core.Graph:
+    def _native(self) -> _core.Graph:
         """The native graph this object wraps: what the ``instant_embedding._core`` functions
         take (the compute layer and the engines pass it on)."""
         return self._g
@@ -729,7 +729,7 @@ def reorder_file(
 
     try:
         stats: dict[str, Any] = _core.reorder_graph(
-            graph.native,
+            graph._native,
             os.fspath(path),
             method=method,
             rounds=rounds,
