@@ -131,8 +131,8 @@ def test_bad_ids_and_params(graphs):
         embed_batch(ipath, 5, model=MODEL)
     with pytest.raises(ValueError, match="threads"):
         embed_batch(ipath, [1], threads=0, model=MODEL)
-    with pytest.raises(ValueError, match="dim"):
-        embed_batch(ipath, [1], dim=0)
+    with pytest.raises(TypeError, match="model must be an InstantEmbedding"):
+        embed_batch(ipath, [1], model={"dim": 0})  # type: ignore[arg-type]
     with pytest.raises(FileNotFoundError, match="missing.graph"):
         embed_batch(os.path.join(os.path.dirname(ipath), "missing.graph"), [1], model=MODEL)
 

@@ -307,24 +307,18 @@ def test_embedding_task_pickles_and_matches_the_model(tmp_path):
         batch.EmbeddingTask(path, {"dim": 4})  # type: ignore[arg-type]
 
 
-def test_loose_settings_are_deprecated_but_still_work(tmp_path):
+def test_settings_travel_only_in_the_model(tmp_path):
     g = _graph("int")
     path = str(tmp_path / "g.graph")
     g.save(path)
     nodes = np.asarray(g.nodes)[:5]
-    want = ie.InstantEmbedding(dim=8, eps=1e-3, value="log1p").embed(g, nodes)
-    with pytest.warns(DeprecationWarning, match="model=InstantEmbedding"):
-        got = batch.embed_batch(path, nodes, dim=8, eps=1e-3, value="log1p")
-    assert np.array_equal(got, want)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the model form warns about nothing
         batch.embed_batch(path, nodes, model=ie.InstantEmbedding(8))
-    with pytest.raises(TypeError, match="not also as keywords"):
-        batch.embed_batch(path, nodes, model=ie.InstantEmbedding(8), eps=1e-3)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'dimension'"):
-        batch.embed_batch(path, nodes, dimension=8)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dim'"):
+        batch.embed_batch(path, nodes, dim=8)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="model must be an InstantEmbedding"):
-        batch.embed_batch(path, nodes, model=EmbeddingConfig())  # type: ignore[arg-type]
+        batch.embed_batch(path, nodes, model={"dim": 8})  # type: ignore[arg-type]
 
 
 def test_worker_errors_recover_the_type_from_engine_text():

@@ -149,7 +149,11 @@ def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path
         ied.embed(bad, ipath, model=MODEL).compute(scheduler="threads")
     gone = str(tmp_path / "gone.graph")
     ie.datasets.karate().save(gone)
-    lazy = ied.embed(dd.from_pandas(pd.DataFrame({"node": [1]}), npartitions=1), gone, dim=4)
+    lazy = ied.embed(
+        dd.from_pandas(pd.DataFrame({"node": [1]}), npartitions=1),
+        gone,
+        model=ie.InstantEmbedding(4),
+    )
     os.remove(gone)
     with pytest.raises(FileNotFoundError, match="gone.graph"):
         lazy.compute()
@@ -160,7 +164,7 @@ def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path
     with pytest.raises(ValueError, match="layout"):
         ied.embed(bad, ipath, layout="wide")
     with pytest.raises(ValueError, match="dim"):
-        ied.embed(bad, ipath, dim=0)
+        ied.embed(bad, ipath, model=ie.InstantEmbedding(dim=0))
 
 
 class _CountingBuilder:
@@ -182,7 +186,7 @@ class _CountingBuilder:
         return self._b.abort()
 
 
-_REAL_BUILDER = getattr(_core, "GraphBuilder", None)
+_REAL_BUILDER = _core.GraphBuilder
 
 
 @pytest.fixture
@@ -192,7 +196,6 @@ def counting_builder(monkeypatch):
     return _CountingBuilder.sizes
 
 
-@pytest.mark.skipif(not hasattr(_core, "GraphBuilder"), reason="no out-of-core builder")
 @pytest.mark.parametrize("kind", ["int64", "utf8"])
 def test_build_graph_from_partitions_equals_in_memory_build(tmp_path, kind, counting_builder):
     rng = np.random.default_rng(8)
@@ -221,13 +224,6 @@ def test_build_graph_from_partitions_equals_in_memory_build(tmp_path, kind, coun
     assert len(counting_builder) == 5 and sum(counting_builder) == len(src)
     with pytest.raises(KeyError, match="'zz'"):
         ied.build_graph(edges, out, src_col="zz", dst_col="b")
-
-
-def test_build_graph_needs_the_out_of_core_builder(monkeypatch, tmp_path):
-    monkeypatch.delattr(_core, "GraphBuilder", raising=False)
-    edges = dd.from_pandas(pd.DataFrame({"src": [1, 2], "dst": [2, 3]}), npartitions=1)
-    with pytest.raises(ImportError, match="GraphBuilder"):
-        ied.build_graph(edges, str(tmp_path / "g.graph"))
 
 
 @pytest.mark.slow

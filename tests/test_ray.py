@@ -103,7 +103,6 @@ def test_worker_and_driver_errors(ray_local, graphs, tmp_path):
         ier.embed(bad, str(tmp_path / "missing.graph"), model=MODEL)
     with pytest.raises(KeyError, match="'id'"):
         ier.embed(bad.materialize(), path, node_col="id", model=MODEL)
-    with pytest.deprecated_call():
-        lazy = ier.embed(bad, path, dim=8)  # loose settings: still accepted, lazily
-    assert lazy is not None
+    with pytest.raises(TypeError, match="dim"):
+        ier.embed(bad, path, dim=8)  # type: ignore[call-arg]  # settings go in model=
     assert os.path.exists(path)

@@ -135,10 +135,8 @@ def test_smoothed_log1p_model_reaches_the_executors(spark, graphs, kind):
         rows = ies.embed(df, path, model=model, ship=(kind == "int64")).collect()
         want = model.embed(ie.Graph.open(path), [r.node for r in rows])
         assert np.array_equal(_rows_to_matrix(rows), want), kind
-    with pytest.deprecated_call():  # the loose settings of earlier releases still work
-        rows = ies.embed(base.coalesce(1), path, dim=8, eps=1e-4).collect()
-    want = ie.InstantEmbedding(8, eps=1e-4).embed(ie.Graph.open(path), [r.node for r in rows])
-    assert np.array_equal(_rows_to_matrix(rows), want)
+    with pytest.raises(TypeError, match="dim"):
+        ies.embed(base, path, dim=8)  # type: ignore[call-arg]  # settings go in model=
 
 
 def test_vector_output_threads_and_other_columns(spark, graphs):
@@ -199,8 +197,8 @@ def test_driver_side_checks(spark, graphs, tmp_path):
         ies.embed(strs, graphs["int64"])
     with pytest.raises(KeyError, match="'nodes'"):
         ies.embed(ints, graphs["int64"], node_col="nodes")
-    with pytest.raises(ValueError, match="dim"):
-        ies.embed(ints, graphs["int64"], dim=-1)
+    with pytest.raises(TypeError, match="model must be an InstantEmbedding"):
+        ies.embed(ints, graphs["int64"], model={"dim": 8})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="threads"):
         ies.embed(ints, graphs["int64"], threads=0)
     with pytest.raises(TypeError, match="DataFrame"):
@@ -240,7 +238,7 @@ class _CountingBuilder:
         return self._b.abort()
 
 
-_REAL_BUILDER = getattr(_core, "GraphBuilder", None)
+_REAL_BUILDER = _core.GraphBuilder
 
 
 @pytest.fixture
@@ -250,7 +248,6 @@ def counting_builder(monkeypatch):
     return _CountingBuilder.sizes
 
 
-@pytest.mark.skipif(not hasattr(_core, "GraphBuilder"), reason="no out-of-core builder")
 def test_build_graph_from_spark_edges(spark, tmp_path, monkeypatch, counting_builder):
     import tempfile
 

@@ -31,7 +31,6 @@ import re
 import shutil
 import tempfile
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -457,41 +456,18 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[Any]:
 # ---------------------------------------------------------------------------------- models
 
 
-def resolve_model(
-    model: InstantEmbedding | None, settings: dict[str, Any], where: str
-) -> InstantEmbedding:
-    """The model an adapter call uses: ``model``, or one built from loose settings.
-
-    The settings as separate keywords (``dim=``, ``eps=``, ...) are deprecated in favour of
-    ``model=InstantEmbedding(...)``: they still work, with a :class:`DeprecationWarning`.
+def resolve_model(model: InstantEmbedding | None, where: str) -> InstantEmbedding:
+    """The model an adapter call uses: ``model``, or ``InstantEmbedding()`` when None.
 
     Raises
     ------
     TypeError
-        ``model`` is not an :class:`InstantEmbedding`, both ``model`` and settings are given,
-        or a keyword is not a setting.
+        ``model`` is not an :class:`InstantEmbedding`.
     """
-    if settings:
-        names = set(InstantEmbedding().get_params()) - {"threads"}
-        unknown = sorted(set(settings) - names)
-        if unknown:
-            raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
-        if model is not None:
-            raise TypeError(
-                f"{where}(): give the settings in model=InstantEmbedding(...), not also as "
-                f"keywords ({', '.join(sorted(settings))})"
-            )
-        warnings.warn(
-            f"{where}(): passing {', '.join(sorted(settings))} as keywords is deprecated; pass "
-            f"model=InstantEmbedding({', '.join(f'{k}=...' for k in sorted(settings))})",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return InstantEmbedding(**settings)
     if model is None:
         return InstantEmbedding()
     if not isinstance(model, InstantEmbedding):
-        raise TypeError(f"model must be an InstantEmbedding, got {type(model).__name__}")
+        raise TypeError(f"{where}(): model must be an InstantEmbedding, got {type(model).__name__}")
     return model
 
 
@@ -589,7 +565,6 @@ def embed_batch(
     model: InstantEmbedding | None = None,
     threads: int | None = 1,
     cache_dir: PathLike | None = None,
-    **settings: Any,
 ) -> npt.NDArray[np.float32]:
     """Embed a batch of node ids of the graph file at ``graph_path``.
 
@@ -611,8 +586,6 @@ def embed_batch(
         core; None uses ``RAYON_NUM_THREADS`` or every CPU.
     cache_dir : str or os.PathLike, optional
         Local copy cache for URIs (default :func:`default_cache_dir`).
-    **settings
-        Deprecated: the model's settings as keywords (``dim=64, eps=1e-4``); use ``model=``.
 
     Returns
     -------
@@ -637,7 +610,7 @@ def embed_batch(
     >>> embed_batch(path, np.array([0, 33]), model=ie.InstantEmbedding(16)).shape
     (2, 16)
     """
-    model = resolve_model(model, settings, "embed_batch")
+    model = resolve_model(model, "embed_batch")
     path = os.fspath(graph_path)
     cache = None if cache_dir is None else os.fspath(cache_dir)
     task = EmbeddingTask(path, model, threads=threads, cache_dir=cache)
@@ -767,22 +740,3 @@ def worker_errors(where: str = "a worker") -> Iterator[None]:
         if clean is None:
             raise
         raise clean from None
-
-
-# ---------------------------------------------------------------------------------- building
-
-
-def require_graph_builder(what: str) -> None:
-    """Raise unless the extension has the out-of-core builder (``_core.GraphBuilder``).
-
-    The distributed ``build_graph`` functions promise bounded driver memory whatever the
-    number of edges; without the builder they would have to hold every edge in memory.
-    """
-    from . import _core
-
-    if getattr(_core, "GraphBuilder", None) is None:
-        raise ImportError(
-            f"{what} needs the out-of-core builder instant_embedding._core.GraphBuilder, which "
-            "this build of the extension lacks (convert smaller edge tables with "
-            "instant_embedding.convert instead)"
-        )

@@ -175,7 +175,6 @@ def embed(
     threads: int | None = 1,
     ship: Any = False,
     cache_dir: PathLike | None = None,
-    **settings: Any,
 ) -> Any:
     """Embed the node ids of a dask DataFrame column with ``map_partitions``.
 
@@ -218,9 +217,6 @@ def embed(
         shared storage or a URI.
     cache_dir : str or os.PathLike, optional
         Worker-local cache for URIs.
-    **settings
-        Deprecated: the model's settings as keywords (``dim=128, eps=1e-4``); they still
-        work, with a ``DeprecationWarning``. Use ``model=InstantEmbedding(...)``.
 
     Returns
     -------
@@ -229,7 +225,7 @@ def embed(
     """
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    model = _batch.resolve_model(model, settings, "instant_embedding.dask.embed")
+    model = _batch.resolve_model(model, "instant_embedding.dask.embed")
     if node_col not in ddf.columns:
         raise KeyError(
             f"node_col {node_col!r} is not a column of the DataFrame {list(ddf.columns)}"
@@ -272,14 +268,13 @@ def embed_bag(
     threads: int | None = 1,
     ship: Any = False,
     cache_dir: PathLike | None = None,
-    **settings: Any,
 ) -> Any:
     """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, embedding)`` tuples.
 
     Each embedding is a float32 numpy array of length ``dim``; order and partitioning follow
     the input bag. Parameters are those of :func:`embed`.
     """
-    model = _batch.resolve_model(model, settings, "instant_embedding.dask.embed_bag")
+    model = _batch.resolve_model(model, "instant_embedding.dask.embed_bag")
     graph = _graph_ref(graph_path, ship)
     task = _task(graph, model, threads, cache_dir)
     return bag.map_partitions(_bag_partition, graph=graph, task=task)
@@ -345,7 +340,6 @@ def build_graph(
 
     from . import readers
 
-    _batch.require_graph_builder("instant_embedding.dask.build_graph")
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
     for c in cols:
         if c not in edges_ddf.columns:

@@ -106,7 +106,6 @@ def embed(
     max_actors: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: PathLike | None = None,
-    **settings: Any,
 ) -> Any:
     """Embed the node ids of a Ray Dataset column with ``map_batches`` in an actor pool.
 
@@ -139,9 +138,6 @@ def embed(
         Rows per batch: one native call each.
     cache_dir : str or os.PathLike, optional
         Local copy cache for URIs (default :func:`instant_embedding.batch.default_cache_dir`).
-    **settings
-        Deprecated: the model's settings as keywords (``dim=128, eps=1e-4``); they still
-        work, with a ``DeprecationWarning``. Use ``model=InstantEmbedding(...)``.
 
     Returns
     -------
@@ -160,7 +156,7 @@ def embed(
     """
     import ray
 
-    model = _batch.resolve_model(model, settings, "instant_embedding.ray.embed")
+    model = _batch.resolve_model(model, "instant_embedding.ray.embed")
     threads = check_threads(threads) or 1
     if max_actors is not None and (
         isinstance(max_actors, bool) or not isinstance(max_actors, int) or max_actors < 1

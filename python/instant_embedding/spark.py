@@ -233,7 +233,6 @@ def embed(
     threads: int | None = None,
     ship: bool = False,
     cache_dir: PathLike | None = None,
-    **settings: Any,
 ) -> Any:
     """Embed the node ids of a Spark DataFrame column, partition by partition, on the executors.
 
@@ -268,9 +267,6 @@ def embed(
     cache_dir : str or os.PathLike, optional
         Executor-local cache for URIs (default:
         :func:`instant_embedding.batch.default_cache_dir`).
-    **settings
-        Deprecated: the model's settings as keywords (``dim=128, eps=1e-4``); they still
-        work, with a ``DeprecationWarning``. Use ``model=InstantEmbedding(...)``.
 
     Returns
     -------
@@ -295,7 +291,7 @@ def embed(
     from pyspark.sql import types as T
 
     spark = _session(df)
-    model = _batch.resolve_model(model, settings, "instant_embedding.spark.embed")
+    model = _batch.resolve_model(model, "instant_embedding.spark.embed")
     threads = check_threads(threads)
     if threads is None:
         threads = _task_cpus(spark)
@@ -423,7 +419,6 @@ def build_graph(
 
     from . import readers
 
-    _batch.require_graph_builder("instant_embedding.spark.build_graph")
     _session(edges_df)
     cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
     for c in cols:
