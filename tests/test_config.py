@@ -11,6 +11,7 @@ import warnings
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import NON_DEFAULT
 from instant_embedding import _core, batch
 from instant_embedding.cli import build_parser
 from instant_embedding.embedding import EmbeddingConfig
@@ -121,20 +122,6 @@ def test_each_bad_setting_is_refused_at_construction(kw, exc, msg):
 def test_numpy_scalars_are_accepted():
     c = EmbeddingConfig(dim=np.uint16(8), eps=np.float32(1e-3), alpha=np.float64(0.2))
     assert (c.dim, c.alpha) == (8, 0.2) and type(c.dim) is int and abs(c.eps - 1e-3) < 1e-9
-
-
-# A value other than the default for every setting (the tests below check it covers them all).
-NON_DEFAULT = {
-    "dim": 12,
-    "alpha": 0.3,
-    "eps": 3e-3,
-    "seed": 9,
-    "variant": "lazy",
-    "value": "log1p",
-    "normalize": "none",
-    "smooth": 1,
-    "max_touched": 10**6,
-}
 
 
 def test_non_default_values_cover_every_setting():

@@ -23,21 +23,10 @@ from collections.abc import Callable
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import NON_DEFAULT
 from instant_embedding import batch
 from instant_embedding.embedding import EmbeddingConfig
 
-# One value away from the default for every setting (checked below to cover them all).
-NON_DEFAULT = {
-    "dim": 20,
-    "alpha": 0.3,
-    "eps": 2e-3,
-    "seed": 11,
-    "variant": "lazy",
-    "value": "log1p",
-    "normalize": "none",
-    "smooth": 1,
-    "max_touched": 10**6,
-}
 MODEL = ie.InstantEmbedding(**NON_DEFAULT)
 
 Embedder = Callable[[str, list, ie.InstantEmbedding, int], np.ndarray]

@@ -26,6 +26,7 @@ class _SettingInfo(TypedDict):
 class EmbeddingConfig:
     # The settings that determine an embedding; immutable, validated when made.
 
+    # <settings: attributes>
     dim: int
     alpha: float
     eps: float
@@ -35,9 +36,11 @@ class EmbeddingConfig:
     normalize: Literal["ln_n", "none"]
     smooth: int
     max_touched: int
+    # </settings>
     def __new__(
         cls,
         *,
+        # <settings: kwargs>
         dim: int = ...,
         alpha: float = ...,
         eps: float = ...,
@@ -47,10 +50,12 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        # </settings>
     ) -> EmbeddingConfig: ...
     def replace(
         self,
         *,
+        # <settings: kwargs>
         dim: int = ...,
         alpha: float = ...,
         eps: float = ...,
@@ -60,6 +65,7 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        # </settings>
     ) -> EmbeddingConfig: ...
     def to_dict(self) -> dict[str, int | float | str]: ...
     @staticmethod

@@ -28,9 +28,11 @@ DEFAULT_SEED: int = _DEFAULTS.seed
 DEFAULT_MAX_TOUCHED: int = _DEFAULTS.max_touched
 VARIANTS: tuple[str, ...] = tuple(_SETTINGS["variant"]["choices"] or ())
 VALUES: tuple[str, ...] = tuple(_SETTINGS["value"]["choices"] or ())
+# <settings: aliases>
 Variant = Literal["standard", "lazy"]
 Value = Literal["p+r", "p", "log1p"]
 Normalize = Literal["ln_n", "none"]
+# </settings>
 # Target duration of one native call in batched runs (between calls: Ctrl-C, progress, writes).
 BATCH_SECONDS = 0.2
 
@@ -199,17 +201,19 @@ class InstantEmbedding:
 
     def __init__(
         self,
-        dim: int = DEFAULT_DIM,
+        # <settings: init>
+        dim: int = _DEFAULTS.dim,
         *,
-        alpha: float = DEFAULT_ALPHA,
-        eps: float = DEFAULT_EPS,
-        seed: int = DEFAULT_SEED,
+        alpha: float = _DEFAULTS.alpha,
+        eps: float = _DEFAULTS.eps,
+        seed: int = _DEFAULTS.seed,
         variant: Variant = _DEFAULTS.variant,
         value: Value = _DEFAULTS.value,
         normalize: Normalize = _DEFAULTS.normalize,
         smooth: int = _DEFAULTS.smooth,
+        max_touched: int = _DEFAULTS.max_touched,
         threads: int | None = None,
-        max_touched: int = DEFAULT_MAX_TOUCHED,
+        # </settings>
     ) -> None:
         # Every argument but threads is a setting of the config (tests/test_config.py checks
         # that this signature lists exactly the config's settings).
