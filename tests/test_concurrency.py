@@ -327,3 +327,34 @@ def test_ctrl_c_interrupts_conversion_and_leaves_no_file(tmp_path):
     assert p.returncode == 130, (p.returncode, rest, err[-2000:])
     assert list(out_dir.iterdir()) == [], list(out_dir.iterdir())
     print(f"convert: SIGINT -> exit {latency:.3f} s")  # informative: HANG detects a hang
+
+
+def test_a_batch_holds_the_writer_against_other_threads(tmp_path):
+    """Another thread's add_edges during a batch waits for the batch to end: it is neither
+    swept into the batch nor discarded with it when the batch fails, and it is durable when it
+    returns (a fresh reader sees it)."""
+    path = str(tmp_path / "g.graph")
+    ie.Graph.from_edges(["a", "b"], ["b", "c"]).save(path)
+    g = ie.Graph.open(path, writable=True)
+    in_batch, other_done = threading.Event(), threading.Event()
+
+    def other() -> None:
+        in_batch.wait()
+        g.add_edges(["x"], ["y"])  # waits for the batch below to end
+        other_done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with pytest.raises(RuntimeError, match="abandon"):
+        with g.batch():
+            g.add_edges(["a"], ["z"])
+            in_batch.set()
+            # the other thread is blocked on the writer: it cannot finish inside the batch
+            assert not other_done.wait(0.2)
+            raise RuntimeError("abandon the batch")
+    t.join(timeout=60)
+    assert other_done.is_set()
+    fresh = ie.Graph.open(path)
+    assert "x" in fresh.nodes and "y" in fresh.nodes  # the other thread's change is kept
+    assert "z" not in fresh.nodes  # the failed batch's change is not
+    g.close()

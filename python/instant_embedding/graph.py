@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -68,16 +69,20 @@ class Graph:
     docs/LIVE.md). Readers see a fixed committed state and pick up newer commits with
     :meth:`refresh`.
 
-    A ``Graph`` is thread-safe and can be shared by any number of threads. It pickles by path
+    A ``Graph`` is thread-safe and can be shared by any number of threads; on a writable graph,
+    a :meth:`batch` holds the writer for its thread until it ends (another thread's changes
+    wait for it, so they are never swept into, or discarded with, someone else's batch). It
+    pickles by path
     (file-backed graphs only), so it can be sent to ``multiprocessing`` or Spark/Dask workers.
     """
 
-    __slots__ = ("_g", "_w", "_batch_depth")
+    __slots__ = ("_g", "_w", "_batch_depth", "_write_lock")
 
     def __init__(self, core: _core.Graph) -> None:
         if not isinstance(core, _core.Graph):
             raise TypeError("use Graph.open(path) or Graph.from_edges(src, dst)")
         self._g = core
+        self._write_lock = threading.RLock()  # one thread's batch (or call) at a time
         self._w: _core.LiveWriter | None = None
         self._batch_depth = 0
 
@@ -394,11 +399,12 @@ class Graph:
         if len(s) != len(d):
             raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
         wt = None if weights is None else _as_weights(weights, len(s))
-        if ks == "str":
-            w.add_str(list(s), list(d), wt)
-        else:
-            w.add_int(np.ascontiguousarray(s), np.ascontiguousarray(d), wt)
-        self._committed()
+        with self._write_lock:
+            if ks == "str":
+                w.add_str(list(s), list(d), wt)
+            else:
+                w.add_int(np.ascontiguousarray(s), np.ascontiguousarray(d), wt)
+            self._committed()
 
     def remove_edges(self, src: Any, dst: Any) -> int:
         """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
@@ -417,11 +423,12 @@ class Graph:
         _, d = self._ids_for(dst, "dst")
         if len(s) != len(d):
             raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
-        if ks == "str":
-            removed = w.remove_str(list(s), list(d))
-        else:
-            removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
-        self._committed()
+        with self._write_lock:
+            if ks == "str":
+                removed = w.remove_str(list(s), list(d))
+            else:
+                removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
+            self._committed()
         return int(removed)
 
     @contextlib.contextmanager
@@ -438,18 +445,19 @@ class Graph:
         outermost one commits).
         """
         w = self._writer()
-        self._batch_depth += 1
-        try:
-            yield self
-        except BaseException:
+        with self._write_lock:
+            self._batch_depth += 1
+            try:
+                yield self
+            except BaseException:
+                self._batch_depth -= 1
+                if self._batch_depth == 0:
+                    w.discard()
+                raise
             self._batch_depth -= 1
             if self._batch_depth == 0:
-                w.discard()
-            raise
-        self._batch_depth -= 1
-        if self._batch_depth == 0:
-            w.commit()
-            self._g = w.snapshot()
+                w.commit()
+                self._g = w.snapshot()
 
     def compact(self, *, threads: int | None = None) -> None:
         """Fold the change log into a new graph file and start an empty log.
@@ -460,10 +468,11 @@ class Graph:
         file open keep reading it until they :meth:`refresh`.
         """
         w = self._writer()
-        if self._batch_depth:
-            raise ValueError("compact() inside a batch: end the batch first")
-        w.compact(threads)
-        self._g = w.snapshot()
+        with self._write_lock:
+            if self._batch_depth:
+                raise ValueError("compact() inside a batch: end the batch first")
+            w.compact(threads)
+            self._g = w.snapshot()
 
     def refresh(self) -> bool:
         """Show the newest committed state of the graph file and its change log.
@@ -488,9 +497,10 @@ class Graph:
     def close(self) -> None:
         """Release the writer lock of a graph opened with ``writable=True`` (staged changes
         of an unfinished batch are dropped); the graph stays readable."""
-        if self._w is not None:
-            self._w.close()
-            self._w = None
+        with self._write_lock:
+            if self._w is not None:
+                self._w.close()
+                self._w = None
 
     def __enter__(self) -> Graph:
         return self
