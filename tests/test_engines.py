@@ -216,3 +216,64 @@ def test_a_missing_node_is_named(engine, graphs):
     nodes = [*_nodes(path, 5), "nobody-here"]
     with pytest.raises(ie.NodeNotFoundError, match="nobody-here"):
         engine(path, nodes, MODEL, 2)
+
+
+# ------------------------------------------------------------------------- build_graph
+
+
+def _dask_build(request):
+    dd = pytest.importorskip("dask.dataframe")
+    from instant_embedding import dask as ied
+
+    def build(pdf, out: str, **kw) -> ie.Graph:
+        return ied.build_graph(dd.from_pandas(pdf, npartitions=3), out, **kw)
+
+    return build
+
+
+def _spark_build(request):
+    session = request.getfixturevalue("spark_session")
+    from instant_embedding import spark as ies
+
+    def build(pdf, out: str, **kw) -> ie.Graph:
+        return ies.build_graph(session.createDataFrame(pdf).repartition(3), out, **kw)
+
+    return build
+
+
+BUILDERS = [
+    pytest.param(_dask_build, id="dask"),
+    pytest.param(_spark_build, id="spark", marks=pytest.mark.spark),
+]
+
+
+@pytest.fixture(params=BUILDERS)
+def builder(request):
+    return request.param(request)
+
+
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+@pytest.mark.parametrize("directed", [False, True])
+def test_build_graph_equals_the_in_memory_build(builder, tmp_path, kind, directed):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    a, b = rng.integers(0, 70, 400), rng.integers(0, 70, 400)
+    w = rng.integers(1, 9, 400) / 4
+    ids = (
+        (lambda x: x * 1009 - 5) if kind == "int64" else (lambda x: np.array([f"n{v}" for v in x]))
+    )
+    pdf = pd.DataFrame({"u": ids(a), "v": ids(b), "w": w})
+    out = str(tmp_path / "g.graph")
+    built = builder(pdf, out, src_col="u", dst_col="v", weight_col="w", directed=directed)
+    want = ie.Graph.from_edges(ids(a), ids(b), weights=w, directed=directed)
+    assert (built.num_nodes, built.num_edges, built.directed, built.weighted) == (
+        want.num_nodes,
+        want.num_edges,
+        directed,
+        True,
+    )
+    nodes = list(want.nodes)
+    assert np.array_equal(MODEL.embed(built, nodes), MODEL.embed(want, nodes))
+    with pytest.raises(KeyError, match="'zz'"):
+        builder(pdf, str(tmp_path / "h.graph"), src_col="zz", dst_col="v")
+    assert not os.path.exists(tmp_path / "h.graph")

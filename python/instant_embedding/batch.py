@@ -32,7 +32,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,7 +53,9 @@ __all__ = [
     "as_node_ids",
     "check_header",
     "clear_cache",
+    "build_graph",
     "default_cache_dir",
+    "edge_columns",
     "embed_batch",
     "embeddings_frame",
     "embeddings_to_arrow",
@@ -740,3 +742,50 @@ def worker_errors(where: str = "a worker") -> Iterator[None]:
         if clean is None:
             raise
         raise clean from None
+
+
+# ---------------------------------------------------------------------------------- building
+
+
+def edge_columns(
+    columns: Sequence[str], src_col: str, dst_col: str, weight_col: str | None
+) -> list[str]:
+    """The edge columns a ``build_graph`` reads, checked against the table's ``columns``.
+
+    Raises
+    ------
+    KeyError
+        A column is missing (named with the table's columns).
+    """
+    cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
+    for c in cols:
+        if c not in columns:
+            raise KeyError(f"column {c!r} is not in the edge DataFrame {list(columns)}")
+    return cols
+
+
+def build_graph(
+    batches: Iterable[Any],
+    output_path: PathLike,
+    *,
+    src_col: str,
+    dst_col: str,
+    weight_col: str | None,
+    **options: Any,
+) -> Graph:
+    """The engines' ``build_graph``: Arrow record batches of the edge columns (from
+    :func:`edge_columns`), streamed through :func:`instant_embedding.from_arrow` into the
+    out-of-core builder, which writes ``output_path`` atomically. ``options`` are
+    ``from_arrow``'s (``directed``, ``self_loops``, ``merge``, ``memory_limit``, ``tmp_dir``);
+    the graph is weighted exactly when ``weight_col`` is given."""
+    from . import readers
+
+    return readers.from_arrow(
+        batches,
+        src_col,
+        dst_col,
+        weight_col,
+        weighted=weight_col is not None,
+        output=output_path,
+        **options,
+    )

@@ -330,20 +330,13 @@ def build_graph(
 
     Raises
     ------
-    ImportError
-        The extension lacks the out-of-core builder.
     KeyError
         A column is missing.
     """
     import dask
     import pyarrow as pa
 
-    from . import readers
-
-    cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
-    for c in cols:
-        if c not in edges_ddf.columns:
-            raise KeyError(f"column {c!r} is not in the edge DataFrame {list(edges_ddf.columns)}")
+    cols = _batch.edge_columns(edges_ddf.columns, src_col, dst_col, weight_col)
     if max_in_flight < 1:
         raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
     parts = edges_ddf[cols].to_delayed()
@@ -353,16 +346,15 @@ def build_graph(
             for pdf in dask.compute(*parts[start : start + max_in_flight]):
                 yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
-    return readers.from_arrow(
+    return _batch.build_graph(
         batches(),
-        src_col,
-        dst_col,
-        weight_col,
+        output_path,
+        src_col=src_col,
+        dst_col=dst_col,
+        weight_col=weight_col,
         directed=directed,
-        weighted=weight_col is not None,
         self_loops=self_loops,
         merge=merge,
-        output=output_path,
         memory_limit=memory_limit,
         tmp_dir=tmp_dir,
     )

@@ -408,8 +408,6 @@ def build_graph(
 
     Raises
     ------
-    ImportError
-        The extension lacks the out-of-core builder.
     KeyError
         A column is missing.
     TypeError
@@ -417,13 +415,8 @@ def build_graph(
     """
     from pyspark.sql import types as T
 
-    from . import readers
-
     _session(edges_df)
-    cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
-    for c in cols:
-        if c not in edges_df.columns:
-            raise KeyError(f"column {c!r} is not in the edge DataFrame {edges_df.columns}")
+    cols = _batch.edge_columns(edges_df.columns, src_col, dst_col, weight_col)
     int_types = (T.LongType, T.IntegerType, T.ShortType, T.ByteType)
     for c in (src_col, dst_col):
         t = edges_df.schema[c].dataType
@@ -434,16 +427,15 @@ def build_graph(
     target = os.path.join(stage, "edges") if created else stage
     try:
         edges_df.select(*cols).write.mode("errorifexists").parquet(target)
-        return readers.from_arrow(
+        return _batch.build_graph(
             _parquet_dataset(target),
-            src_col,
-            dst_col,
-            weight_col,
+            output_path,
+            src_col=src_col,
+            dst_col=dst_col,
+            weight_col=weight_col,
             directed=directed,
-            weighted=weight_col is not None,
             self_loops=self_loops,
             merge=merge,
-            output=output_path,
             memory_limit=memory_limit,
             tmp_dir=tmp_dir,
         )
