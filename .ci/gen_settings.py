@@ -1,6 +1,6 @@
 """Writes the Python code that lists the embedding settings, from the kernel's settings table.
 
-The table (``SETTINGS`` in src/config.rs, read here through ``EmbeddingConfig.settings()`` of
+The table (``SETTINGS`` in src/embed/config.rs, read here through ``EmbeddingConfig.settings()`` of
 the installed package) is the one place a setting is written. This script regenerates every
 block of Python between ``# <settings: KIND>`` and ``# </settings>`` markers:
 

@@ -1,6 +1,6 @@
 """A plain numba implementation of InstantEmbedding's push + projection (the in-process reference).
 
-The same algorithm as ``src/ppr.rs`` + ``src/embed.rs`` (docs/SPEC.md), written the obvious
+The same algorithm as ``src/embed/ppr.rs`` + ``src/embed/project.rs`` (docs/SPEC.md), written the obvious
 way: a reusable dense workspace (residual ``r``, estimate ``p``, a seen flag per node) reset
 through a touched list, a FIFO ring queue, node ``w`` pushed while
 ``r[w] > eps * max(deg(w), 1)``, then the signed-hash projection

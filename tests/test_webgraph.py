@@ -1,6 +1,6 @@
 """WebGraph BV input through the public API and the CLI.
 
-The bit streams are built and damaged more thoroughly in the Rust tests (src/webgraph.rs),
+The bit streams are built and damaged more thoroughly in the Rust tests (src/io/webgraph.rs),
 with the `webgraph` crate's own compressor; Python cannot drive that compressor, so these tests
 read a committed 16-byte fixture, ``tests/data/webgraph/tiny.{graph,properties}``: the arcs
 below, compressed by the crate's ``BvComp`` with its default (Java) parameters, big-endian.

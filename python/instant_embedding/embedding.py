@@ -18,7 +18,7 @@ from .graph import Graph, NodeId, node_list
 
 __all__ = ["EmbeddingConfig", "InstantEmbedding", "ppr"]
 
-# The settings' defaults and choices are defined once, in the kernel (src/config.rs).
+# The settings' defaults and choices are defined once, in the kernel (src/embed/config.rs).
 _DEFAULTS = EmbeddingConfig()
 _SETTINGS = {s["name"]: s for s in EmbeddingConfig.settings()}
 DEFAULT_DIM: int = _DEFAULTS.dim

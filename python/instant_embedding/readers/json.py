@@ -1,6 +1,6 @@
 """JSON inputs: node-link JSON (networkx, D3), JSON Lines edge objects, arrays of edges.
 
-Parsed in Rust (``_core.convert_json``, src/json.rs); JSON Lines are streamed, the other
+Parsed in Rust (``_core.convert_json``, src/io/json.rs); JSON Lines are streamed, the other
 shapes are loaded whole. The shape is told by the content, not the name.
 """
 

@@ -1,4 +1,4 @@
-"""Text edge lists, CSV and TSV: parsed in Rust (``_core.convert_text``, src/text.rs).
+"""Text edge lists, CSV and TSV: parsed in Rust (``_core.convert_text``, src/io/text.rs).
 
 The rules (delimiter, quoting, header, id typing) are stated in docs/CLI.md, "What a text
 file means", and implemented once, in the kernel.

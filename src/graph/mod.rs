@@ -1,0 +1,8 @@
+//! The graph file: its format, the memory-mapped reader, and everything that writes one (the
+//! in-memory builder, the out-of-core builder, renumbering).
+
+pub mod build;
+pub mod csr;
+pub mod external;
+pub mod format;
+pub mod reorder;
