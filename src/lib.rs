@@ -7,11 +7,13 @@
 pub mod embed;
 pub mod error;
 pub mod graph;
+pub mod hashing;
 pub mod io;
 pub mod live;
+pub mod parallel;
 
 // The flat paths of each module, kept as aliases while code moves into the wings above.
-pub use embed::{config, hashing, ppr, smooth};
+pub use embed::{config, ppr, smooth};
 pub use graph::{build, csr, external, format, reorder};
 pub use io::{json, text, webgraph};
 pub use live::log as livelog;

@@ -10,10 +10,7 @@
 //! entry with its `get`/`set` arms; then the kernel code that uses it, a test, and the docs.
 //! Nothing else names the settings one by one.
 
-use crate::embed::{Normalize, Value, MAX_DIM};
 use crate::error::{Error, Result};
-use crate::ppr::{PprConfig, Variant};
-use crate::smooth::MAX_SMOOTH;
 
 /// Everything that determines a node's embedding (docs/SPEC.md §3), besides the graph.
 ///
@@ -300,5 +297,165 @@ mod tests {
                 "{cfg:?}"
             );
         }
+    }
+}
+
+// ---------------------------------------------------------------- the settings' types
+
+/// Largest accepted embedding dimension (keeps `dim` * rows allocations sane).
+pub const MAX_DIM: usize = 1 << 20;
+
+/// Which per-node mass is projected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// `p + r`: the estimate plus the residual the push left behind (default; see docs/SPEC.md
+    /// and docs/QUALITY.md for why).
+    PPlusR,
+    /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
+    P,
+    /// `p + r/2` over every touched node, transformed by `ln(1 + x n)` instead of
+    /// `max(ln(x n), 0)`: better on BlogCatalog, PPI and PubMed, slightly worse on Cora, and
+    /// more projected terms (docs/QUALITY.md).
+    Log1p,
+}
+
+impl Value {
+    /// Every value's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["p+r", "p", "log1p"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Value::PPlusR => "p+r",
+            Value::P => "p",
+            Value::Log1p => "log1p",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Value> {
+        match s {
+            "p+r" => Ok(Value::PPlusR),
+            "p" => Ok(Value::P),
+            "log1p" => Ok(Value::Log1p),
+            _ => Err(Error::param(format!(
+                "value must be 'p+r', 'p' or 'log1p', got {s:?}"
+            ))),
+        }
+    }
+}
+
+/// How the projected row is scaled before its rounding to f32 (docs/SPEC.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalize {
+    /// Divide every coordinate by `ln(max(n, 3))` (default): each term `ln(x n)` becomes
+    /// `log_n(x n)`, so coordinates no longer grow with the graph's size (an untuned
+    /// classifier on raw coordinates then regularises as intended, docs/BENCHMARKS.md).
+    LnN,
+    /// No scaling: the sum of the terms itself.
+    None,
+}
+
+impl Normalize {
+    /// Every choice's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["ln_n", "none"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Normalize::LnN => "ln_n",
+            Normalize::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Normalize> {
+        match s {
+            "ln_n" => Ok(Normalize::LnN),
+            "none" => Ok(Normalize::None),
+            _ => Err(Error::param(format!(
+                "normalize must be 'ln_n' or 'none', got {s:?}"
+            ))),
+        }
+    }
+
+    /// What every coordinate is divided by on a graph of `num_nodes` nodes: `ln(max(n, 3))`
+    /// (libm `log`, so `> 1`), or nothing.
+    pub fn divisor(self, num_nodes: usize) -> Option<f64> {
+        match self {
+            Normalize::LnN => Some((num_nodes.max(3) as f64).ln()),
+            Normalize::None => None,
+        }
+    }
+}
+
+/// Most smoothing steps accepted (each step widens a row's neighbourhood by one hop).
+pub const MAX_SMOOTH: usize = 8;
+
+/// Smallest accepted teleport probability. A push costs O(1 / (alpha * eps)); below this (and
+/// certainly once `1 - alpha` rounds to 1.0) one query would run for hours or forever.
+pub const MIN_ALPHA: f64 = 1e-6;
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Standard transition matrix (paper eq. 1): all of `(1-alpha) r` leaves `w`.
+    Standard,
+    /// Lazy walk (paper appendix, Algorithm 3): half of `(1-alpha) r` stays at `w`.
+    Lazy,
+}
+
+impl Variant {
+    /// Every variant's name, as `parse` takes it.
+    pub const NAMES: &'static [&'static str] = &["standard", "lazy"];
+
+    pub fn parse(s: &str) -> Result<Variant> {
+        match s {
+            "standard" => Ok(Variant::Standard),
+            "lazy" => Ok(Variant::Lazy),
+            _ => Err(Error::param(format!(
+                "variant must be 'standard' or 'lazy', got {s:?}"
+            ))),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Standard => "standard",
+            Variant::Lazy => "lazy",
+        }
+    }
+}
+
+/// The push's settings: the part of [`EmbeddingConfig`] that `push` reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PprConfig {
+    pub alpha: f64,
+    pub eps: f64,
+    pub variant: Variant,
+    /// Refuse (with `Error::BudgetExceeded`) a query that touches more nodes than this.
+    pub max_touched: usize,
+}
+
+impl Default for PprConfig {
+    fn default() -> Self {
+        EmbeddingConfig::DEFAULT.ppr
+    }
+}
+
+impl PprConfig {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.alpha.is_finite() && self.alpha >= MIN_ALPHA && self.alpha < 1.0) {
+            return Err(Error::param(format!(
+                "alpha must satisfy {MIN_ALPHA:e} <= alpha < 1, got {}",
+                self.alpha
+            )));
+        }
+        // Normal, not just positive: with a subnormal eps the residuals are subnormal too, where
+        // (1 - alpha) * r can round back up to r, and the push would never end.
+        if !(self.eps.is_normal() && self.eps > 0.0) {
+            return Err(Error::param(format!(
+                "eps must be finite and >= {:e} (the smallest normal float), got {}",
+                f64::MIN_POSITIVE,
+                self.eps
+            )));
+        }
+        if self.max_touched == 0 {
+            return Err(Error::param("max_touched must be >= 1"));
+        }
+        Ok(())
     }
 }

@@ -1,8 +1,7 @@
-//! The embedding: its settings, the local push, the signed hashing, the projection and
-//! neighbour smoothing (docs/SPEC.md).
+//! The embedding: its settings, the local push, the projection and neighbour smoothing
+//! (docs/SPEC.md).
 
 pub mod config;
-pub mod hashing;
 pub mod ppr;
 pub mod project;
 pub mod smooth;

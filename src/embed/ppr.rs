@@ -14,80 +14,11 @@ use crate::error::{Error, Result};
 pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
 /// Push threshold: a node `w` is pushed while `r[w] > eps * max(deg(w), 1)`.
 pub const DEFAULT_EPS: f64 = EmbeddingConfig::DEFAULT.ppr.eps;
-/// Smallest accepted teleport probability. A push costs O(1 / (alpha * eps)); below this (and
-/// certainly once `1 - alpha` rounds to 1.0) one query would run for hours or forever.
-pub const MIN_ALPHA: f64 = 1e-6;
 /// Default cap on the nodes one query may touch (guards memory on huge graphs).
 pub const DEFAULT_MAX_TOUCHED: usize = EmbeddingConfig::DEFAULT.ppr.max_touched;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    /// Standard transition matrix (paper eq. 1): all of `(1-alpha) r` leaves `w`.
-    Standard,
-    /// Lazy walk (paper appendix, Algorithm 3): half of `(1-alpha) r` stays at `w`.
-    Lazy,
-}
-
-impl Variant {
-    /// Every variant's name, as `parse` takes it.
-    pub const NAMES: &'static [&'static str] = &["standard", "lazy"];
-
-    pub fn parse(s: &str) -> Result<Variant> {
-        match s {
-            "standard" => Ok(Variant::Standard),
-            "lazy" => Ok(Variant::Lazy),
-            _ => Err(Error::param(format!(
-                "variant must be 'standard' or 'lazy', got {s:?}"
-            ))),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Standard => "standard",
-            Variant::Lazy => "lazy",
-        }
-    }
-}
-
-/// The push's settings: the part of [`EmbeddingConfig`] that `push` reads.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PprConfig {
-    pub alpha: f64,
-    pub eps: f64,
-    pub variant: Variant,
-    /// Refuse (with `Error::BudgetExceeded`) a query that touches more nodes than this.
-    pub max_touched: usize,
-}
-
-impl Default for PprConfig {
-    fn default() -> Self {
-        EmbeddingConfig::DEFAULT.ppr
-    }
-}
-
-impl PprConfig {
-    pub fn validate(&self) -> Result<()> {
-        if !(self.alpha.is_finite() && self.alpha >= MIN_ALPHA && self.alpha < 1.0) {
-            return Err(Error::param(format!(
-                "alpha must satisfy {MIN_ALPHA:e} <= alpha < 1, got {}",
-                self.alpha
-            )));
-        }
-        // Normal, not just positive: with a subnormal eps the residuals are subnormal too, where
-        // (1 - alpha) * r can round back up to r, and the push would never end.
-        if !(self.eps.is_normal() && self.eps > 0.0) {
-            return Err(Error::param(format!(
-                "eps must be finite and >= {:e} (the smallest normal float), got {}",
-                f64::MIN_POSITIVE,
-                self.eps
-            )));
-        }
-        if self.max_touched == 0 {
-            return Err(Error::param("max_touched must be >= 1"));
-        }
-        Ok(())
-    }
-}
+// The push's settings are defined with the others in `crate::config`.
+pub use crate::config::{PprConfig, Variant, MIN_ALPHA};
 
 /// Graphs with at most this many nodes use dense per-thread arrays (20 bytes a node: residual,
 /// estimate and a touched list), allocated once per thread and reset through the touched list,

@@ -8,8 +8,6 @@
 //! batch split.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -18,92 +16,13 @@ use crate::csr::Graph;
 use crate::error::{Error, Result};
 use crate::hashing::SignedHasher;
 use crate::ppr::{push, Workspace};
+// The pools moved to `crate::parallel`; these paths stay for the code that still names them.
+pub use crate::parallel::{pool, pool_for, resolve_threads};
+// The setting types live with the settings; these paths stay for the code that names them here.
+pub use crate::config::{Normalize, Value, MAX_DIM};
 
 pub const DEFAULT_DIM: usize = EmbeddingConfig::DEFAULT.dim;
 pub const DEFAULT_SEED: u64 = EmbeddingConfig::DEFAULT.seed;
-/// Largest accepted embedding dimension (keeps `dim` * rows allocations sane).
-pub const MAX_DIM: usize = 1 << 20;
-
-/// Which per-node mass is projected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Value {
-    /// `p + r`: the estimate plus the residual the push left behind (default; see docs/SPEC.md
-    /// and docs/QUALITY.md for why).
-    PPlusR,
-    /// `p`: the approximate PPR estimate alone (the paper's Algorithm 2 as written).
-    P,
-    /// `p + r/2` over every touched node, transformed by `ln(1 + x n)` instead of
-    /// `max(ln(x n), 0)`: better on BlogCatalog, PPI and PubMed, slightly worse on Cora, and
-    /// more projected terms (docs/QUALITY.md).
-    Log1p,
-}
-
-impl Value {
-    /// Every value's name, as `parse` takes it.
-    pub const NAMES: &'static [&'static str] = &["p+r", "p", "log1p"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Value::PPlusR => "p+r",
-            Value::P => "p",
-            Value::Log1p => "log1p",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Value> {
-        match s {
-            "p+r" => Ok(Value::PPlusR),
-            "p" => Ok(Value::P),
-            "log1p" => Ok(Value::Log1p),
-            _ => Err(Error::param(format!(
-                "value must be 'p+r', 'p' or 'log1p', got {s:?}"
-            ))),
-        }
-    }
-}
-
-/// How the projected row is scaled before its rounding to f32 (docs/SPEC.md §2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Normalize {
-    /// Divide every coordinate by `ln(max(n, 3))` (default): each term `ln(x n)` becomes
-    /// `log_n(x n)`, so coordinates no longer grow with the graph's size (an untuned
-    /// classifier on raw coordinates then regularises as intended, docs/BENCHMARKS.md).
-    LnN,
-    /// No scaling: the sum of the terms itself.
-    None,
-}
-
-impl Normalize {
-    /// Every choice's name, as `parse` takes it.
-    pub const NAMES: &'static [&'static str] = &["ln_n", "none"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Normalize::LnN => "ln_n",
-            Normalize::None => "none",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Normalize> {
-        match s {
-            "ln_n" => Ok(Normalize::LnN),
-            "none" => Ok(Normalize::None),
-            _ => Err(Error::param(format!(
-                "normalize must be 'ln_n' or 'none', got {s:?}"
-            ))),
-        }
-    }
-
-    /// What every coordinate is divided by on a graph of `num_nodes` nodes: `ln(max(n, 3))`
-    /// (libm `log`, so `> 1`), or nothing.
-    pub fn divisor(self, num_nodes: usize) -> Option<f64> {
-        match self {
-            Normalize::LnN => Some((num_nodes.max(3) as f64).ln()),
-            Normalize::None => None,
-        }
-    }
-}
-
 /// The short name used throughout the kernel.
 pub type EmbedConfig = EmbeddingConfig;
 
@@ -341,71 +260,6 @@ fn embed_rows(
         }
     }
     Ok(out)
-}
-
-/// The pool for `jobs` independent jobs on `threads` threads, or None when they run serially
-/// (one thread or one job: no pool is built or entered).
-pub fn pool_for(threads: usize, jobs: usize) -> Result<Option<Arc<rayon::ThreadPool>>> {
-    if threads > 1 && jobs > 1 {
-        pool(threads).map(Some)
-    } else {
-        Ok(None)
-    }
-}
-
-/// Thread count to use: explicit `threads`, else `RAYON_NUM_THREADS`, else the CPU count.
-pub fn resolve_threads(threads: Option<usize>) -> Result<usize> {
-    match threads {
-        Some(0) => Err(Error::param("threads must be >= 1")),
-        Some(t) if t > 4096 => Err(Error::param(format!("threads must be <= 4096, got {t}"))),
-        Some(t) => Ok(t),
-        None => Ok(std::env::var("RAYON_NUM_THREADS")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .filter(|&t| t > 0)
-            .unwrap_or_else(cpu_count)),
-    }
-}
-
-/// The CPU count, read once: `available_parallelism` reads cgroup files (tens of µs), too slow
-/// for a per-call lookup on the single-node latency path.
-fn cpu_count() -> usize {
-    static CPUS: OnceLock<usize> = OnceLock::new();
-    *CPUS.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
-}
-
-type PoolCache = Mutex<HashMap<(u32, usize), Arc<rayon::ThreadPool>>>;
-
-/// A cached rayon pool with `threads` workers, private to this process.
-///
-/// Pools are keyed by process id: a child created by `fork()` has none of the parent's worker
-/// threads, so it builds its own instead of deadlocking on the inherited (dead) pool.
-pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<PoolCache> = OnceLock::new();
-    let pid = std::process::id();
-    let cache = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-    let stale: Vec<_> = map.keys().filter(|k| k.0 != pid).copied().collect();
-    for k in stale {
-        // Leaked on purpose: dropping a pool whose threads died with the parent is not safe.
-        std::mem::forget(map.remove(&k));
-    }
-    if let Some(p) = map.get(&(pid, threads)) {
-        return Ok(p.clone());
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("instant-embedding-{i}"))
-            .build()
-            .map_err(|e| Error::param(format!("cannot start {threads} threads: {e}")))?,
-    );
-    map.insert((pid, threads), p.clone());
-    Ok(p)
 }
 
 #[cfg(test)]

@@ -19,8 +19,7 @@ use rayon::prelude::*;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
 
-/// Most smoothing steps accepted (each step widens a row's neighbourhood by one hop).
-pub const MAX_SMOOTH: usize = 8;
+pub use crate::config::MAX_SMOOTH;
 
 /// The rows one smoothing step of `u` reads: `u`'s out-arcs and their weights (None when
 /// unweighted). No arcs means the row is kept as it is.

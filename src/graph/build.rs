@@ -528,7 +528,7 @@ pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
 pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
     if graph.is_live() {
         let order: Vec<u32> = (0..graph.num_nodes() as u32).collect();
-        let pool = crate::embed::pool(1)?;
+        let pool = crate::parallel::pool(1)?;
         let mut stats = crate::reorder::ReorderStats::default();
         return crate::reorder::write_permuted(
             graph,

@@ -499,7 +499,7 @@ pub fn reorder(
     threads: usize,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<ReorderStats> {
-    let pool = crate::embed::pool(threads)?;
+    let pool = crate::parallel::pool(threads)?;
     let mut stats = ReorderStats::default();
     let _scan = g.scan(); // the order's rounds read every row too
     let t = Instant::now();
@@ -598,7 +598,7 @@ mod tests {
                                 &g,
                                 &order,
                                 &path,
-                                &crate::embed::pool(2).unwrap(),
+                                &crate::parallel::pool(2).unwrap(),
                                 None,
                                 &mut s,
                             )
@@ -696,7 +696,7 @@ mod tests {
             &g,
             Method::Communities,
             DEFAULT_ROUNDS,
-            &crate::embed::pool(1).unwrap(),
+            &crate::parallel::pool(1).unwrap(),
             None,
             &mut stats,
         )
@@ -724,7 +724,7 @@ mod tests {
         let g = community_graph(false, "int");
         let out = dir.path().join("out.graph");
         let mut s = ReorderStats::default();
-        let pool = crate::embed::pool(2).unwrap();
+        let pool = crate::parallel::pool(2).unwrap();
         let e = write_permuted(&g, &[0, 1, 2], &out, &pool, None, &mut s).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
         let mut dup: Vec<u32> = (0..60).collect();

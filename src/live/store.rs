@@ -1741,7 +1741,7 @@ impl LiveWriter {
         let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
         let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
         let result = (|| -> Result<()> {
-            let pool = crate::embed::pool(threads.max(1))?;
+            let pool = crate::parallel::pool(threads.max(1))?;
             let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
             let mut stats = crate::reorder::ReorderStats::default();
             crate::reorder::write_permuted(&g, &order, &new_base, &pool, None, &mut stats)?;

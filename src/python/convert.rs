@@ -540,13 +540,13 @@ pub fn reorder_graph<'py>(
             "rounds must be between 1 and 100, got {rounds}"
         )));
     }
-    let threads = crate::embed::resolve_threads(threads).py_err()?;
+    let threads = crate::parallel::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
     let given = order.is_some();
     let s = with_progress(py, progress, move |hook| match order {
         Some(o) => {
             let mut s = reorder::ReorderStats::default();
-            let pool = crate::embed::pool(threads)?;
+            let pool = crate::parallel::pool(threads)?;
             reorder::write_permuted(&g, &o, &output, &pool, Some(hook), &mut s)?;
             Ok(s)
         }

@@ -126,7 +126,7 @@ impl PyLiveWriter {
 
     #[pyo3(signature = (threads=None))]
     fn compact(&self, py: Python<'_>, threads: Option<usize>) -> PyResult<()> {
-        let threads = crate::embed::resolve_threads(threads).py_err()?;
+        let threads = crate::parallel::resolve_threads(threads).py_err()?;
         py.detach(|| self.with(|w| w.compact(threads)))
     }
 

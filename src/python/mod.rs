@@ -374,11 +374,11 @@ fn py_embed<'py>(
     let cfg = config.inner;
     let nodes = to_vec(&nodes);
     let k = nodes.len();
-    let threads = kembed::resolve_threads(threads).py_err()?;
+    let threads = crate::parallel::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
     let out = py
         .detach(move || {
-            let pool = kembed::pool_for(threads, k)?;
+            let pool = crate::parallel::pool_for(threads, k)?;
             kembed::embed_nodes(&g, &nodes, &cfg, pool.as_deref())
         })
         .py_err()?;
@@ -428,12 +428,12 @@ fn smooth<'py>(
     let rows: Vec<f32> = view.iter().copied().collect();
     let k = nodes.len();
     let steps = config.inner.smooth;
-    let threads = kembed::resolve_threads(threads).py_err()?;
+    let threads = crate::parallel::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
     let out = py
         .detach(move || {
             let plan = Plan::new(&g, &nodes, steps)?;
-            let pool = kembed::pool_for(threads, k)?;
+            let pool = crate::parallel::pool_for(threads, k)?;
             plan.apply(&g, rows, dim, pool.as_deref())
         })
         .py_err()?;
@@ -468,7 +468,7 @@ fn xxh3_64(data: &[u8]) -> u64 {
 
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
-    kembed::resolve_threads(threads).py_err()
+    crate::parallel::resolve_threads(threads).py_err()
 }
 
 #[pymodule(gil_used = false)]
