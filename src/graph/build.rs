@@ -527,17 +527,10 @@ pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
 /// its change log folded in (as `compact` writes it).
 pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
     if graph.is_live() {
-        let order: Vec<u32> = (0..graph.num_nodes() as u32).collect();
-        let pool = crate::parallel::pool(1)?;
-        let mut stats = crate::reorder::ReorderStats::default();
-        return crate::reorder::write_permuted(
-            graph,
-            &order,
-            target.as_ref(),
-            &pool,
-            None,
-            &mut stats,
-        );
+        // The live wing writes a live graph's current state (crate::live::save).
+        return Err(Error::param(
+            "a graph with a change log is saved by live::save, not build::save",
+        ));
     }
     let _scan = graph.scan();
     write_atomic(target, graph.image())

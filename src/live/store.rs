@@ -2394,3 +2394,16 @@ pub fn ops_at(log: &[u8], start: u64, header: &LogHeader) -> Result<Vec<Op>> {
         header.weighted,
     )
 }
+
+/// Writes `graph` to `target` atomically: a graph without a change log as its image
+/// ([`crate::build::save`]), a live graph as its current state, rows merged with the log, in
+/// its internal order (a permuted file when nodes were created by the log).
+pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
+    if !graph.is_live() {
+        return crate::build::save(graph, target);
+    }
+    let order: Vec<u32> = (0..graph.num_nodes() as u32).collect();
+    let pool = crate::parallel::pool(1)?;
+    let mut stats = crate::reorder::ReorderStats::default();
+    crate::reorder::write_permuted(graph, &order, target.as_ref(), &pool, None, &mut stats)
+}

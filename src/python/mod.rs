@@ -133,7 +133,7 @@ impl PyGraph {
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let g = self.inner.clone();
-        py.detach(move || build::save(&g, &path)).py_err()
+        py.detach(move || crate::live::save(&g, &path)).py_err()
     }
 
     fn validate(&self, py: Python<'_>) -> PyResult<()> {
