@@ -364,11 +364,20 @@ def test_corrupted_log_raises_graph_format_error(tmp_path):
     open(log, "wb").write(bytes(data))
     with pytest.raises(ie.GraphFormatError, match="checksum"):
         ie.Graph.open(path).validate()
-    # A log that belongs to another graph file.
-    open(log, "wb").write(bytes(data))
+    # Saving over the path detaches the log: the new file, without the log.
     ie.Graph.from_edges([0], [1]).save(path)
+    assert not os.path.exists(log)
+    assert ie.Graph.open(path).num_edges == 1
+    # A log that belongs to another graph file: opening refuses it, and so does any write
+    # (before replacing anything).
+    open(log, "wb").write(bytes(data))
     with pytest.raises(ie.GraphFormatError, match="another graph file"):
         ie.Graph.open(path)
+    before = open(path, "rb").read()
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.Graph.from_edges([0], [2]).save(path)
+    assert open(path, "rb").read() == before
+    assert sorted(os.listdir(tmp_path)) == ["c.graph", "c.graph.live"]
 
 
 # ------------------------------------------------------------------------------ crashes
@@ -609,3 +618,228 @@ def test_read_ahead_on_a_deep_change_log_gives_the_same_results(tmp_path):
     final.save(tmp_path / "copy.graph")
     copy = ie.Graph.open(tmp_path / "copy.graph", prefetch=True)
     assert np.array_equal(plain, model.embed(copy, nodes))
+
+
+# ------------------------------------------------------------------------------ file lifecycle
+
+
+def _host_tag() -> str:
+    """This host's part of temporary file names (`{pid}@{host hash}`), from a real one."""
+    from instant_embedding import _core
+
+    with tempfile.TemporaryDirectory() as d:
+        b = _core.GraphBuilder(os.path.join(d, "t.graph"))
+        name = next(n for n in os.listdir(d) if n.startswith(".t.graph.tmp-"))
+        del b
+    return name[len(".t.graph.tmp-") :].split("@", 1)[1][:8]
+
+
+def test_converting_again_over_a_live_graph_discards_its_log(tmp_path):
+    from instant_embedding import cli
+
+    edges = tmp_path / "e.txt"
+    edges.write_text("0 1\n1 2\n")
+    add = tmp_path / "a.txt"
+    add.write_text("2 3\n3 0\n")
+    graph = str(tmp_path / "g.graph")
+    assert cli.main(["convert", str(edges), graph, "-q"]) == 0
+    assert cli.main(["update", graph, "--add", str(add), "-q"]) == 0
+    assert ie.Graph.open(graph).num_edges == 4
+    # The same input gives a byte-identical file: the log must not come back with it.
+    ie.convert(edges, graph)
+    assert ie.Graph.open(graph).num_edges == 2
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "e.txt", "g.graph"]
+    # save and reorder over a live graph's path detach the log the same way.
+    for write in (
+        lambda: ie.Graph.open(graph).save(graph),
+        lambda: ie.Graph.open(graph).reorder(graph, method="bfs"),
+    ):
+        assert cli.main(["update", graph, "--add", str(add), "-q"]) == 0
+        assert ie.Graph.open(graph).num_edges == 4
+        write()
+        assert ie.Graph.open(graph).log_info() is None
+        assert ie.Graph.open(graph).num_edges == 4  # the saved state had the changes
+        ie.convert(edges, graph)
+        assert ie.Graph.open(graph).num_edges == 2
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "e.txt", "g.graph"]
+
+
+def test_convert_onto_a_foreign_log_refuses_before_replacing_anything(tmp_path):
+    from instant_embedding import cli
+
+    (tmp_path / "e.txt").write_text("0 1\n1 2\n")
+    (tmp_path / "f.txt").write_text("5 6\n")
+    graph, other = str(tmp_path / "g.graph"), str(tmp_path / "o.graph")
+    assert cli.main(["convert", str(tmp_path / "e.txt"), graph, "-q"]) == 0
+    assert cli.main(["convert", str(tmp_path / "f.txt"), other, "-q"]) == 0
+    with ie.Graph.open(other, writable=True) as g:
+        g.add_edges([5], [7])
+    os.replace(other + ".live", graph + ".live")  # a log that belongs to o.graph
+    before = open(graph, "rb").read()
+    for argv in (["convert", str(tmp_path / "f.txt"), graph, "-q"],):
+        assert cli.main(argv) != 0
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.convert(tmp_path / "f.txt", graph)
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.Graph.from_edges([0], [9]).save(graph)
+    assert open(graph, "rb").read() == before
+    names = ["e.txt", "f.txt", "g.graph", "g.graph.live", "o.graph"]
+    assert sorted(os.listdir(tmp_path)) == names
+    # A log without its graph file is refused too.
+    os.remove(graph)
+    with pytest.raises(ie.GraphFormatError, match="cannot be read"):
+        ie.convert(tmp_path / "f.txt", graph)
+    assert not os.path.exists(graph)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "instant_embedding",
+            "convert",
+            str(tmp_path / "f.txt"),
+            graph,
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode != 0 and "g.graph.live" in r.stderr
+
+
+def test_failed_commands_leave_no_lock_or_temporary_files(tmp_path):
+    from instant_embedding import cli
+
+    add = tmp_path / "a.txt"
+    add.write_text("0 1\n")
+    assert cli.main(["update", str(tmp_path / "missing.graph"), "--add", str(add)]) != 0
+    with pytest.raises(FileNotFoundError):
+        ie.Graph.open(tmp_path / "missing.graph", writable=True)
+    assert os.listdir(tmp_path) == ["a.txt"]
+    path = str(tmp_path / "w.graph")
+    ie.Graph.from_edges([0], [1]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        # A writer holds the path: every other write of it refuses, leaving nothing.
+        with pytest.raises(BlockingIOError):
+            ie.Graph.from_edges([0], [2]).save(path)
+        with pytest.raises(BlockingIOError):
+            ie.convert(add, path)
+        g.add_edges([1], [2])
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "w.graph", "w.graph.live"]
+
+
+def test_leftovers_of_a_killed_writer_are_removed_whatever_their_process_id(tmp_path):
+    path = str(tmp_path / "k.graph")
+    ie.Graph.from_edges([0, 1], [1, 2]).save(path)
+    host = _host_tag()
+    # Pid 1 runs: a reused process id must not protect a killed compaction's files.
+    left = [f".k.graph.tmp-1@{host}-compacted", f".k.graph.tmp-1@{host}-compacted.live"]
+    keep = [".k.graph.tmp-1@00000000-compacted", f".other.graph.tmp-1@{host}-x"]
+    for name in left + keep:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    ie.Graph.open(path, writable=True).close()
+    assert sorted(os.listdir(tmp_path)) == sorted(["k.graph", "k.graph.live", *keep])
+    for name in left:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    ie.Graph.from_edges([0], [1]).save(path)  # any write of the path
+    assert sorted(os.listdir(tmp_path)) == sorted(["k.graph", *keep])
+
+
+def _commits(path: str, k: int) -> Reference:
+    ref = Reference("str", False, False, "sum")
+    for a, b in [("a", "b"), ("b", "c"), ("c", "d")]:
+        ref.add(a, b)
+    ref.build().save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        for i in range(k):
+            g.add_edges([f"n{i}", "a"], ["a", f"m{i}"])
+            ref.add(f"n{i}", "a")
+            ref.add("a", f"m{i}")
+            if i % 2:
+                g.remove_edges(["b"], ["c"])
+                ref.remove("b", "c")
+    return ref
+
+
+@pytest.mark.parametrize("commits", [1, 2, 3, 4])
+@pytest.mark.parametrize("how", ["compact", "save"])
+def test_the_crash_window_between_the_renames(tmp_path, commits, how):
+    """Hard links keep the old files as a killed writer would have left them: the old log
+    (with the mark written in place before the renames) beside the new file, and beside the
+    old file. Odd and even commit counts put the newest commit in either slot."""
+    path = str(tmp_path / "x.graph")
+    ref = _commits(path, commits)
+    want = ref.build()
+    commits = ie.Graph.open(path).log_info()["commits"]  # 1, 3, 4, 6: odd and even
+    os.link(path, tmp_path / "old.graph")
+    os.link(path + ".live", tmp_path / "old.live")
+    head = open(path + ".live", "rb").read(256)
+    if how == "compact":
+        with ie.Graph.open(path, writable=True) as g:
+            g.compact()
+    else:
+        ie.Graph.open(path).save(path)  # the folded state over its own path
+    marked = open(tmp_path / "old.live", "rb").read()
+    changed = [s for s in (128, 192) if marked[s : s + 64] != head[s : s + 64]]
+    # The mark goes to the slot that does not hold the newest commit.
+    assert changed == [128 + 64 * ((commits + 1) % 2)], changed
+
+    def state(base: str, log: bytes) -> str:
+        d = tmp_path / f"state-{len(os.listdir(tmp_path))}"
+        d.mkdir()
+        p = str(d / "x.graph")
+        with open(p, "wb") as f:
+            f.write(open(base, "rb").read())
+        with open(p + ".live", "wb") as f:
+            f.write(log)
+        return p
+
+    # After the first rename: the new file with the old, marked log. The log is ignored.
+    p = state(path, marked)
+    g = ie.Graph.open(p)
+    assert g.log_info()["commits"] == 0
+    assert_same_graph(g, want, "new file beside the old log")
+    with ie.Graph.open(p, writable=True) as w:  # the next writer replaces the dead log
+        assert w.log_info()["commits"] == 0
+        w.add_edges(["z"], ["a"])
+    ref.add("z", "a")
+    assert_same_graph(ie.Graph.open(p), ref.build(), "a commit after recovery")
+    # Before the renames, after the mark: the old file with its marked log shows every commit.
+    p = state(str(tmp_path / "old.graph"), marked)
+    assert ie.Graph.open(p).log_info()["commits"] == commits
+    assert_same_graph(ie.Graph.open(p), want, "old file with its marked log")
+    # A torn mark (power loss while writing it) leaves the newest commit.
+    torn = bytearray(marked)
+    torn[changed[0] : changed[0] + 64] = os.urandom(64)
+    p = state(str(tmp_path / "old.graph"), bytes(torn))
+    assert ie.Graph.open(p).log_info()["commits"] == commits
+    assert_same_graph(ie.Graph.open(p), want, "old file with a torn mark")
+    # The next write of the path after the killed one removes the dead log.
+    p = state(path, marked)
+    ie.Graph.open(p).save(p)
+    assert not os.path.exists(p + ".live")
+
+
+def test_a_commit_that_creates_nodes_without_changing_a_row(tmp_path):
+    path = str(tmp_path / "n.graph")
+    ie.Graph.from_edges(["a", "b"], ["b", "c"]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        with g.batch():
+            g.add_edges(["a"], ["new"])
+            g.remove_edges(["a"], ["new"])
+        assert g.num_nodes == 4 and g.degree("new") == 0
+    want = ie.Graph.from_edges(["a", "b"], ["b", "c"], nodes=["new"])
+    out = tmp_path / "child.npy"
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD_EMBED, path, str(out)], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    nodes = eval(r.stdout)  # noqa: S307 (our own child's repr of a list of str)
+    assert "new" in nodes
+    rebuilt = MODEL.embed(want, nodes)
+    assert np.array_equal(np.load(out).view(np.uint32), rebuilt.view(np.uint32))
+    live = ie.Graph.open(path)
+    assert live.log_info()["new_nodes"] == 1
+    assert_same_graph(live, want, "a created node without a row")
+    with ie.Graph.open(path, writable=True) as g:
+        g.compact()
+    assert_same_graph(ie.Graph.open(path), want, "compacted")
