@@ -843,3 +843,51 @@ def test_a_commit_that_creates_nodes_without_changing_a_row(tmp_path):
     with ie.Graph.open(path, writable=True) as g:
         g.compact()
     assert_same_graph(ie.Graph.open(path), want, "compacted")
+
+
+def test_engines_copy_a_remote_graph_with_its_change_log(tmp_path):
+    pytest.importorskip("fsspec")
+    from instant_embedding.batch import clear_cache, embed_batch, local_graph_path
+
+    src = tmp_path / "remote"
+    src.mkdir()
+    path = str(src / "r.graph")
+    ie.datasets.karate().save(path)
+    cache = tmp_path / "cache"
+    uri = (src / "r.graph").as_uri()
+    plain = local_graph_path(uri, cache_dir=cache)
+    assert not os.path.exists(plain + ".live")
+    seen = {plain}
+    with ie.Graph.open(path, writable=True) as g:
+        for k in range(3):
+            g.add_edges([0, 40 + k], [40 + k, 33])
+            g.remove_edges([k + 1], [0])
+            local = local_graph_path(uri, cache_dir=cache)
+            assert local not in seen and os.path.exists(local + ".live")  # one copy per commit
+            seen.add(local)
+            assert local_graph_path(uri, cache_dir=cache) == local
+            copy = ie.Graph.open(local)
+            assert copy.log_info()["commits"] == 2 * (k + 1)
+            assert_same_graph(copy, ie.Graph.open(path), f"copy at commit {k + 1}")
+            nodes = list(g.nodes)
+            want = MODEL.embed(ie.Graph.open(path), nodes)
+            got = embed_batch(uri, nodes, model=MODEL, cache_dir=cache)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        # Bytes of an interrupted commit past the committed end are not a new commit.
+        with open(path + ".live", "ab") as f:
+            f.write(b"\x01" * 999)
+        assert local_graph_path(uri, cache_dir=cache) == local
+        g.compact()
+    compacted = local_graph_path(uri, cache_dir=cache)
+    assert compacted not in seen
+    assert_same_graph(ie.Graph.open(compacted), ie.Graph.open(path), "compacted copy")
+    # A log the copy cannot read is refused, never skipped.
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([1], [2])
+    data = bytearray(open(path + ".live", "rb").read())
+    data[300] ^= 0xFF
+    open(path + ".live", "wb").write(bytes(data))
+    with pytest.raises(ie.GraphFormatError, match="r.graph.live"):
+        local_graph_path(uri, cache_dir=cache)
+    clear_cache(files=True, cache_dir=cache)
+    assert os.listdir(cache) == []
