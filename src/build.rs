@@ -395,8 +395,9 @@ fn host_hash() -> u32 {
     })
 }
 
-/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*` and
-/// `.{name}.build-{tag}-*` whose tag names this host and a dead process. Only on Linux (a
+/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*`,
+/// `.{name}.build-{tag}-*`, `..{name}.tmp-{tag}-*` and `.{name}.live.tmp-{tag}-*` whose tag
+/// names this host and a dead process. Only on Linux (a
 /// missing `/proc/{pid}` proves the process is gone); never touches other hosts' files on a
 /// shared filesystem. Errors are ignored: cleanup must not fail a build.
 pub(crate) fn remove_stale(dir: &Path, name: &str) {
@@ -415,7 +416,14 @@ pub(crate) fn remove_leftovers(dir: &Path, name: &str, any_pid: bool) {
         return;
     };
     let host = format!("@{:08x}-", host_hash());
-    let prefixes = [format!(".{name}.tmp-"), format!(".{name}.build-")];
+    // Also the temporary files of a writer's own temporary files (compaction's new file and
+    // log) and of its change log.
+    let prefixes = [
+        format!(".{name}.tmp-"),
+        format!(".{name}.build-"),
+        format!("..{name}.tmp-"),
+        format!(".{name}.live.tmp-"),
+    ];
     for e in entries.flatten() {
         let file_name = e.file_name();
         let Some(f) = file_name.to_str() else {

@@ -891,3 +891,71 @@ def test_engines_copy_a_remote_graph_with_its_change_log(tmp_path):
         local_graph_path(uri, cache_dir=cache)
     clear_cache(files=True, cache_dir=cache)
     assert os.listdir(cache) == []
+
+
+KILL_COMPACTOR = rf"""
+import os, sys, instant_embedding as ie, numpy as np
+say = lambda word, k: os.write(1, f"{{word}} {{k}}\n".encode())
+path = sys.argv[1]
+g = ie.Graph.open(path, writable=True)
+k = sum(1 for x in g.nodes if x >= {HUB_BASE})
+say("ready", k)
+while True:
+    hub = np.full({WIDTH}, {HUB_BASE} + k, dtype=np.int64)
+    g.add_edges(hub, np.arange({WIDTH}, dtype=np.int64) * 3)
+    say("acked", k)
+    k += 1
+    g.compact()
+"""
+
+
+def test_sigkill_during_compaction_before_and_after_the_rename(tmp_path):
+    """Kills a writer that commits and compacts in a loop, at the moment its compacted file
+    appears (before the rename) or the graph path names a new file (after the first rename);
+    each kill is counted by the state it left. Every acknowledged batch survives, nothing else
+    is torn, and the next writer removes what the killed one left."""
+    path = str(tmp_path / "kc.graph")
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 20_000, 150_000) * 3, rng.integers(0, 20_000, 150_000) * 3
+    ie.Graph.from_edges(src, dst).save(path)
+    base_edges = ie.Graph.open(path).num_edges
+    acked = -1
+    seen = {"before": 0, "after": 0}
+    kills = int(os.environ.get("IE_LIVE_KILLS", "12"))
+    for i in range(kills):
+        ino = os.stat(path).st_ino
+        p = subprocess.Popen(
+            [sys.executable, "-c", KILL_COMPACTOR, path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines = [p.stdout.readline().split()]
+        assert lines[0] and lines[0][0] == "ready", p.stderr.read()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if i % 2 == 0:
+                if any(n.endswith("-compacted") for n in os.listdir(tmp_path)):
+                    break
+            elif os.stat(path).st_ino != ino:
+                break
+        p.send_signal(signal.SIGKILL)
+        out, _ = p.communicate(timeout=60)
+        lines += [x.split() for x in out.splitlines()]
+        acked = max([acked] + [int(x[1]) for x in lines if x[0] == "acked"])
+        replaced = os.stat(path).st_ino != ino
+        seen["after" if replaced else "before"] += 1
+        g = ie.Graph.open(path)
+        hubs = sorted(x for x in g.nodes if x >= HUB_BASE)
+        assert hubs == list(range(HUB_BASE, HUB_BASE + len(hubs))), "a torn or missing batch"
+        assert all(g.degree(h) == WIDTH for h in hubs), "a torn batch"
+        assert acked + 1 <= len(hubs) <= acked + 2
+        assert g.num_edges == base_edges + len(hubs) * WIDTH
+        g.validate()
+        del g
+        with ie.Graph.open(path, writable=True):
+            pass  # the next writer removes the killed one's files
+        names = sorted(os.listdir(tmp_path))
+        assert names == ["kc.graph", "kc.graph.live"], names
+    print(f"{kills} kills during compaction: {seen}")
+    assert seen["before"] >= 1 and seen["after"] >= 1, seen
