@@ -1884,16 +1884,102 @@ impl LiveWriter {
             return Ok(());
         }
         let g = self.snapshot.clone();
+        self.replace_base(|new_base| {
+            let pool = crate::embed::pool(threads.max(1))?;
+            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
+            let mut stats = crate::reorder::ReorderStats::default();
+            let file = crate::build::AtomicFile::create(new_base)?;
+            crate::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)
+        })
+    }
+
+    /// Removes the nodes with these ids and all their edges: writes the graph without them
+    /// as a new file (as a rebuild from the remaining edges and nodes would, in id order) and
+    /// replaces the file and the log as [`LiveWriter::compact`] does, so the ids are gone from
+    /// both when it returns. Unknown ids are ignored; returns how many nodes were removed.
+    /// Costs a compaction (O(n + m)), whatever the number of ids. Fails if operations are
+    /// staged.
+    pub fn remove_nodes(&mut self, ids: &Ids) -> Result<u64> {
+        if self.staged_ops() > 0 {
+            return Err(Error::input(
+                "operations are staged: commit or discard them before removing nodes",
+            ));
+        }
+        let g = self.snapshot.clone();
+        let n = g.num_nodes();
+        let mut gone = vec![false; n];
+        let mut removed = 0u64;
+        for i in 0..ids.len() {
+            let v = match ids {
+                Ids::Int(v) => g.lookup_int(v[i])?,
+                Ids::Str(v) => g.lookup_str(&v[i])?,
+            };
+            if let Some(v) = v {
+                removed += u64::from(!gone[v as usize]);
+                gone[v as usize] = true;
+            }
+        }
+        if removed == 0 {
+            return Ok(0);
+        }
+        let str_ids = g.id_kind() == IdKind::Utf8;
+        self.replace_base(|new_base| {
+            let opts = crate::external::BuildOptions {
+                directed: g.directed(),
+                weighted: g.weighted(),
+                ids: if str_ids {
+                    crate::external::IdMode::Str
+                } else {
+                    crate::external::IdMode::Int
+                },
+                ..Default::default()
+            };
+            let mut b = crate::external::ExternalBuilder::new(new_base, opts)?;
+            let _scan = g.scan();
+            // Each remaining edge once (undirected: from its endpoint of lower index; a
+            // self-loop once), with its stored weight; every remaining node, isolated or not.
+            for u in 0..n as u32 {
+                if gone[u as usize] {
+                    continue;
+                }
+                let nbrs = g.neighbors(u)?;
+                let ws = g.weights(u)?;
+                if str_ids {
+                    let a = g.string_id(u)?;
+                    b.push_node_str(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.map_or(1.0, |w| w[k]);
+                            b.push_str(a, g.string_id(v)?, w)?;
+                        }
+                    }
+                } else {
+                    let a = g.int_id(u)?;
+                    b.push_node_int(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.map_or(1.0, |w| w[k]);
+                            b.push_int(a, g.int_id(v)?, w)?;
+                        }
+                    }
+                }
+            }
+            b.finish(None).map(|_| ())
+        })?;
+        Ok(removed)
+    }
+
+    /// Replaces the graph file by the one `write` writes to the path it is given (the graph
+    /// file's temporary name) and the log by a new empty one for it: the old log is marked as
+    /// superseded by the new file first, so that a crash between the two renames leaves the
+    /// new file with a log readers ignore.
+    fn replace_base(&mut self, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let (dir, name) = dir_and_name(&self.path);
         let tag = crate::build::owner_tag();
         let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
         let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
         let result = (|| -> Result<()> {
-            let pool = crate::embed::pool(threads.max(1))?;
-            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
-            let mut stats = crate::reorder::ReorderStats::default();
-            let file = crate::build::AtomicFile::create(&new_base)?;
-            crate::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)?;
+            write(&new_base)?;
             let fresh = Graph::open_base(&new_base)?;
             let (cs, _) = base_identity(&fresh);
             let merge = self.merge;

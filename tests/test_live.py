@@ -959,3 +959,104 @@ def test_sigkill_during_compaction_before_and_after_the_rename(tmp_path):
         assert names == ["kc.graph", "kc.graph.live"], names
     print(f"{kills} kills during compaction: {seen}")
     assert seen["before"] >= 1 and seen["after"] >= 1, seen
+
+
+# ------------------------------------------------------------------------------ node removal
+
+
+@pytest.mark.parametrize(
+    "kind,directed,weighted",
+    [("implicit", False, False), ("int64", True, True), ("utf8", False, True)],
+)
+def test_remove_nodes_equals_a_rebuild_without_them(tmp_path, kind, directed, weighted):
+    from helpers import dense_adjacency, exact_ppr_matrix
+    from instant_embedding.embedding import _DEFAULTS, DEFAULT_ALPHA
+
+    VARIANT = _DEFAULTS.variant
+    ref = Reference(kind, directed, weighted, "sum")
+    rng = random.Random(8)
+    path = base_graph(tmp_path, ref, rng, span=30)
+    with ie.Graph.open(path, writable=True) as g:
+        ks = [rng.randrange(45) for _ in range(40)]
+        ids = ids_of(kind, ks)
+        ws = [rng.choice([0.5, 1.0, 2.0]) for _ in ks[:20]]
+        g.add_edges(ids[:20], ids[20:], ws if weighted else None)
+        for a, b, w in zip(ids[:20], ids[20:], ws):
+            ref.add(a, b, w)
+        g.add_edges(ids[:1], ids[:1], [1.5] if weighted else None)  # a self-loop
+        ref.add(ids[0], ids[0], 1.5)
+        nodes = sorted(ref.nodes, key=str)
+        gone = rng.sample(nodes, 6) + [ids[0]]  # the self-loop's node too
+        unknown = "nobody" if kind == "utf8" else 10**12
+        arg = [*gone, unknown, gone[0]]  # unknown and repeated ids are ignored
+        if kind != "utf8":
+            arg = np.array(arg, dtype=np.int64)
+        assert g.remove_nodes(arg) == len(set(gone))
+        assert g.log_info()["commits"] == 0 and not any(x in g for x in gone)
+    keep = sorted(ref.nodes - set(gone))
+    edges = {k: w for k, w in ref.edges.items() if k[0] not in gone and k[1] not in gone}
+    src = [a for a, _ in edges]
+    dst = [b for _, b in edges]
+    wts = np.array(list(edges.values()), dtype=np.float32) if weighted else None
+    if kind != "utf8":
+        src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    want = ie.Graph.from_edges(src, dst, directed=directed, weights=wts, nodes=keep)
+    got = ie.Graph.open(path)
+    got.validate()
+    assert list(got.nodes) == list(want.nodes) == keep
+    assert_same_graph(got, want, "after remove_nodes")
+    # Exact PPR of the remaining edge list (dense solve) as a second oracle.
+    pos = {v: i for i, v in enumerate(keep)}
+    W = dense_adjacency(
+        [pos[a] for a in src], [pos[b] for b in dst], len(keep), wts, directed=directed
+    )
+    for seed in keep[:: max(1, len(keep) // 4)]:
+        exact = exact_ppr_matrix(W, pos[seed], DEFAULT_ALPHA, VARIANT)[pos[seed]]
+        at, p = ie.ppr(got, seed, eps=1e-9)
+        dense = np.zeros(len(keep))
+        dense[[pos[x] for x in at]] = p
+        assert np.abs(dense - exact).max() < 1e-6
+
+
+def test_removed_ids_are_gone_from_every_file(tmp_path):
+    from instant_embedding import cli
+
+    path = str(tmp_path / "e.graph")
+    secret = ["erase-me-7f3a", "erase-me-91c2"]
+    ie.Graph.from_edges(["a", "b", secret[0]], ["b", "c", "a"]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([secret[1], secret[1], "c"], ["a", secret[0], "d"])  # ids in the log
+        g.remove_edges([secret[0]], ["a"])
+
+    def holders() -> list:
+        return [
+            p.name
+            for p in tmp_path.iterdir()
+            if p.is_file() and any(s.encode() in p.read_bytes() for s in secret)
+        ]
+
+    assert sorted(holders()) == ["e.graph", "e.graph.live"]
+    ids = tmp_path / "gone.txt"
+    ids.write_text("# ids to erase\n" + "\n".join(secret) + "\nnot-a-node\n")
+    assert cli.main(["update", path, "--remove-nodes", str(ids), "-q"]) == 0
+    ids.unlink()
+    assert holders() == []
+    assert sorted(os.listdir(tmp_path)) == ["e.graph", "e.graph.live"]
+    g = ie.Graph.open(path)
+    assert sorted(g.nodes) == ["a", "b", "c", "d"] and g.num_edges == 3
+    with ie.Graph.open(path, writable=True) as w:
+        w.add_edges(["d"], ["a"])
+        w.compact()
+    assert holders() == []
+    assert_same_graph(
+        ie.Graph.open(path),
+        ie.Graph.from_edges(["a", "b", "c", "d"], ["b", "c", "d", "a"]),
+        "erased",
+    )
+    # Inside a batch, or with staged changes, it refuses (nothing is half done).
+    with ie.Graph.open(path, writable=True) as w:
+        with pytest.raises(ValueError, match="batch"):
+            with w.batch():
+                w.add_edges(["x"], ["a"])
+                w.remove_nodes(["a"])
+    assert "x" not in ie.Graph.open(path) and "a" in ie.Graph.open(path)

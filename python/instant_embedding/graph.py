@@ -424,6 +424,32 @@ class Graph:
         self._committed()
         return int(removed)
 
+    def remove_nodes(self, ids: Any) -> int:
+        """Remove the nodes with these ids and all their edges.
+
+        The graph becomes what a rebuild from the remaining edges and nodes gives
+        (embeddings and PPR vectors bit-identical to it), and the ids are gone from the
+        graph file and its change log when the call returns: the graph is written anew
+        without them (as :meth:`compact` writes it, in id order) and replaces the file and
+        the log atomically. That costs a compaction whatever the number of ids: remove
+        many nodes in one call. Unknown ids are ignored. Not inside :meth:`batch`.
+
+        Returns
+        -------
+        int
+            How many of the ids were nodes of the graph (and are now removed).
+        """
+        w = self._writer()
+        if self._batch_depth:
+            raise ValueError("remove_nodes() inside a batch: end the batch first")
+        kind, arr = self._ids_for(ids, "ids")
+        if kind == "str":
+            removed = w.remove_nodes_str(list(arr))
+        else:
+            removed = w.remove_nodes_int(np.ascontiguousarray(arr))
+        self._g = w.snapshot()
+        return int(removed)
+
     @contextlib.contextmanager
     def batch(self) -> Iterator[Graph]:
         """Group changes into one durable commit::
