@@ -1060,3 +1060,30 @@ def test_removed_ids_are_gone_from_every_file(tmp_path):
                 w.add_edges(["x"], ["a"])
                 w.remove_nodes(["a"])
     assert "x" not in ie.Graph.open(path) and "a" in ie.Graph.open(path)
+
+
+def test_shipping_a_live_graph_ships_its_changes(tmp_path):
+    from instant_embedding import batch
+
+    path = str(tmp_path / "s.graph")
+    ie.datasets.karate().save(path)
+    assert batch.shippable_graph_file(path) == path
+    with ie.Graph.open(path, writable=True) as g:
+        assert batch.shippable_graph_file(path) == path  # an empty log
+        g.add_edges([0, 40], [40, 33])
+        g.remove_edges([0], [1])
+    shipped = batch.shippable_graph_file(path)
+    assert shipped != path and not os.path.exists(shipped + ".live")
+    assert_same_graph(ie.Graph.open(shipped), ie.Graph.open(path), "folded copy")
+    pytest.importorskip("distributed")
+    from instant_embedding import dask as ie_dask
+
+    class Client:
+        def register_plugin(self, plugin, name):
+            self.plugin = plugin
+
+    client = Client()
+    ref = ie_dask._ship(client, path)
+    (tmp_path / "got.graph").write_bytes(client.plugin.data)
+    assert ref[0] == "shipped" and ref[2] == os.path.abspath(path)
+    assert_same_graph(ie.Graph.open(tmp_path / "got.graph"), ie.Graph.open(path), "dask ship")

@@ -334,6 +334,37 @@ def _copy_change_log(fs: Any, lpath: str, uri: str, head: bytes, base: str, fina
         shutil.rmtree(work, ignore_errors=True)
 
 
+_fold_dir: str | None = None
+_fold_lock = threading.Lock()
+
+
+def shippable_graph_file(path: str) -> str:
+    """The file to ship to workers for the local graph at ``path``: ``path`` itself, or, when
+    the graph has a change log with commits, a copy with the log folded in (as :meth:`Graph.save`
+    writes it; in a private directory removed when this process exits). Shipping the graph
+    file alone would give the workers the graph without its changes."""
+    g = Graph.open(path)
+    info = g.log_info()
+    if not info or not info["commits"]:
+        return path
+    global _fold_dir
+    with _fold_lock:
+        if _fold_dir is None:
+            import atexit
+
+            _fold_dir = tempfile.mkdtemp(prefix="instant-embedding-fold-")
+            atexit.register(shutil.rmtree, _fold_dir, True)
+        with open(path, "rb") as f:
+            header = f.read(_HEADER_LEN)
+        with open(path + ".live", "rb") as f:
+            head = f.read(_LOG_HEAD_LEN)
+        key = hashlib.sha256(header + head).hexdigest()[:16]
+        target = os.path.join(_fold_dir, f"{key}-{os.path.basename(path)}")
+        if not os.path.exists(target):
+            g.save(target)
+    return target
+
+
 def _verify_copy(tmp: str, header: bytes, uri: str) -> None:
     size = os.path.getsize(tmp)
     want = _header_file_len(header)
