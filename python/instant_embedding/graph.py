@@ -404,8 +404,8 @@ class Graph:
         """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
 
         An edge that does not exist (or names an unknown id) is ignored, as if it were
-        absent from the edge list a rebuild would read. Nodes are never removed: a node
-        whose last edge goes stays, isolated. Durable and atomic like :meth:`add_edges`.
+        absent from the edge list a rebuild would read. A node whose last edge goes stays,
+        isolated (:meth:`remove_nodes` removes nodes). Durable and atomic like :meth:`add_edges`.
 
         Returns
         -------
