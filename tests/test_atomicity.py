@@ -156,11 +156,19 @@ def _kill_loop(kind: str, tmp_path, n: int, kills: int, max_delay: float) -> dic
         seen[f"v{match[0]}"] += 1
         for leftover in tmp_path.iterdir():
             name = leftover.name
-            # the temp file of the atomic write, the out-of-core builder's scratch directory
-            assert name in (target.name, ids, "edges0.txt", "edges1.txt") or name.startswith(
+            # the temp file of the atomic write, the out-of-core builder's scratch directory,
+            # the path's writers' lock (a killed writer cannot remove it; the next takes it)
+            assert name in (
+                target.name,
+                ids,
+                "edges0.txt",
+                "edges1.txt",
+                f"{target.name}.lock",
+            ) or name.startswith(
                 (f".{target.name}.tmp-", f".{target.name}.build-", f".{ids}.tmp-")
             ), name
     _remove(_in_flight(tmp_path, target))  # what a killed writer could not remove
+    _remove(list(tmp_path.glob(f"{target.name}.lock")))
     _remove(list(tmp_path.glob(f".{ids}.tmp-*")))
     assert seen["killed_mid_write"] == kills, f"kills did not land inside writes: {seen}"
     assert seen["absent"] + seen["v0"] + seen["v1"] == seen["tries"]
@@ -290,15 +298,17 @@ os._exit(0)  # no destructors: what SIGKILL or the OOM killer leaves behind
 """
 
 
-def test_next_build_removes_leftovers_of_dead_writers_only(tmp_path):
+def test_next_build_removes_leftovers_of_killed_writers_of_its_path(tmp_path):
     target = tmp_path / "g.graph"
     subprocess.run([sys.executable, "-c", _ABANDON, str(target)], check=True, timeout=HANG)
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert len(left) == 2, left  # the output's temp file and the scratch directory
+    # the output's temp file, the scratch directory and the path's writers' lock
+    assert len(left) == 3 and "g.graph.lock" in left, left
     assert any(n.startswith(".g.graph.build-") for n in left)
     scratch = next(p for p in tmp_path.iterdir() if p.is_dir())
     assert any(scratch.iterdir()), "the abandoned build spilled nothing"
-    # tag = "{pid}@{host hash}": make copies for a live process (pid 1) and another host
+    # tag = "{pid}@{host hash}": make copies for a live process (pid 1: a reused process id;
+    # the next write holds the path's lock, so no process is writing them) and another host
     name = scratch.name
     prefix, rest = name.split("build-", 1)
     pid, host_rest = rest.split("@", 1)
@@ -312,5 +322,5 @@ def test_next_build_removes_leftovers_of_dead_writers_only(tmp_path):
 
     convert(tmp_path / "e.txt", target)
     now = sorted(p.name for p in tmp_path.iterdir())
-    assert now == sorted(["e.txt", "g.graph", alive.name, other_host.name, other_target.name]), now
+    assert now == sorted(["e.txt", "g.graph", other_host.name, other_target.name]), now
     assert ie.Graph.open(target).num_nodes == 3

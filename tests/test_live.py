@@ -364,11 +364,20 @@ def test_corrupted_log_raises_graph_format_error(tmp_path):
     open(log, "wb").write(bytes(data))
     with pytest.raises(ie.GraphFormatError, match="checksum"):
         ie.Graph.open(path).validate()
-    # A log that belongs to another graph file.
-    open(log, "wb").write(bytes(data))
+    # Saving over the path detaches the log: the new file, without the log.
     ie.Graph.from_edges([0], [1]).save(path)
+    assert not os.path.exists(log)
+    assert ie.Graph.open(path).num_edges == 1
+    # A log that belongs to another graph file: opening refuses it, and so does any write
+    # (before replacing anything).
+    open(log, "wb").write(bytes(data))
     with pytest.raises(ie.GraphFormatError, match="another graph file"):
         ie.Graph.open(path)
+    before = open(path, "rb").read()
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.Graph.from_edges([0], [2]).save(path)
+    assert open(path, "rb").read() == before
+    assert sorted(os.listdir(tmp_path)) == ["c.graph", "c.graph.live"]
 
 
 # ------------------------------------------------------------------------------ crashes
@@ -609,3 +618,472 @@ def test_read_ahead_on_a_deep_change_log_gives_the_same_results(tmp_path):
     final.save(tmp_path / "copy.graph")
     copy = ie.Graph.open(tmp_path / "copy.graph", prefetch=True)
     assert np.array_equal(plain, model.embed(copy, nodes))
+
+
+# ------------------------------------------------------------------------------ file lifecycle
+
+
+def _host_tag() -> str:
+    """This host's part of temporary file names (`{pid}@{host hash}`), from a real one."""
+    from instant_embedding import _core
+
+    with tempfile.TemporaryDirectory() as d:
+        b = _core.GraphBuilder(os.path.join(d, "t.graph"))
+        name = next(n for n in os.listdir(d) if n.startswith(".t.graph.tmp-"))
+        del b
+    return name[len(".t.graph.tmp-") :].split("@", 1)[1][:8]
+
+
+def test_converting_again_over_a_live_graph_discards_its_log(tmp_path):
+    from instant_embedding import cli
+
+    edges = tmp_path / "e.txt"
+    edges.write_text("0 1\n1 2\n")
+    add = tmp_path / "a.txt"
+    add.write_text("2 3\n3 0\n")
+    graph = str(tmp_path / "g.graph")
+    assert cli.main(["convert", str(edges), graph, "-q"]) == 0
+    assert cli.main(["update", graph, "--add", str(add), "-q"]) == 0
+    assert ie.Graph.open(graph).num_edges == 4
+    # The same input gives a byte-identical file: the log must not come back with it.
+    ie.convert(edges, graph)
+    assert ie.Graph.open(graph).num_edges == 2
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "e.txt", "g.graph"]
+    # save and reorder over a live graph's path detach the log the same way.
+    for write in (
+        lambda: ie.Graph.open(graph).save(graph),
+        lambda: ie.Graph.open(graph).reorder(graph, method="bfs"),
+    ):
+        assert cli.main(["update", graph, "--add", str(add), "-q"]) == 0
+        assert ie.Graph.open(graph).num_edges == 4
+        write()
+        assert ie.Graph.open(graph).log_info() is None
+        assert ie.Graph.open(graph).num_edges == 4  # the saved state had the changes
+        ie.convert(edges, graph)
+        assert ie.Graph.open(graph).num_edges == 2
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "e.txt", "g.graph"]
+
+
+def test_convert_onto_a_foreign_log_refuses_before_replacing_anything(tmp_path):
+    from instant_embedding import cli
+
+    (tmp_path / "e.txt").write_text("0 1\n1 2\n")
+    (tmp_path / "f.txt").write_text("5 6\n")
+    graph, other = str(tmp_path / "g.graph"), str(tmp_path / "o.graph")
+    assert cli.main(["convert", str(tmp_path / "e.txt"), graph, "-q"]) == 0
+    assert cli.main(["convert", str(tmp_path / "f.txt"), other, "-q"]) == 0
+    with ie.Graph.open(other, writable=True) as g:
+        g.add_edges([5], [7])
+    os.replace(other + ".live", graph + ".live")  # a log that belongs to o.graph
+    before = open(graph, "rb").read()
+    for argv in (["convert", str(tmp_path / "f.txt"), graph, "-q"],):
+        assert cli.main(argv) != 0
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.convert(tmp_path / "f.txt", graph)
+    with pytest.raises(ie.GraphFormatError, match="another graph file"):
+        ie.Graph.from_edges([0], [9]).save(graph)
+    assert open(graph, "rb").read() == before
+    names = ["e.txt", "f.txt", "g.graph", "g.graph.live", "o.graph"]
+    assert sorted(os.listdir(tmp_path)) == names
+    # A log without its graph file is refused too.
+    os.remove(graph)
+    with pytest.raises(ie.GraphFormatError, match="cannot be read"):
+        ie.convert(tmp_path / "f.txt", graph)
+    assert not os.path.exists(graph)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "instant_embedding",
+            "convert",
+            str(tmp_path / "f.txt"),
+            graph,
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode != 0 and "g.graph.live" in r.stderr
+
+
+def test_failed_commands_leave_no_lock_or_temporary_files(tmp_path):
+    from instant_embedding import cli
+
+    add = tmp_path / "a.txt"
+    add.write_text("0 1\n")
+    assert cli.main(["update", str(tmp_path / "missing.graph"), "--add", str(add)]) != 0
+    with pytest.raises(FileNotFoundError):
+        ie.Graph.open(tmp_path / "missing.graph", writable=True)
+    assert os.listdir(tmp_path) == ["a.txt"]
+    path = str(tmp_path / "w.graph")
+    ie.Graph.from_edges([0], [1]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        # A writer holds the path: every other write of it refuses, leaving nothing.
+        with pytest.raises(BlockingIOError):
+            ie.Graph.from_edges([0], [2]).save(path)
+        with pytest.raises(BlockingIOError):
+            ie.convert(add, path)
+        g.add_edges([1], [2])
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "w.graph", "w.graph.live"]
+
+
+def test_leftovers_of_a_killed_writer_are_removed_whatever_their_process_id(tmp_path):
+    path = str(tmp_path / "k.graph")
+    ie.Graph.from_edges([0, 1], [1, 2]).save(path)
+    host = _host_tag()
+    # Pid 1 runs: a reused process id must not protect a killed compaction's files.
+    left = [f".k.graph.tmp-1@{host}-compacted", f".k.graph.tmp-1@{host}-compacted.live"]
+    keep = [".k.graph.tmp-1@00000000-compacted", f".other.graph.tmp-1@{host}-x"]
+    for name in left + keep:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    ie.Graph.open(path, writable=True).close()
+    assert sorted(os.listdir(tmp_path)) == sorted(["k.graph", "k.graph.live", *keep])
+    for name in left:
+        (tmp_path / name).write_bytes(b"x" * 100)
+    ie.Graph.from_edges([0], [1]).save(path)  # any write of the path
+    assert sorted(os.listdir(tmp_path)) == sorted(["k.graph", *keep])
+
+
+def _commits(path: str, k: int) -> Reference:
+    ref = Reference("str", False, False, "sum")
+    for a, b in [("a", "b"), ("b", "c"), ("c", "d")]:
+        ref.add(a, b)
+    ref.build().save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        for i in range(k):
+            g.add_edges([f"n{i}", "a"], ["a", f"m{i}"])
+            ref.add(f"n{i}", "a")
+            ref.add("a", f"m{i}")
+            if i % 2:
+                g.remove_edges(["b"], ["c"])
+                ref.remove("b", "c")
+    return ref
+
+
+@pytest.mark.parametrize("commits", [1, 2, 3, 4])
+@pytest.mark.parametrize("how", ["compact", "save"])
+def test_the_crash_window_between_the_renames(tmp_path, commits, how):
+    """Hard links keep the old files as a killed writer would have left them: the old log
+    (with the mark written in place before the renames) beside the new file, and beside the
+    old file. Odd and even commit counts put the newest commit in either slot."""
+    path = str(tmp_path / "x.graph")
+    ref = _commits(path, commits)
+    want = ref.build()
+    commits = ie.Graph.open(path).log_info()["commits"]  # 1, 3, 4, 6: odd and even
+    os.link(path, tmp_path / "old.graph")
+    os.link(path + ".live", tmp_path / "old.live")
+    head = open(path + ".live", "rb").read(256)
+    if how == "compact":
+        with ie.Graph.open(path, writable=True) as g:
+            g.compact()
+    else:
+        ie.Graph.open(path).save(path)  # the folded state over its own path
+    marked = open(tmp_path / "old.live", "rb").read()
+    changed = [s for s in (128, 192) if marked[s : s + 64] != head[s : s + 64]]
+    # The mark goes to the slot that does not hold the newest commit.
+    assert changed == [128 + 64 * ((commits + 1) % 2)], changed
+
+    def state(base: str, log: bytes) -> str:
+        d = tmp_path / f"state-{len(os.listdir(tmp_path))}"
+        d.mkdir()
+        p = str(d / "x.graph")
+        with open(p, "wb") as f:
+            f.write(open(base, "rb").read())
+        with open(p + ".live", "wb") as f:
+            f.write(log)
+        return p
+
+    # After the first rename: the new file with the old, marked log. The log is ignored.
+    p = state(path, marked)
+    g = ie.Graph.open(p)
+    assert g.log_info()["commits"] == 0
+    assert_same_graph(g, want, "new file beside the old log")
+    with ie.Graph.open(p, writable=True) as w:  # the next writer replaces the dead log
+        assert w.log_info()["commits"] == 0
+        w.add_edges(["z"], ["a"])
+    ref.add("z", "a")
+    assert_same_graph(ie.Graph.open(p), ref.build(), "a commit after recovery")
+    # Before the renames, after the mark: the old file with its marked log shows every commit.
+    p = state(str(tmp_path / "old.graph"), marked)
+    assert ie.Graph.open(p).log_info()["commits"] == commits
+    assert_same_graph(ie.Graph.open(p), want, "old file with its marked log")
+    # A torn mark (power loss while writing it) leaves the newest commit.
+    torn = bytearray(marked)
+    torn[changed[0] : changed[0] + 64] = os.urandom(64)
+    p = state(str(tmp_path / "old.graph"), bytes(torn))
+    assert ie.Graph.open(p).log_info()["commits"] == commits
+    assert_same_graph(ie.Graph.open(p), want, "old file with a torn mark")
+    # The next write of the path after the killed one removes the dead log.
+    p = state(path, marked)
+    ie.Graph.open(p).save(p)
+    assert not os.path.exists(p + ".live")
+
+
+def test_a_commit_that_creates_nodes_without_changing_a_row(tmp_path):
+    path = str(tmp_path / "n.graph")
+    ie.Graph.from_edges(["a", "b"], ["b", "c"]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        with g.batch():
+            g.add_edges(["a"], ["new"])
+            g.remove_edges(["a"], ["new"])
+        assert g.num_nodes == 4 and g.degree("new") == 0
+    want = ie.Graph.from_edges(["a", "b"], ["b", "c"], nodes=["new"])
+    out = tmp_path / "child.npy"
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD_EMBED, path, str(out)], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    nodes = eval(r.stdout)  # noqa: S307 (our own child's repr of a list of str)
+    assert "new" in nodes
+    rebuilt = MODEL.embed(want, nodes)
+    assert np.array_equal(np.load(out).view(np.uint32), rebuilt.view(np.uint32))
+    live = ie.Graph.open(path)
+    assert live.log_info()["new_nodes"] == 1
+    assert_same_graph(live, want, "a created node without a row")
+    with ie.Graph.open(path, writable=True) as g:
+        g.compact()
+    assert_same_graph(ie.Graph.open(path), want, "compacted")
+
+
+def test_engines_copy_a_remote_graph_with_its_change_log(tmp_path):
+    pytest.importorskip("fsspec")
+    from instant_embedding.batch import clear_cache, embed_batch, local_graph_path
+
+    src = tmp_path / "remote"
+    src.mkdir()
+    path = str(src / "r.graph")
+    ie.datasets.karate().save(path)
+    cache = tmp_path / "cache"
+    uri = (src / "r.graph").as_uri()
+    plain = local_graph_path(uri, cache_dir=cache)
+    assert not os.path.exists(plain + ".live")
+    seen = {plain}
+    with ie.Graph.open(path, writable=True) as g:
+        for k in range(3):
+            g.add_edges([0, 40 + k], [40 + k, 33])
+            g.remove_edges([k + 1], [0])
+            local = local_graph_path(uri, cache_dir=cache)
+            assert local not in seen and os.path.exists(local + ".live")  # one copy per commit
+            seen.add(local)
+            assert local_graph_path(uri, cache_dir=cache) == local
+            copy = ie.Graph.open(local)
+            assert copy.log_info()["commits"] == 2 * (k + 1)
+            assert_same_graph(copy, ie.Graph.open(path), f"copy at commit {k + 1}")
+            nodes = list(g.nodes)
+            want = MODEL.embed(ie.Graph.open(path), nodes)
+            got = embed_batch(uri, nodes, model=MODEL, cache_dir=cache)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        # Bytes of an interrupted commit past the committed end are not a new commit.
+        with open(path + ".live", "ab") as f:
+            f.write(b"\x01" * 999)
+        assert local_graph_path(uri, cache_dir=cache) == local
+        g.compact()
+    compacted = local_graph_path(uri, cache_dir=cache)
+    assert compacted not in seen
+    assert_same_graph(ie.Graph.open(compacted), ie.Graph.open(path), "compacted copy")
+    # A log the copy cannot read is refused, never skipped.
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([1], [2])
+    data = bytearray(open(path + ".live", "rb").read())
+    data[300] ^= 0xFF
+    open(path + ".live", "wb").write(bytes(data))
+    with pytest.raises(ie.GraphFormatError, match="r.graph.live"):
+        local_graph_path(uri, cache_dir=cache)
+    clear_cache(files=True, cache_dir=cache)
+    assert os.listdir(cache) == []
+
+
+KILL_COMPACTOR = rf"""
+import os, sys, instant_embedding as ie, numpy as np
+say = lambda word, k: os.write(1, f"{{word}} {{k}}\n".encode())
+path = sys.argv[1]
+g = ie.Graph.open(path, writable=True)
+k = sum(1 for x in g.nodes if x >= {HUB_BASE})
+say("ready", k)
+while True:
+    hub = np.full({WIDTH}, {HUB_BASE} + k, dtype=np.int64)
+    g.add_edges(hub, np.arange({WIDTH}, dtype=np.int64) * 3)
+    say("acked", k)
+    k += 1
+    g.compact()
+"""
+
+
+def test_sigkill_during_compaction_before_and_after_the_rename(tmp_path):
+    """Kills a writer that commits and compacts in a loop, at the moment its compacted file
+    appears (before the rename) or the graph path names a new file (after the first rename);
+    each kill is counted by the state it left. Every acknowledged batch survives, nothing else
+    is torn, and the next writer removes what the killed one left."""
+    path = str(tmp_path / "kc.graph")
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 20_000, 150_000) * 3, rng.integers(0, 20_000, 150_000) * 3
+    ie.Graph.from_edges(src, dst).save(path)
+    base_edges = ie.Graph.open(path).num_edges
+    acked = -1
+    seen = {"before": 0, "after": 0}
+    kills = int(os.environ.get("IE_LIVE_KILLS", "12"))
+    for i in range(kills):
+        ino = os.stat(path).st_ino
+        p = subprocess.Popen(
+            [sys.executable, "-c", KILL_COMPACTOR, path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        lines = [p.stdout.readline().split()]
+        assert lines[0] and lines[0][0] == "ready", p.stderr.read()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if i % 2 == 0:
+                if any(n.endswith("-compacted") for n in os.listdir(tmp_path)):
+                    break
+            elif os.stat(path).st_ino != ino:
+                break
+        p.send_signal(signal.SIGKILL)
+        out, _ = p.communicate(timeout=60)
+        lines += [x.split() for x in out.splitlines()]
+        acked = max([acked] + [int(x[1]) for x in lines if x[0] == "acked"])
+        replaced = os.stat(path).st_ino != ino
+        seen["after" if replaced else "before"] += 1
+        g = ie.Graph.open(path)
+        hubs = sorted(x for x in g.nodes if x >= HUB_BASE)
+        assert hubs == list(range(HUB_BASE, HUB_BASE + len(hubs))), "a torn or missing batch"
+        assert all(g.degree(h) == WIDTH for h in hubs), "a torn batch"
+        assert acked + 1 <= len(hubs) <= acked + 2
+        assert g.num_edges == base_edges + len(hubs) * WIDTH
+        g.validate()
+        del g
+        with ie.Graph.open(path, writable=True):
+            pass  # the next writer removes the killed one's files
+        names = sorted(os.listdir(tmp_path))
+        assert names == ["kc.graph", "kc.graph.live"], names
+    print(f"{kills} kills during compaction: {seen}")
+    assert seen["before"] >= 1 and seen["after"] >= 1, seen
+
+
+# ------------------------------------------------------------------------------ node removal
+
+
+@pytest.mark.parametrize(
+    "kind,directed,weighted",
+    [("implicit", False, False), ("int64", True, True), ("utf8", False, True)],
+)
+def test_remove_nodes_equals_a_rebuild_without_them(tmp_path, kind, directed, weighted):
+    from helpers import dense_adjacency, exact_ppr_matrix
+    from instant_embedding.embedding import _DEFAULTS, DEFAULT_ALPHA
+
+    VARIANT = _DEFAULTS.variant
+    ref = Reference(kind, directed, weighted, "sum")
+    rng = random.Random(8)
+    path = base_graph(tmp_path, ref, rng, span=30)
+    with ie.Graph.open(path, writable=True) as g:
+        ks = [rng.randrange(45) for _ in range(40)]
+        ids = ids_of(kind, ks)
+        ws = [rng.choice([0.5, 1.0, 2.0]) for _ in ks[:20]]
+        g.add_edges(ids[:20], ids[20:], ws if weighted else None)
+        for a, b, w in zip(ids[:20], ids[20:], ws):
+            ref.add(a, b, w)
+        g.add_edges(ids[:1], ids[:1], [1.5] if weighted else None)  # a self-loop
+        ref.add(ids[0], ids[0], 1.5)
+        nodes = sorted(ref.nodes, key=str)
+        gone = rng.sample(nodes, 6) + [ids[0]]  # the self-loop's node too
+        unknown = "nobody" if kind == "utf8" else 10**12
+        arg = [*gone, unknown, gone[0]]  # unknown and repeated ids are ignored
+        if kind != "utf8":
+            arg = np.array(arg, dtype=np.int64)
+        assert g.remove_nodes(arg) == len(set(gone))
+        assert g.log_info()["commits"] == 0 and not any(x in g for x in gone)
+    keep = sorted(ref.nodes - set(gone))
+    edges = {k: w for k, w in ref.edges.items() if k[0] not in gone and k[1] not in gone}
+    src = [a for a, _ in edges]
+    dst = [b for _, b in edges]
+    wts = np.array(list(edges.values()), dtype=np.float32) if weighted else None
+    if kind != "utf8":
+        src, dst = np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64)
+    want = ie.Graph.from_edges(src, dst, directed=directed, weights=wts, nodes=keep)
+    got = ie.Graph.open(path)
+    got.validate()
+    assert list(got.nodes) == list(want.nodes) == keep
+    assert_same_graph(got, want, "after remove_nodes")
+    # Exact PPR of the remaining edge list (dense solve) as a second oracle.
+    pos = {v: i for i, v in enumerate(keep)}
+    W = dense_adjacency(
+        [pos[a] for a in src], [pos[b] for b in dst], len(keep), wts, directed=directed
+    )
+    for seed in keep[:: max(1, len(keep) // 4)]:
+        exact = exact_ppr_matrix(W, pos[seed], DEFAULT_ALPHA, VARIANT)[pos[seed]]
+        at, p = ie.ppr(got, seed, eps=1e-9)
+        dense = np.zeros(len(keep))
+        dense[[pos[x] for x in at]] = p
+        assert np.abs(dense - exact).max() < 1e-6
+
+
+def test_removed_ids_are_gone_from_every_file(tmp_path):
+    from instant_embedding import cli
+
+    path = str(tmp_path / "e.graph")
+    secret = ["erase-me-7f3a", "erase-me-91c2"]
+    ie.Graph.from_edges(["a", "b", secret[0]], ["b", "c", "a"]).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([secret[1], secret[1], "c"], ["a", secret[0], "d"])  # ids in the log
+        g.remove_edges([secret[0]], ["a"])
+
+    def holders() -> list:
+        return [
+            p.name
+            for p in tmp_path.iterdir()
+            if p.is_file() and any(s.encode() in p.read_bytes() for s in secret)
+        ]
+
+    assert sorted(holders()) == ["e.graph", "e.graph.live"]
+    ids = tmp_path / "gone.txt"
+    ids.write_text("# ids to erase\n" + "\n".join(secret) + "\nnot-a-node\n")
+    assert cli.main(["update", path, "--remove-nodes", str(ids), "-q"]) == 0
+    ids.unlink()
+    assert holders() == []
+    assert sorted(os.listdir(tmp_path)) == ["e.graph", "e.graph.live"]
+    g = ie.Graph.open(path)
+    assert sorted(g.nodes) == ["a", "b", "c", "d"] and g.num_edges == 3
+    with ie.Graph.open(path, writable=True) as w:
+        w.add_edges(["d"], ["a"])
+        w.compact()
+    assert holders() == []
+    assert_same_graph(
+        ie.Graph.open(path),
+        ie.Graph.from_edges(["a", "b", "c", "d"], ["b", "c", "d", "a"]),
+        "erased",
+    )
+    # Inside a batch, or with staged changes, it refuses (nothing is half done).
+    with ie.Graph.open(path, writable=True) as w:
+        with pytest.raises(ValueError, match="batch"):
+            with w.batch():
+                w.add_edges(["x"], ["a"])
+                w.remove_nodes(["a"])
+    assert "x" not in ie.Graph.open(path) and "a" in ie.Graph.open(path)
+
+
+def test_shipping_a_live_graph_ships_its_changes(tmp_path):
+    from instant_embedding import batch
+
+    path = str(tmp_path / "s.graph")
+    ie.datasets.karate().save(path)
+    assert batch.shippable_graph_file(path) == path
+    with ie.Graph.open(path, writable=True) as g:
+        assert batch.shippable_graph_file(path) == path  # an empty log
+        g.add_edges([0, 40], [40, 33])
+        g.remove_edges([0], [1])
+    shipped = batch.shippable_graph_file(path)
+    assert shipped != path and not os.path.exists(shipped + ".live")
+    assert_same_graph(ie.Graph.open(shipped), ie.Graph.open(path), "folded copy")
+    pytest.importorskip("distributed")
+    from instant_embedding import dask as ie_dask
+
+    class Client:
+        def register_plugin(self, plugin, name):
+            self.plugin = plugin
+
+    client = Client()
+    ref = ie_dask._ship(client, path)
+    (tmp_path / "got.graph").write_bytes(client.plugin.data)
+    assert ref[0] == "shipped" and ref[2] == os.path.abspath(path)
+    assert_same_graph(ie.Graph.open(tmp_path / "got.graph"), ie.Graph.open(path), "dask ship")

@@ -247,24 +247,123 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
     os.makedirs(d, exist_ok=True)
     key = hashlib.sha256(header).hexdigest()[:32]
     final = os.path.join(d, f"{key}.graph")
-    if _local_copy_ok(final, header):
-        return final
-    with _file_lock(final + ".lock"):
-        if _local_copy_ok(final, header):  # another process copied it while we waited
-            return final
-        tmp = f"{final}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+    if not _local_copy_ok(final, header):
+        with _file_lock(final + ".lock"):
+            if not _local_copy_ok(final, header):  # not copied by another process meanwhile
+                tmp = f"{final}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+                try:
+                    with fs.open(rpath, "rb") as src, open(tmp, "wb") as dst:
+                        shutil.copyfileobj(src, dst, _COPY_CHUNK)
+                        dst.flush()
+                        os.fsync(dst.fileno())
+                    _verify_copy(tmp, header, uri)
+                    os.replace(tmp, final)
+                except BaseException:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(tmp)
+                    raise
+    return _with_change_log(fs, rpath, uri, header, final)
+
+
+_LOG_HEAD_LEN = 256  # a change log's header and its two superblock slots (docs/FORMAT.md)
+
+
+def _with_change_log(fs: Any, rpath: str, uri: str, header: bytes, base: str) -> str:
+    """``base`` (the verified copy of the graph file at ``uri``), or, if the graph has a change
+    log ``URI.live``, a copy of the graph with that log at its newest commit.
+
+    The log's first 256 bytes (header and superblocks) name its newest commit, and the bytes up
+    to that commit's end never change (docs/FORMAT.md, "Change log"), so the copy is keyed by
+    them like the graph file by its header: one local copy per commit, shared by the processes
+    of a machine. The graph file is hard-linked (copied where links are not possible)."""
+    lpath = rpath + ".live"
+    last: Exception | None = None
+    for _ in range(3):
         try:
-            with fs.open(rpath, "rb") as src, open(tmp, "wb") as dst:
-                shutil.copyfileobj(src, dst, _COPY_CHUNK)
-                dst.flush()
-                os.fsync(dst.fileno())
-            _verify_copy(tmp, header, uri)
-            os.replace(tmp, final)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
-            raise
-    return final
+            head = bytes(fs.cat_file(lpath, start=0, end=_LOG_HEAD_LEN))
+        except FileNotFoundError:
+            return base
+        if len(head) < _LOG_HEAD_LEN:
+            last = GraphFormatError(f"{uri}.live: change log is too short ({len(head)} bytes)")
+            continue
+        key = hashlib.sha256(header + head).hexdigest()[:32]
+        final = os.path.join(os.path.dirname(base), f"{key}.graph")
+        if os.path.exists(final + ".live") and _local_copy_ok(final, header):
+            return final
+        with _file_lock(final + ".lock"):
+            if os.path.exists(final + ".live") and _local_copy_ok(final, header):
+                return final
+            try:
+                _copy_change_log(fs, lpath, uri, head, base, final)
+                return final
+            except GraphFormatError as e:
+                # e.g. the log was replaced by a compaction between the two reads: read again
+                last = e
+    raise GraphFormatError(
+        f"{uri}: could not copy the graph with its change log {uri}.live: {last}; copy "
+        "the graph file and its log together, or compact it first"
+    )
+
+
+def _copy_change_log(fs: Any, lpath: str, uri: str, head: bytes, base: str, final: str) -> None:
+    """Copies the log (its committed state as ``head`` names it) beside a link to ``base``,
+    verifies the pair as :meth:`Graph.validate` does, and moves both into place (the log first:
+    a finished graph name always has its log)."""
+    work = tempfile.mkdtemp(
+        prefix=f".{os.path.basename(final)}.tmp-{os.getpid()}-", dir=os.path.dirname(final)
+    )
+    try:
+        g_tmp, log_tmp = os.path.join(work, "g.graph"), os.path.join(work, "g.graph.live")
+        with fs.open(lpath, "rb") as src, open(log_tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst, _COPY_CHUNK)
+            # The superblocks as first read: bytes a later commit appended are past its end.
+            dst.seek(0)
+            dst.write(head)
+            dst.flush()
+            os.fsync(dst.fileno())
+        try:
+            os.link(base, g_tmp)
+        except OSError:
+            shutil.copyfile(base, g_tmp)
+        try:
+            Graph.open(g_tmp).validate()  # the mapping is dropped before the renames
+        except GraphFormatError as e:
+            raise GraphFormatError(f"copy of {uri}.live failed verification: {e}") from None
+        os.replace(log_tmp, final + ".live")
+        os.replace(g_tmp, final)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+_fold_dir: str | None = None
+_fold_lock = threading.Lock()
+
+
+def shippable_graph_file(path: str) -> str:
+    """The file to ship to workers for the local graph at ``path``: ``path`` itself, or, when
+    the graph has a change log with commits, a copy with the log folded in (as :meth:`Graph.save`
+    writes it; in a private directory removed when this process exits). Shipping the graph
+    file alone would give the workers the graph without its changes."""
+    g = Graph.open(path)
+    info = g.log_info()
+    if not info or not info["commits"]:
+        return path
+    global _fold_dir
+    with _fold_lock:
+        if _fold_dir is None:
+            import atexit
+
+            _fold_dir = tempfile.mkdtemp(prefix="instant-embedding-fold-")
+            atexit.register(shutil.rmtree, _fold_dir, True)
+        with open(path, "rb") as f:
+            header = f.read(_HEADER_LEN)
+        with open(path + ".live", "rb") as f:
+            head = f.read(_LOG_HEAD_LEN)
+        key = hashlib.sha256(header + head).hexdigest()[:16]
+        target = os.path.join(_fold_dir, f"{key}-{os.path.basename(path)}")
+        if not os.path.exists(target):
+            g.save(target)
+    return target
 
 
 def _verify_copy(tmp: str, header: bytes, uri: str) -> None:
@@ -347,9 +446,11 @@ def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> No
         d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
         if os.path.isdir(d):
             for name in os.listdir(d):
-                if name.endswith(".graph") or ".graph.tmp-" in name or name.endswith(".lock"):
+                if name.endswith((".graph", ".graph.live", ".lock")) or ".graph.tmp-" in name:
                     with contextlib.suppress(FileNotFoundError):
                         os.remove(os.path.join(d, name))
+                    if ".graph.tmp-" in name:  # a killed copy's working directory
+                        shutil.rmtree(os.path.join(d, name), ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------- node ids

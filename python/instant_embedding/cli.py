@@ -348,13 +348,24 @@ def _edges_of(g: Any, weighted: bool) -> Any:
 def cmd_update(args: argparse.Namespace) -> int:
     from .graph import Graph
 
-    if not args.add and not args.remove:
-        raise ValueError("nothing to do: give --add FILE and/or --remove FILE")
+    if not args.add and not args.remove and not args.remove_nodes:
+        raise ValueError("nothing to do: give --add FILE, --remove FILE and/or --remove-nodes FILE")
     g = Graph.open(args.graph, writable=True, merge=args.merge)
     try:
         t0 = time.perf_counter()
         before = g.num_nodes, g.num_edges
         added = removed = existed = 0
+        gone = [_read_node_ids(f, g.id_kind == "utf8") for f in args.remove_nodes or []]
+        if gone:
+            ids: list = [x for part in gone for x in part]
+            n_gone = g.remove_nodes(np.array(ids, dtype=np.int64) if g.id_kind != "utf8" else ids)
+            _note(
+                args,
+                f"{args.graph}: {n_gone:,} of {len(ids):,} nodes removed with their edges "
+                f"({g.num_edges - before[1]:+,} edges; file rewritten, log emptied)",
+            )
+        if not args.add and not args.remove:
+            return 0
         with g.batch():
             for f in args.add or []:
                 s, d, w = read_edge_file(f, g, args, g.weighted)
@@ -375,6 +386,24 @@ def cmd_update(args: argparse.Namespace) -> int:
     finally:
         g.close()
     return 0
+
+
+def _read_node_ids(path: str, strings: bool) -> list:
+    """Node ids, one a line (blank lines and lines starting with ``#`` skipped)."""
+    out: list = []
+    with open(path, encoding="utf-8") as f:
+        for k, line in enumerate(f, 1):
+            x = line.strip()
+            if not x or x.startswith("#"):
+                continue
+            if strings:
+                out.append(x)
+            else:
+                try:
+                    out.append(int(x))
+                except ValueError:
+                    raise ValueError(f"{path}:{k}: not an integer node id: {x!r}") from None
+    return out
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
@@ -961,6 +990,13 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("graph", metavar="GRAPH", help="graph file")
     u.add_argument("--add", action="append", metavar="FILE", help="edges to add (repeatable)")
     u.add_argument("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)")
+    u.add_argument(
+        "--remove-nodes",
+        action="append",
+        metavar="FILE",
+        help="node ids to remove with all their edges, one a line (repeatable); done first, "
+        "by rewriting the file without them (the ids are then gone from the file and the log)",
+    )
     _add_reading_flags(u, in_formats())
     u.add_argument(
         "--merge",

@@ -62,6 +62,8 @@ def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
         )
     if not os.path.isfile(graph_path):
         raise FileNotFoundError(f"graph file not found: {graph_path}")
+    original = graph_path
+    graph_path = _batch.shippable_graph_file(graph_path)  # a live graph: its log folded in
     digest = _batch.header_digest(graph_path)
     with open(graph_path, "rb") as f:
         data = f.read()
@@ -71,7 +73,7 @@ def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
         client.register_plugin(plugin, name=name)
     else:  # pragma: no cover - distributed < 2023.9
         client.register_worker_plugin(plugin, name=name)
-    return ("shipped", digest, os.path.abspath(graph_path))
+    return ("shipped", digest, os.path.abspath(original))
 
 
 def _graph_ref(graph_path: PathLike, ship: Any) -> tuple[str, str, str]:

@@ -410,8 +410,8 @@ class Graph:
         """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
 
         An edge that does not exist (or names an unknown id) is ignored, as if it were
-        absent from the edge list a rebuild would read. Nodes are never removed: a node
-        whose last edge goes stays, isolated. Durable and atomic like :meth:`add_edges`.
+        absent from the edge list a rebuild would read. A node whose last edge goes stays,
+        isolated (:meth:`remove_nodes` removes nodes). Durable and atomic like :meth:`add_edges`.
 
         Returns
         -------
@@ -429,6 +429,32 @@ class Graph:
             else:
                 removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
             self._committed()
+        return int(removed)
+
+    def remove_nodes(self, ids: Any) -> int:
+        """Remove the nodes with these ids and all their edges.
+
+        The graph becomes what a rebuild from the remaining edges and nodes gives
+        (embeddings and PPR vectors bit-identical to it), and the ids are gone from the
+        graph file and its change log when the call returns: the graph is written anew
+        without them (as :meth:`compact` writes it, in id order) and replaces the file and
+        the log atomically. That costs a compaction whatever the number of ids: remove
+        many nodes in one call. Unknown ids are ignored. Not inside :meth:`batch`.
+
+        Returns
+        -------
+        int
+            How many of the ids were nodes of the graph (and are now removed).
+        """
+        w = self._writer()
+        if self._batch_depth:
+            raise ValueError("remove_nodes() inside a batch: end the batch first")
+        kind, arr = self._ids_for(ids, "ids")
+        if kind == "str":
+            removed = w.remove_nodes_str(list(arr))
+        else:
+            removed = w.remove_nodes_int(np.ascontiguousarray(arr))
+        self._g = w.snapshot()
         return int(removed)
 
     @contextlib.contextmanager

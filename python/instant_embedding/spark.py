@@ -182,6 +182,7 @@ def _ship(spark: Any, graph_path: str) -> tuple[str, str]:
     else:
         if not os.path.isfile(graph_path):
             raise FileNotFoundError(f"graph file not found: {graph_path}")
+        graph_path = _batch.shippable_graph_file(graph_path)  # a live graph: its log folded in
         digest = _batch.header_digest(graph_path)
         link = os.path.join(_ship_link_dir(), f"{digest[:16]}-{os.path.basename(graph_path)}")
         try:

@@ -395,11 +395,20 @@ fn host_hash() -> u32 {
     })
 }
 
-/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*` and
-/// `.{name}.build-{tag}-*` whose tag names this host and a dead process. Only on Linux (a
+/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*`,
+/// `.{name}.build-{tag}-*`, `..{name}.tmp-{tag}-*` and `.{name}.live.tmp-{tag}-*` whose tag
+/// names this host and a dead process. Only on Linux (a
 /// missing `/proc/{pid}` proves the process is gone); never touches other hosts' files on a
 /// shared filesystem. Errors are ignored: cleanup must not fail a build.
 pub(crate) fn remove_stale(dir: &Path, name: &str) {
+    remove_leftovers(dir, name, false)
+}
+
+/// [`remove_stale`], or with `any_pid` every such entry of this host whatever its process:
+/// for a caller holding the path's writers' lock (`live::lock`), which every writer of that
+/// path takes, so no other process is writing them (a dead writer's process id may have been
+/// reused by another process since).
+pub(crate) fn remove_leftovers(dir: &Path, name: &str, any_pid: bool) {
     if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
         return;
     }
@@ -407,7 +416,14 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
         return;
     };
     let host = format!("@{:08x}-", host_hash());
-    let prefixes = [format!(".{name}.tmp-"), format!(".{name}.build-")];
+    // Also the temporary files of a writer's own temporary files (compaction's new file and
+    // log) and of its change log.
+    let prefixes = [
+        format!(".{name}.tmp-"),
+        format!(".{name}.build-"),
+        format!("..{name}.tmp-"),
+        format!(".{name}.live.tmp-"),
+    ];
     for e in entries.flatten() {
         let file_name = e.file_name();
         let Some(f) = file_name.to_str() else {
@@ -422,7 +438,7 @@ pub(crate) fn remove_stale(dir: &Path, name: &str) {
         let Ok(pid) = rest[..at].parse::<u32>() else {
             continue;
         };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        if !any_pid && (pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()) {
             continue;
         }
         let path = e.path();
@@ -439,11 +455,28 @@ pub struct AtomicFile {
     tmp: PathBuf,
     target: PathBuf,
     file: Option<BufWriter<File>>,
+    /// For graph files: the lock and change-log handling of the replaced path.
+    replace: Option<crate::live::BaseReplace>,
 }
 
 impl AtomicFile {
     pub fn create(target: impl AsRef<Path>) -> Result<AtomicFile> {
-        let target = target.as_ref().to_path_buf();
+        Self::create_with(target.as_ref(), None)
+    }
+
+    /// A temporary file for a new graph file at `target`: takes the path's writers' lock and
+    /// checks its change log before anything is written (see [`crate::live::BaseReplace`]).
+    pub fn create_graph(target: impl AsRef<Path>) -> Result<AtomicFile> {
+        let target = target.as_ref();
+        if target.is_dir() {
+            return Self::create_with(target, None);
+        }
+        let replace = crate::live::BaseReplace::begin(target)?;
+        Self::create_with(target, Some(replace))
+    }
+
+    fn create_with(target: &Path, replace: Option<crate::live::BaseReplace>) -> Result<AtomicFile> {
+        let target = target.to_path_buf();
         if target.is_dir() {
             return Err(Error::io(
                 &target,
@@ -473,6 +506,7 @@ impl AtomicFile {
             tmp,
             target,
             file: Some(BufWriter::with_capacity(1 << 20, file)),
+            replace,
         })
     }
 
@@ -494,7 +528,10 @@ impl AtomicFile {
                 .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
             f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
             drop(f);
-            fs::rename(&self.tmp, &self.target).map_err(|e| Error::io(&self.target, e))
+            match self.replace.take() {
+                Some(r) => r.install(&self.tmp),
+                None => fs::rename(&self.tmp, &self.target).map_err(|e| Error::io(&self.target, e)),
+            }
         })();
         if r.is_err() {
             let _ = fs::remove_file(&self.tmp);
@@ -533,7 +570,13 @@ pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
         ));
     }
     let _scan = graph.scan();
-    write_atomic(target, graph.image())
+    let target = target.as_ref();
+    let mut f = AtomicFile::create_graph(target)?;
+    let tmp = f.tmp_path().to_path_buf();
+    f.writer()
+        .write_all(graph.image())
+        .map_err(|e| Error::io(&tmp, e))?;
+    f.commit()
 }
 
 #[cfg(test)]

@@ -777,7 +777,7 @@ impl ExternalBuilder {
         let output = output.as_ref();
         // Creating the output's temporary file also removes stale leftovers in its directory;
         // a separate `tmp_dir` is cleaned here.
-        let out = AtomicFile::create(output)?;
+        let out = AtomicFile::create_graph(output)?;
         let name = output
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())

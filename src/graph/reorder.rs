@@ -255,6 +255,19 @@ pub fn write_permuted(
     progress: Option<&ProgressFn<'_>>,
     stats: &mut ReorderStats,
 ) -> Result<()> {
+    let file = AtomicFile::create_graph(target)?;
+    write_permuted_file(g, order, file, pool, progress, stats)
+}
+
+/// [`write_permuted`] into an already created temporary file (renamed into place at the end).
+pub(crate) fn write_permuted_file(
+    g: &Graph,
+    order: &[u32],
+    mut file: AtomicFile,
+    pool: &rayon::ThreadPool,
+    progress: Option<&ProgressFn<'_>>,
+    stats: &mut ReorderStats,
+) -> Result<()> {
     let start = Instant::now();
     let n = g.num_nodes();
     let m = g.num_arcs();
@@ -285,7 +298,6 @@ pub fn write_permuted(
     let lens = section_lengths(n as u64, m, weighted, id_kind, id_bytes_len);
     let (mut table, file_len) = section_layout(&lens);
 
-    let mut file = AtomicFile::create(target)?;
     let tmp = file.tmp_path().to_path_buf();
     let out = file.writer();
     out.write_all(&[0u8; HEADER_LEN])

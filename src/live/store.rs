@@ -744,12 +744,13 @@ fn attach(mut g: Graph, file: &File, lp: &Path, base_ident: FileIdent) -> Result
             ..LogInfo::default()
         },
     };
+    if slot.superseded_by == cs {
+        // Folded into (compact) or replaced by (convert, save, reorder) this very file; the
+        // writer is about to replace or remove this log, or was killed before it could.
+        g.set_log(None, state);
+        return Ok(Some(g));
+    }
     if header.base_checksum != cs || header.base_file_len != flen {
-        if slot.superseded_by == cs {
-            // Compacted into this base file; the new log is about to replace this one.
-            g.set_log(None, state);
-            return Ok(Some(g));
-        }
         return Ok(None);
     }
     if header.base_num_nodes != g.base_num_nodes() as u64
@@ -814,7 +815,8 @@ pub fn with_log_bytes(base: Graph, log: &[u8]) -> Result<Graph> {
     let header = LogHeader::decode(log)?;
     let slot = best_slot(log)?;
     let (cs, flen) = base_identity(&g);
-    if header.base_checksum != cs || header.base_file_len != flen {
+    let superseded = slot.superseded_by == cs;
+    if !superseded && (header.base_checksum != cs || header.base_file_len != flen) {
         return Err(Error::format("change log belongs to another graph file"));
     }
     if header.base_num_nodes != g.base_num_nodes() as u64
@@ -834,7 +836,7 @@ pub fn with_log_bytes(base: Graph, log: &[u8]) -> Result<Graph> {
             ..LogInfo::default()
         },
     };
-    if slot.seq == 0 {
+    if slot.seq == 0 || superseded {
         g.set_log(None, state);
         return Ok(g);
     }
@@ -1405,7 +1407,7 @@ fn max_id(g: &Graph) -> Result<Option<LogId>> {
 pub struct LiveWriter {
     path: PathBuf,
     log_path: PathBuf,
-    _lock: File,
+    _lock: PathLock,
     file: File,
     header: LogHeader,
     slot: Slot,
@@ -1448,51 +1450,201 @@ fn read_at(file: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
     }
 }
 
-/// Takes the writers' lock of `base` without waiting: a second writer gets an error.
-fn lock(base: &Path) -> Result<File> {
-    let lp = lock_path(base);
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lp)
-        .map_err(|e| Error::io(&lp, e))?;
-    #[cfg(unix)]
-    {
-        use std::io::{Read, Seek, SeekFrom, Write};
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a valid descriptor we own. The lock belongs to this open file
-        // description and is released when it is closed, including by the process dying.
-        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if r != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::WouldBlock {
-                let mut pid = String::new();
-                let _ = (&f).read_to_string(&mut pid);
-                let holder = match pid.trim() {
-                    "" => String::new(),
-                    p => format!(" (process {p})"),
-                };
-                return Err(Error::io(
-                    base,
-                    std::io::Error::new(
-                        std::io::ErrorKind::WouldBlock,
-                        format!(
-                            "is already open for writing by another writer{holder}; one \
-                             writer at a time"
-                        ),
-                    ),
-                ));
-            }
-            return Err(Error::io(&lp, err));
-        }
-        let mut w = &f;
-        let _ = w.seek(SeekFrom::Start(0));
-        let _ = f.set_len(0);
-        let _ = write!(w, "{}", std::process::id());
+/// The writers' lock of a graph path, held while this lives. Dropping it removes the lock
+/// file (while still holding the lock, so that no one is left locking a removed file: a taker
+/// checks after locking that the file it locked is still the one at the path).
+pub(crate) struct PathLock {
+    path: PathBuf,
+    // Declared last: closed (unlocked) after the file is removed in `drop`.
+    _file: File,
+}
+
+impl Drop for PathLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
-    Ok(f)
+}
+
+/// Takes the writers' lock of `base` without waiting: a second writer (a live-graph writer,
+/// `convert`, `save`, `reorder` or `compact` of the same path) gets an error.
+pub(crate) fn lock(base: &Path) -> Result<PathLock> {
+    let lp = lock_path(base);
+    loop {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lp)
+            .map_err(|e| Error::io(&lp, e))?;
+        #[cfg(unix)]
+        {
+            use std::io::{Read, Seek, SeekFrom, Write};
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: flock on a valid descriptor we own. The lock belongs to this open file
+            // description and is released when it is closed, including by the process dying.
+            let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if r != 0 {
+                let err = std::io::Error::last_os_error();
+                if err.kind() == std::io::ErrorKind::WouldBlock {
+                    let mut pid = String::new();
+                    let _ = (&f).read_to_string(&mut pid);
+                    let holder = match pid.trim() {
+                        "" => String::new(),
+                        p => format!(" (process {p})"),
+                    };
+                    return Err(Error::io(
+                        base,
+                        std::io::Error::new(
+                            std::io::ErrorKind::WouldBlock,
+                            format!(
+                                "is already open for writing by another writer{holder}; one \
+                                 writer at a time"
+                            ),
+                        ),
+                    ));
+                }
+                return Err(Error::io(&lp, err));
+            }
+            // The previous holder may have removed the file between our open and our lock.
+            let mine = f.metadata().map_err(|e| Error::io(&lp, e))?;
+            match std::fs::metadata(&lp) {
+                Ok(now) if ident(&now) == ident(&mine) => {}
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&lp, e)),
+            }
+            let mut w = &f;
+            let _ = w.seek(SeekFrom::Start(0));
+            let _ = f.set_len(0);
+            let _ = write!(w, "{}", std::process::id());
+        }
+        return Ok(PathLock { path: lp, _file: f });
+    }
+}
+
+/// The directory and file name of a graph path (for its temporary files).
+fn dir_and_name(path: &Path) -> (PathBuf, String) {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "graph".into());
+    (dir, name)
+}
+
+/// A write that replaces the graph file at a path (`convert`, `save`, `reorder`): holds the
+/// path's writers' lock from before the first byte is written until the new file is in place,
+/// removes leftovers of killed writers of that path, refuses a path whose change log it cannot
+/// account for (before anything is replaced), and detaches the log atomically: a crash at any
+/// moment leaves the old file with its log or the new file without one.
+pub struct BaseReplace {
+    target: PathBuf,
+    /// The log bound to the file being replaced, and its current slot.
+    log: Option<(File, Slot)>,
+    _lock: PathLock,
+}
+
+impl BaseReplace {
+    pub fn begin(target: &Path) -> Result<BaseReplace> {
+        let lock = lock(target)?;
+        let (dir, name) = dir_and_name(target);
+        // Holding the lock, every temporary file of this path on this host is a leftover.
+        crate::build::remove_leftovers(&dir, &name, true);
+        let lp = log_path(target);
+        let file = match OpenOptions::new().read(true).write(true).open(&lp) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(BaseReplace {
+                    target: target.to_path_buf(),
+                    log: None,
+                    _lock: lock,
+                })
+            }
+            Err(e) => return Err(Error::io(&lp, e)),
+        };
+        let refuse = |why: String| {
+            Error::format(format!(
+                "{}: {why}; nothing was written. Delete the log to discard its changes (or move \
+                 it away), then write {} again",
+                lp.display(),
+                target.display()
+            ))
+        };
+        let mut head = [0u8; DATA_START as usize];
+        read_at(&file, &mut head, 0)
+            .map_err(|e| refuse(format!("not a readable change log ({e})")))?;
+        let header = LogHeader::decode(&head).map_err(|e| refuse(e.to_string()))?;
+        let slot = best_slot(&head).map_err(|e| refuse(e.to_string()))?;
+        let base = match Graph::open_base(target) {
+            Ok(b) => b,
+            Err(e) => {
+                return Err(refuse(format!(
+                    "the graph file it belongs to cannot be read ({e})"
+                )))
+            }
+        };
+        let (cs, flen) = base_identity(&base);
+        drop(base);
+        if slot.superseded_by == cs {
+            // Left by a killed writer after it replaced the file: already ignored by readers.
+            std::fs::remove_file(&lp).map_err(|e| Error::io(&lp, e))?;
+            sync_dir(&lp);
+            return Ok(BaseReplace {
+                target: target.to_path_buf(),
+                log: None,
+                _lock: lock,
+            });
+        }
+        if (header.base_checksum, header.base_file_len) != (cs, flen) {
+            return Err(refuse(format!(
+                "belongs to another graph file than {}",
+                target.display()
+            )));
+        }
+        Ok(BaseReplace {
+            target: target.to_path_buf(),
+            log: Some((file, slot)),
+            _lock: lock,
+        })
+    }
+
+    /// Renames the complete, synced file `tmp` over the target. With a log: first marks the
+    /// log as superseded by the new file (in the slot that does not hold the newest commit, as
+    /// compaction does), so a reader that finds the new file with the old log ignores the
+    /// log; then renames, then removes the log.
+    pub fn install(self, tmp: &Path) -> Result<()> {
+        let lp = log_path(&self.target);
+        if let Some((file, slot)) = &self.log {
+            let mut head = [0u8; 256];
+            let f = File::open(tmp).map_err(|e| Error::io(tmp, e))?;
+            read_at(&f, &mut head, 0).map_err(|e| Error::io(tmp, e))?;
+            let mark = Slot {
+                superseded_by: rd_u64(&head, 248),
+                ..*slot
+            };
+            let at = SLOT_OFFSETS[((slot.seq + 1) % 2) as usize];
+            write_at(file, &mark.encode(), at).map_err(|e| Error::io(&lp, e))?;
+            file.sync_data().map_err(|e| Error::io(&lp, e))?;
+            if let Err(e) = std::fs::rename(tmp, &self.target) {
+                // Not replaced: take the mark back (the log stays bound to the old file).
+                let unmark = Slot {
+                    superseded_by: 0,
+                    ..*slot
+                };
+                let _ = write_at(file, &unmark.encode(), at).and_then(|_| file.sync_data());
+                return Err(Error::io(&self.target, e));
+            }
+            std::fs::remove_file(&lp).map_err(|e| Error::io(&lp, e))?;
+        } else {
+            std::fs::rename(tmp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        }
+        sync_dir(&self.target);
+        Ok(())
+    }
 }
 
 /// Writes a new empty log for the base file `g` to `target` (atomically).
@@ -1535,6 +1687,10 @@ impl LiveWriter {
     /// (None: the log's, or `Sum` for a new log) and must match an existing log's.
     pub fn open(path: &Path, merge: Option<Merge>, prefetch: bool) -> Result<LiveWriter> {
         let lock = lock(path)?;
+        let (dir, name) = dir_and_name(path);
+        // Holding the lock, every temporary file of this path on this host is a leftover
+        // (e.g. of a killed compaction).
+        crate::build::remove_leftovers(&dir, &name, true);
         let lp = log_path(path);
         let base = Graph::open_base(path)?;
         let fresh = |merge: Merge| -> Result<()> {
@@ -1557,18 +1713,18 @@ impl LiveWriter {
                 let slot = best_slot(&head)
                     .map_err(|e| Error::format(format!("{}: {e}", lp.display())))?;
                 let (cs, flen) = base_identity(&base);
-                if (h.base_checksum, h.base_file_len) != (cs, flen) {
-                    if slot.superseded_by != cs {
-                        return Err(Error::format(format!(
-                            "{} belongs to another graph file than {} (was the graph file \
-                             replaced? delete the log to discard its changes)",
-                            lp.display(),
-                            path.display()
-                        )));
-                    }
-                    // A compaction finished replacing the graph file but not the log.
+                if slot.superseded_by == cs {
+                    // A compaction (or another write of the file) replaced the graph file
+                    // but was killed before it replaced or removed the log.
                     let m = if h.merge_max { Merge::Max } else { Merge::Sum };
                     fresh(m)?;
+                } else if (h.base_checksum, h.base_file_len) != (cs, flen) {
+                    return Err(Error::format(format!(
+                        "{} belongs to another graph file than {} (was the graph file \
+                         replaced? delete the log to discard its changes)",
+                        lp.display(),
+                        path.display()
+                    )));
                 }
             }
         }
@@ -1728,23 +1884,102 @@ impl LiveWriter {
             return Ok(());
         }
         let g = self.snapshot.clone();
-        let dir = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = self
-            .path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "graph".into());
+        self.replace_base(|new_base| {
+            let pool = crate::parallel::pool(threads.max(1))?;
+            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
+            let mut stats = crate::reorder::ReorderStats::default();
+            let file = crate::build::AtomicFile::create(new_base)?;
+            crate::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)
+        })
+    }
+
+    /// Removes the nodes with these ids and all their edges: writes the graph without them
+    /// as a new file (as a rebuild from the remaining edges and nodes would, in id order) and
+    /// replaces the file and the log as [`LiveWriter::compact`] does, so the ids are gone from
+    /// both when it returns. Unknown ids are ignored; returns how many nodes were removed.
+    /// Costs a compaction (O(n + m)), whatever the number of ids. Fails if operations are
+    /// staged.
+    pub fn remove_nodes(&mut self, ids: &Ids) -> Result<u64> {
+        if self.staged_ops() > 0 {
+            return Err(Error::input(
+                "operations are staged: commit or discard them before removing nodes",
+            ));
+        }
+        let g = self.snapshot.clone();
+        let n = g.num_nodes();
+        let mut gone = vec![false; n];
+        let mut removed = 0u64;
+        for i in 0..ids.len() {
+            let v = match ids {
+                Ids::Int(v) => g.lookup_int(v[i])?,
+                Ids::Str(v) => g.lookup_str(&v[i])?,
+            };
+            if let Some(v) = v {
+                removed += u64::from(!gone[v as usize]);
+                gone[v as usize] = true;
+            }
+        }
+        if removed == 0 {
+            return Ok(0);
+        }
+        let str_ids = g.id_kind() == IdKind::Utf8;
+        self.replace_base(|new_base| {
+            let opts = crate::external::BuildOptions {
+                directed: g.directed(),
+                weighted: g.weighted(),
+                ids: if str_ids {
+                    crate::external::IdMode::Str
+                } else {
+                    crate::external::IdMode::Int
+                },
+                ..Default::default()
+            };
+            let mut b = crate::external::ExternalBuilder::new(new_base, opts)?;
+            let _scan = g.scan();
+            // Each remaining edge once (undirected: from its endpoint of lower index; a
+            // self-loop once), with its stored weight; every remaining node, isolated or not.
+            for u in 0..n as u32 {
+                if gone[u as usize] {
+                    continue;
+                }
+                let nbrs = g.neighbors(u)?;
+                let ws = g.weights(u)?;
+                if str_ids {
+                    let a = g.string_id(u)?;
+                    b.push_node_str(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.map_or(1.0, |w| w[k]);
+                            b.push_str(a, g.string_id(v)?, w)?;
+                        }
+                    }
+                } else {
+                    let a = g.int_id(u)?;
+                    b.push_node_int(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.map_or(1.0, |w| w[k]);
+                            b.push_int(a, g.int_id(v)?, w)?;
+                        }
+                    }
+                }
+            }
+            b.finish(None).map(|_| ())
+        })?;
+        Ok(removed)
+    }
+
+    /// Replaces the graph file by the one `write` writes to the path it is given (the graph
+    /// file's temporary name) and the log by a new empty one for it: the old log is marked as
+    /// superseded by the new file first, so that a crash between the two renames leaves the
+    /// new file with a log readers ignore.
+    fn replace_base(&mut self, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let (dir, name) = dir_and_name(&self.path);
         let tag = crate::build::owner_tag();
         let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
         let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
         let result = (|| -> Result<()> {
-            let pool = crate::parallel::pool(threads.max(1))?;
-            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
-            let mut stats = crate::reorder::ReorderStats::default();
-            crate::reorder::write_permuted(&g, &order, &new_base, &pool, None, &mut stats)?;
+            write(&new_base)?;
             let fresh = Graph::open_base(&new_base)?;
             let (cs, _) = base_identity(&fresh);
             let merge = self.merge;

@@ -112,6 +112,16 @@ impl PyLiveWriter {
         py.detach(|| self.with(|lw| lw.remove_edges(&s, &d)))
     }
 
+    fn remove_nodes_int(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<u64> {
+        let ids = ids_int(&ids);
+        py.detach(|| self.with(|lw| lw.remove_nodes(&ids)))
+    }
+
+    fn remove_nodes_str(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<u64> {
+        let ids = Ids::Str(ids);
+        py.detach(|| self.with(|lw| lw.remove_nodes(&ids)))
+    }
+
     /// Writes the staged operations as one durable commit; False when none were staged.
     fn commit(&self, py: Python<'_>) -> PyResult<bool> {
         py.detach(|| self.with(|w| w.commit()))
