@@ -18,6 +18,7 @@ pub mod livelog;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;
+pub mod strength_code;
 pub mod text;
 pub mod webgraph;
 
