@@ -54,6 +54,13 @@ impl Backing {
 /// process is then at most a few MB, like the push's dense workspace per thread.
 pub const TABLE_MAX_NODES: usize = 1 << 20;
 
+/// The push reads the neighbour codes (`nbr_codes`) only when `indptr` spans at least this
+/// many 4 KiB pages. On a smaller `indptr` a query's degree lookups fall mostly on pages that
+/// the row lookups of its pushed nodes read anyway, and the codes' pages only add to them
+/// (BlogCatalog, 20 pages of `indptr`: 38 pages per cold query without the codes, 46 with
+/// them; cnr-2000, 635 pages: 22 and 16; docs/BENCHMARKS.md).
+pub const NBR_CODES_MIN_INDPTR_PAGES: u64 = 64;
+
 /// An immutable CSR graph. `Sync`: safe to share across threads.
 pub struct Graph {
     backing: Backing,
@@ -259,7 +266,10 @@ impl Graph {
             log: None,
             scans: AtomicU64::new(0),
         };
-        let codes = if g.header.sections[Sec::NbrCodes as usize].offset == 0 {
+        let indptr_pages = g.header.sections[Sec::Indptr as usize].len / 4096;
+        let codes = if g.header.sections[Sec::NbrCodes as usize].offset == 0
+            || indptr_pages < NBR_CODES_MIN_INDPTR_PAGES
+        {
             std::ptr::null()
         } else {
             g.nbr_codes().as_ptr()
@@ -399,6 +409,12 @@ impl Graph {
 
     /// Whether the file stores the neighbour codes (`nbr_codes`, see `strength_code.rs`).
     pub fn has_nbr_codes(&self) -> bool {
+        self.header.sections[Sec::NbrCodes as usize].offset != 0
+    }
+
+    /// Whether the push reads the neighbour codes: the file has them and its `indptr` spans
+    /// at least [`NBR_CODES_MIN_INDPTR_PAGES`] pages.
+    pub fn push_reads_nbr_codes(&self) -> bool {
         !self.hot.codes.is_null()
     }
 

@@ -15,7 +15,7 @@ use instant_embedding::embed::{embed_one, EmbedConfig};
 use instant_embedding::format::{checksum, NBR_CODES_OFF};
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::live::{Ids, LiveWriter};
-use instant_embedding::ppr::{push, ppr_state, PprConfig, Variant, Workspace};
+use instant_embedding::ppr::{ppr_state, push, PprConfig, Variant, Workspace};
 use instant_embedding::strength_code::bounds;
 
 fn rd(b: &[u8], off: usize) -> u64 {
@@ -44,6 +44,13 @@ fn graph(image: &[u8]) -> Graph {
     Graph::from_image(image_words(image), image.len()).unwrap()
 }
 
+/// `graph(image)`, checked to push with the codes (or without them, when stripped).
+fn coded(image: &[u8], with: bool) -> Graph {
+    let g = graph(image);
+    assert_eq!(g.push_reads_nbr_codes(), with);
+    g
+}
+
 struct Edges {
     n: usize,
     src: Vec<u32>,
@@ -56,14 +63,16 @@ struct Edges {
 /// 128, and one of 200), dyadic weights, so that with `alpha = 1/2` and `eps = 2^-k` residuals
 /// are dyadic and land exactly on thresholds.
 fn tie_graph(seed: u64, directed: bool, weighted: bool) -> Edges {
-    let n = 1500usize;
+    // Arcs among the first 1500 nodes; the others are isolated, there so that `indptr` spans
+    // enough pages for the push to read the codes (NBR_CODES_MIN_INDPTR_PAGES).
+    let (active, n) = (1500u64, 40_000usize);
     let mut rng = seed;
     let mut next = |k: u64| {
         rng = splitmix64(rng);
         rng % k
     };
     let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
-    for v in 0..n as u32 {
+    for v in 0..active as u32 {
         let deg = match v % 25 {
             0 => 256,
             1 => 512,
@@ -73,7 +82,7 @@ fn tie_graph(seed: u64, directed: bool, weighted: bool) -> Edges {
         };
         for _ in 0..deg {
             src.push(v);
-            dst.push(next(n as u64) as u32);
+            dst.push(next(active) as u32);
             w.push([0.5f32, 1.0, 2.0, 4.0][next(4) as usize]);
         }
     }
@@ -160,8 +169,8 @@ fn same_decisions(image: &[u8], floor: &dyn Fn(u32) -> f64, seeds: &[u32]) -> (u
                     ..PprConfig::default()
                 };
                 for &seed in seeds {
-                    let with = state_bits(&graph(image), seed, &cfg);
-                    let without = state_bits(&graph(&bare), seed, &cfg);
+                    let with = state_bits(&coded(image, true), seed, &cfg);
+                    let without = state_bits(&coded(&bare, false), seed, &cfg);
                     assert!(
                         with == without,
                         "alpha {alpha} eps 2^-{k} {variant:?} seed {seed}: the coded push differs"
@@ -185,8 +194,8 @@ fn same_decisions(image: &[u8], floor: &dyn Fn(u32) -> f64, seeds: &[u32]) -> (u
                     ..EmbedConfig::DEFAULT
                 };
                 let (mut a, mut b) = (vec![0f32; 32], vec![0f32; 32]);
-                embed_one(&graph(image), seeds[0], &ecfg, &mut a).unwrap();
-                embed_one(&graph(&bare), seeds[0], &ecfg, &mut b).unwrap();
+                embed_one(&coded(image, true), seeds[0], &ecfg, &mut a).unwrap();
+                embed_one(&coded(&bare, false), seeds[0], &ecfg, &mut b).unwrap();
                 assert_eq!(
                     a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                     b.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
@@ -205,7 +214,11 @@ fn code_for(weighted: bool, floor: f64) -> u8 {
 fn stored_codes_bound_the_true_strengths_for_every_writer() {
     let dir = tempfile::tempdir().unwrap();
     for (directed, weighted) in [(false, false), (true, false), (false, true), (true, true)] {
-        let e = tie_graph(7 + u64::from(directed) * 2 + u64::from(weighted), directed, weighted);
+        let e = tie_graph(
+            7 + u64::from(directed) * 2 + u64::from(weighted),
+            directed,
+            weighted,
+        );
         let rows = true_rows(&e);
         let table = bounds(weighted);
         let check = |image: &[u8], new_of: &[u32]| {
@@ -318,7 +331,11 @@ fn image_words(b: &[u8]) -> Vec<u64> {
 fn push_decides_exactly_as_with_exact_degrees_on_ties() {
     let mut totals = (0, 0);
     for (directed, weighted) in [(false, false), (true, false), (false, true), (true, true)] {
-        let e = tie_graph(11 + u64::from(directed) + 2 * u64::from(weighted), directed, weighted);
+        let e = tie_graph(
+            11 + u64::from(directed) + 2 * u64::from(weighted),
+            directed,
+            weighted,
+        );
         let rows = true_rows(&e);
         let floor = |u: u32| true_floor_strength(&e, &rows, u as usize);
         let image = image_of(&e);
@@ -327,6 +344,28 @@ fn push_decides_exactly_as_with_exact_degrees_on_ties() {
         let (a, b) = same_decisions(&image, &floor, &seeds);
         totals.0 += a;
         totals.1 += b;
+        // The read-ahead push (files opened with prefetch) decides from the codes when it
+        // queues a deposit: the same results.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.graph");
+        std::fs::write(&path, &image).unwrap();
+        let bare = graph(&strip(&image));
+        for variant in [Variant::Standard, Variant::Lazy] {
+            for k in [6, 10] {
+                let cfg = PprConfig {
+                    alpha: 0.5,
+                    eps: (0.5f64).powi(k),
+                    variant,
+                    ..PprConfig::default()
+                };
+                for &seed in &seeds {
+                    let mut g = Graph::open(&path).unwrap();
+                    g.set_prefetch(true);
+                    assert!(g.prefetch() && g.push_reads_nbr_codes());
+                    assert_eq!(state_bits(&g, seed, &cfg), state_bits(&bare, seed, &cfg));
+                }
+            }
+        }
     }
     // The graphs do produce ties, at exact codes and at interval codes (where the code alone
     // cannot decide them).
@@ -339,7 +378,9 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
     let e = tie_graph(5, false, true);
     let image = image_of(&e);
     let n = e.n as u32;
-    let order: Vec<u32> = (0..n).map(|i| (i * 619) % n).collect();
+    let order: Vec<u32> = (0..n)
+        .map(|i| ((u64::from(i) * 619) % u64::from(n)) as u32)
+        .collect();
     let path = dir.path().join("r.graph");
     let pool = instant_embedding::embed::pool(1).unwrap();
     let mut stats = instant_embedding::reorder::ReorderStats::default();
@@ -356,7 +397,11 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
     let g = graph(&permuted);
     assert!(g.permuted());
     let floor = |u: u32| g.strength(u).unwrap().max(1.0);
-    let seeds: Vec<u32> = vec![0, 1, 2, 50, 700, 1499];
+    // Seeds among the nodes with arcs (the first 1500 of the unpermuted file).
+    let seeds: Vec<u32> = (0..n)
+        .filter(|&s| order[s as usize] < 1500)
+        .take(6)
+        .collect();
     same_decisions(&permuted, &floor, &seeds);
     // And as the unpermuted file, node for node (docs/SPEC.md: bit-identical after reorder).
     let cfg = PprConfig {
@@ -364,7 +409,7 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
         eps: 1.0 / 1024.0,
         ..PprConfig::default()
     };
-    for &s in &[0u32, 3, 900] {
+    for &s in &seeds {
         let a = state_bits(&graph(&image), order[s as usize], &cfg);
         let mut b: StateBits = state_bits(&g, s, &cfg)
             .into_iter()
@@ -399,8 +444,7 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
     }
     let build = |edges: &std::collections::BTreeSet<(u32, u32)>, path: &Path| {
         let (s, d): (Vec<u32>, Vec<u32>) = edges.iter().copied().unzip();
-        let parts =
-            csr_from_edges(n, &s, &d, None, false, Merge::Sum, IdTable::Implicit).unwrap();
+        let parts = csr_from_edges(n, &s, &d, None, false, Merge::Sum, IdTable::Implicit).unwrap();
         save(&build_in_memory(&parts).unwrap(), path).unwrap();
     };
     let path = dir.path().join("live.graph");
@@ -418,9 +462,13 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
             }
         }
     }
-    w.add_edges(&Ids::Int(add_s), &Ids::Int(add_d), None).unwrap();
+    w.add_edges(&Ids::Int(add_s), &Ids::Int(add_d), None)
+        .unwrap();
     let (mut rm_s, mut rm_d) = (Vec::new(), Vec::new());
-    for &(a, b) in edges.iter().filter(|&&(a, b)| (30..40).contains(&a) || (30..40).contains(&b)) {
+    for &(a, b) in edges
+        .iter()
+        .filter(|&&(a, b)| (30..40).contains(&a) || (30..40).contains(&b))
+    {
         rm_s.push(i64::from(a));
         rm_d.push(i64::from(b));
     }
@@ -431,7 +479,7 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
     let rebuilt = dir.path().join("rebuilt.graph");
     build(&edges, &rebuilt);
     let live = Graph::open(&path).unwrap();
-    assert!(live.is_live());
+    assert!(live.is_live() && live.push_reads_nbr_codes());
     let fresh = Graph::open(&rebuilt).unwrap();
     let mut ws = Workspace::new();
     for eps in [1e-3, 1e-4, 1.0 / 4096.0] {
