@@ -76,6 +76,8 @@ def strip_codes(src: Path, dst: Path) -> None:
         struct.pack_into("<Q", h, 248, _core.xxh3_64(bytes(h[:248])))
         f.seek(0)
         f.write(h)
+        f.flush()
+        os.fsync(f.fileno())  # dirty pages cannot be dropped: the first query would find them
 
 
 def resident_pages(path: Path) -> np.ndarray:
