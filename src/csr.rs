@@ -58,7 +58,7 @@ pub const TABLE_MAX_NODES: usize = 1 << 20;
 /// many 4 KiB pages. On a smaller `indptr` a query's degree lookups fall mostly on pages that
 /// the row lookups of its pushed nodes read anyway, and the codes' pages only add to them
 /// (BlogCatalog, 20 pages of `indptr`: 38 pages per cold query without the codes, 46 with
-/// them; cnr-2000, 635 pages: 22 and 16; docs/BENCHMARKS.md).
+/// them; cnr-2000, 636 pages: 21.5 and 15; docs/BENCHMARKS.md).
 pub const NBR_CODES_MIN_INDPTR_PAGES: u64 = 64;
 
 /// An immutable CSR graph. `Sync`: safe to share across threads.
