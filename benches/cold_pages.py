@@ -20,8 +20,9 @@ rows would span at 5 bytes per arc (pushed nodes from ``ppr_state``, offsets fro
 The disk's random-read rate (4 KiB, queue depth 1, ``O_DIRECT`` where allowed, else after a
 DONTNEED) is measured on the same file, so that a page count converts to a time.
 
-Results: ``benches/results/cold_pages.json``; ``--smoke`` runs on a small generated graph and
-writes nothing there.
+Results: ``benches/results/cold_pages.json``, one record per graph (a graph measured again
+replaces its record; each record names its run's machine and command); ``--smoke`` runs on a
+small generated graph and writes nothing there.
 
 Examples::
 
@@ -53,10 +54,9 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 import instant_embedding as ie
-path, node = sys.argv[1], int(sys.argv[2])
+path, v = sys.argv[1], json.loads(sys.argv[2])
 t0 = time.perf_counter_ns()
 g = ie.Graph.open(path)
-v = g.nodes[node] if g.id_kind != "implicit" else node
 t1 = time.perf_counter_ns()
 row = ie.InstantEmbedding().embed(g, [v])[0]
 t2 = time.perf_counter_ns()
@@ -118,11 +118,13 @@ def by_section(pages: np.ndarray, ranges: dict[str, tuple[int, int]]) -> dict[st
     return out
 
 
-def cold_query(path: Path, node: int) -> tuple[dict[str, Any], np.ndarray]:
+def cold_query(path: Path, node_id: Any) -> tuple[dict[str, Any], np.ndarray]:
+    """One cold query of the node whose external id is ``node_id`` (given to the child, so
+    that it reads no more of the file than the query does)."""
     C.evict(path)
     left = len(resident_pages(path))
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), str(node)],
+        [sys.executable, "-c", CHILD, str(path), json.dumps(node_id)],
         capture_output=True,
         text=True,
         check=True,
@@ -175,12 +177,16 @@ def measure(path: Path, queries: int, work: Path) -> dict[str, Any]:
     strip_codes(path, bare)
     rng = np.random.default_rng(2026)
     seeds = [int(x) for x in rng.integers(0, n, queries)]
+    g = ie.Graph.open(path)
+    node_ids = [g.nodes[v] if g.id_kind != "implicit" else v for v in seeds]
+    node_ids = [x.item() if hasattr(x, "item") else x for x in node_ids]
+    del g
     ranges = section_pages(h)
     runs: dict[str, list[dict[str, Any]]] = {"with codes": [], "without codes": []}
-    for v in seeds:
+    for v, node_id in zip(seeds, node_ids):
         rows = {}
         for name, p in (("with codes", path), ("without codes", bare)):
-            res, pages = cold_query(p, v)
+            res, pages = cold_query(p, node_id)
             rows[name] = res.pop("row")
             res["pages"] = len(pages)
             res["by_section"] = by_section(pages, ranges)
@@ -193,8 +199,7 @@ def measure(path: Path, queries: int, work: Path) -> dict[str, Any]:
     cfg = ie.InstantEmbedding()
     indptr = np.memmap(path, np.uint64, "r", h["sections"]["indptr"][0], (n + 1,))
     inter = []
-    for v, r in zip(seeds, runs["with codes"]):
-        node = g.nodes[v] if g.id_kind != "implicit" else v
+    for node, r in zip(node_ids, runs["with codes"]):
         ids, p = ie.ppr(g, node, alpha=cfg.alpha, eps=cfg.eps)
         pushed = np.asarray(g.index(list(ids)) if g.id_kind != "implicit" else ids, np.int64)
         pushed = pushed[np.asarray(p) > 0]
@@ -278,10 +283,16 @@ def main() -> int:
             ]
         )
         if not args.smoke:
-            C.write_json(
-                args.out,
-                {"machine": C.machine_info(), "command": sys.argv, "graphs": rows},
-            )
+            # Merged with the file's earlier records: a graph measured again replaces its
+            # record; each record keeps the machine and command of its run.
+            run = {"machine": C.machine_info(), "command": sys.argv}
+            for r in rows:
+                r["run"] = run
+            old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
+            keep = [
+                g for g in old.get("graphs", []) if g["graph"] not in {r["graph"] for r in rows}
+            ]
+            C.write_json(args.out, {"graphs": keep + rows})
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
