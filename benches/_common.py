@@ -150,6 +150,9 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     for i, name in enumerate(_SECTIONS):
         off, ln, _ = struct.unpack_from("<QQQ", h, 64 + 24 * i)
         secs[name] = (off, ln)
+    # nbr_codes: {offset, xxh3} at 232, its length the arc count when present
+    off = struct.unpack_from("<Q", h, 232)[0]
+    secs["nbr_codes"] = (off, m if off else 0)
     return {
         "version": version,
         "directed": bool(flags & 1),

@@ -170,12 +170,25 @@ def exact_ppr_matrix(W: np.ndarray, seed: int, alpha: float, variant: str) -> np
 
 # ------------------------------------------------------------------ graph files (FORMAT.md)
 HEADER_LEN = 256
-SECTION_NAMES = ["indptr", "indices", "weights", "strength", "ids", "id_bytes", "id_index"]
+SECTION_NAMES = [
+    "indptr",
+    "indices",
+    "weights",
+    "strength",
+    "ids",
+    "id_bytes",
+    "id_index",
+    "nbr_codes",
+]
 
 
 def section_table(data: bytes) -> list[tuple[int, int]]:
-    """``(offset, length)`` of the seven sections."""
-    return [struct.unpack_from("<QQ", data, 64 + 24 * i) for i in range(7)]
+    """``(offset, length)`` of the eight sections (``nbr_codes``: its offset at byte 232, its
+    length the arc count when present)."""
+    codes_off = struct.unpack_from("<Q", data, 232)[0]
+    codes_len = struct.unpack_from("<Q", data, 24)[0] if codes_off else 0
+    table = [struct.unpack_from("<QQ", data, 64 + 24 * i) for i in range(7)]
+    return [*table, (codes_off, codes_len)]
 
 
 def read_graph_file(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -220,6 +233,7 @@ def read_graph_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         "strength": sec(3, "<f8"),
         "ids": ids,
         "id_index": sec(6, "<u4"),
+        "nbr_codes": sec(7, np.uint8) if sections[7][0] else None,
     }
 
 
@@ -242,6 +256,10 @@ def forge_all_checksums(b: bytearray) -> None:
         off, length = struct.unpack_from("<QQ", b, 64 + 24 * i)
         if off + length <= len(b):
             struct.pack_into("<Q", b, 64 + 24 * i + 16, _core.xxh3_64(bytes(b[off : off + length])))
+    # nbr_codes: {offset, xxh3} at 232, its length the arc count m
+    off, length = struct.unpack_from("<Q", b, 232)[0], struct.unpack_from("<Q", b, 24)[0]
+    if off and off + length <= len(b):
+        struct.pack_into("<Q", b, 240, _core.xxh3_64(bytes(b[off : off + length])))
     forge_header_checksum(b)
 
 

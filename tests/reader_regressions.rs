@@ -10,7 +10,7 @@
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::csr::{Graph, NodeId};
 use instant_embedding::embed::{embed_nodes, EmbedConfig};
-use instant_embedding::format::{checksum, Sec, NUM_SECTIONS};
+use instant_embedding::format::{checksum, Sec, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::Error;
 
@@ -46,9 +46,23 @@ fn from_bytes(b: &[u8]) -> instant_embedding::Result<Graph> {
 }
 
 fn section(b: &[u8], i: usize) -> (usize, usize) {
-    let o = 64 + 24 * i;
     let rd = |k: usize| u64::from_le_bytes(b[k..k + 8].try_into().unwrap()) as usize;
+    if i == Sec::NbrCodes as usize {
+        // {offset, xxh3} at NBR_CODES_OFF; the length is the arc count m.
+        let off = rd(NBR_CODES_OFF);
+        return (off, if off == 0 { 0 } else { rd(24) });
+    }
+    let o = 64 + 24 * i;
     (rd(o), rd(o + 8))
+}
+
+/// Where section `i`'s checksum is in the header.
+fn checksum_at(i: usize) -> usize {
+    if i == Sec::NbrCodes as usize {
+        NBR_CODES_OFF + 8
+    } else {
+        64 + 24 * i + 16
+    }
 }
 
 /// Recomputes the header checksum so a mutation elsewhere in the header is not caught by it.
@@ -63,8 +77,11 @@ fn fix_all_checksums(b: &mut [u8]) {
     for i in 0..NUM_SECTIONS {
         let (off, len) = section(b, i);
         if let Some(end) = off.checked_add(len).filter(|&e| e <= b.len()) {
+            if i == Sec::NbrCodes as usize && off == 0 {
+                continue;
+            }
             let c = checksum(&b[off..end]);
-            let o = 64 + 24 * i + 16;
+            let o = checksum_at(i);
             b[o..o + 8].copy_from_slice(&c.to_le_bytes());
         }
     }
@@ -194,7 +211,8 @@ fn every_single_byte_flip_is_an_error_or_harmless() {
     // header checksum fixed up) and touch everything. A flip must be refused by open() or
     // reported by some call (validate's checksums at least), unless the byte carries nothing:
     // the padding between sections, the reserved header bytes (ignored by readers of this
-    // version), and the header checksum itself when it is recomputed.
+    // version), and the header checksum itself when it is recomputed. The nbr_codes entry
+    // (bytes 232..248) is checked like the others.
     let w = [1.0f32, 2.0, 3.0, 4.0];
     let base = image(
         4,
@@ -209,7 +227,7 @@ fn every_single_byte_flip_is_an_error_or_harmless() {
             (off..off + len).contains(&i)
         })
     };
-    let reserved = |i: usize| (48..64).contains(&i) || (232..248).contains(&i);
+    let reserved = |i: usize| (48..64).contains(&i);
     let mut wrong = Vec::new();
     for i in 0..base.len() {
         for fix in [false, true] {

@@ -44,7 +44,7 @@ from collections import Counter
 import instant_embedding as ie
 import numpy as np
 import pytest
-from helpers import forge_all_checksums, forge_header_checksum, section_table
+from helpers import SECTION_NAMES, forge_all_checksums, forge_header_checksum, section_table
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -67,7 +67,6 @@ PROFILE = settings.get_profile(
 )
 
 HEADER_LEN = 256
-SECTION_NAMES = ["indptr", "indices", "weights", "strength", "ids", "id_bytes", "id_index"]
 
 
 def _base_graphs() -> list[ie.Graph]:
@@ -135,6 +134,7 @@ VALIDATE_CHECKS = {
     "symmetry": r"not symmetric",
     "weight": r"invalid weight",
     "strength": r"strength of node \d+ does not match",
+    "nbr codes": r"neighbour code of arc \d+->\d+ does not match",
     "id_index": r"id_index is not a permutation",
     "string offsets": r"string id offsets do not span|corrupted string id offsets",
     "utf-8": r"is not valid UTF-8",
@@ -341,10 +341,19 @@ def test_random_bytes_after_the_magic_are_refused(workdir, data, forge):
 
 # ------------------------------------------------------------------ section edits
 # (struct format, size) of one element of each section; ids are int64 or u64 offsets.
-_ELEMENT = [("<Q", 8), ("<I", 4), ("<f", 4), ("<d", 8), ("<Q", 8), ("<B", 1), ("<I", 4)]
+_ELEMENT = [
+    ("<Q", 8),
+    ("<I", 4),
+    ("<f", 4),
+    ("<d", 8),
+    ("<Q", 8),
+    ("<B", 1),
+    ("<I", 4),
+    ("<B", 1),
+]
 _FLOATS = [float("nan"), float("inf"), -1.0, 0.0, 1e-45, 0.25, 3.0, 3e38]  # f32-representable
 HOWS = ["near", "small", "swap", "raw"]
-NUM_EDGES_FIELD = 7  # edit target after the seven sections: the header's edge count
+NUM_EDGES_FIELD = 8  # edit target after the eight sections: the header's edge count
 
 
 def edit_section(base: bytes, target: int, pos: int, how: str, raw: int) -> bytes:
@@ -381,7 +390,7 @@ def edit_section(base: bytes, target: int, pos: int, how: str, raw: int) -> byte
     elif how == "near":
         struct.pack_into(bits, b, at, max(0, min(old + raw % 5 - 2, (1 << (8 * size)) - 1)))
     else:  # small: a plausible index (a row offset up to m, a node up to n, a byte)
-        bound = {0: m + 2, 5: 256}.get(target, n + 2)
+        bound = {0: m + 2, 5: 256, 7: 256}.get(target, n + 2)
         struct.pack_into(bits, b, at, raw % bound)
     fix_all(b)
     return bytes(b)
@@ -390,7 +399,7 @@ def edit_section(base: bytes, target: int, pos: int, how: str, raw: int) -> byte
 @settings(PROFILE)
 @given(
     base=st.integers(0, 6),
-    target=st.integers(0, 7),
+    target=st.integers(0, 8),
     pos=st.integers(0, 2**16),
     how=st.sampled_from(HOWS),
     raw=st.integers(0, 2**64 - 1),
@@ -505,7 +514,7 @@ def test_every_check_is_reached(bases, workdir):
     for _ in range(400):
         data = edit_section(
             bases[int(rng.integers(0, 7))],
-            int(rng.integers(0, 8)),
+            int(rng.integers(0, 9)),
             int(rng.integers(0, 2**16)),
             HOWS[int(rng.integers(0, 4))],
             int(rng.integers(0, 2**63)),

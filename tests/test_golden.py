@@ -10,6 +10,7 @@ with ``python tests/golden/make_golden.py``, review the diff and record it in CH
 from __future__ import annotations
 
 import json
+import math
 
 import instant_embedding as ie
 import numpy as np
@@ -66,3 +67,43 @@ def test_golden_ppr(name):
         ids, p, r = ie.ppr(g, case["node"], **PPR, return_residual=True)
         assert list(np.asarray(ids).tolist() if not isinstance(ids, list) else ids) == case["ids"]
         assert f64_hex(p) == case["p"] and f64_hex(r) == case["r"]
+
+
+def _spec_code(weighted: bool, strength: float) -> int:
+    """A node's neighbour code, as docs/FORMAT.md ("Neighbour codes") defines it."""
+    if not weighted:
+        d = int(strength)
+        if d < 128:
+            return d
+        e = d.bit_length() - 1
+        return min(128 + 4 * (e - 7) + ((d >> (e - 2)) & 3), 255)
+    x = max(strength, 1.0)
+    e = math.frexp(x)[1] - 1  # x = (1 + f) * 2^e
+    return min(8 * e + int((x / 2.0**e - 1.0) * 8), 255)
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_golden_file_neighbour_codes_follow_the_format(name):
+    f = read_graph_file(HERE / f"{name}.graph")
+    ip, idx = f["indptr"], f["indices"]
+    strength = f["strength"] if f["weighted"] else np.diff(ip.astype(np.int64))
+    want = [_spec_code(f["weighted"], float(strength[u])) for u in idx.tolist()]
+    assert f["nbr_codes"] is not None and f["nbr_codes"].tolist() == want
+
+
+def test_spec_code_matches_the_library_on_hubs(tmp_path):
+    """Degrees above the exact range (interval codes) and large strengths, through convert."""
+    hub = np.zeros(3000, np.int64)
+    leaves = np.arange(1, 3001)
+    g = ie.Graph.from_edges(np.r_[hub, leaves[:200] + 0], np.r_[leaves, (leaves[:200] + 1)])
+    g.save(tmp_path / "h.graph")
+    f = read_graph_file(tmp_path / "h.graph")
+    deg = np.diff(f["indptr"].astype(np.int64))
+    want = [_spec_code(False, float(deg[u])) for u in f["indices"].tolist()]
+    assert f["nbr_codes"].tolist() == want and max(want) > 128
+    w = np.linspace(0.5, 900.0, 3000).astype(np.float32)
+    gw = ie.Graph.from_edges(hub, leaves, weights=w)
+    gw.save(tmp_path / "w.graph")
+    f = read_graph_file(tmp_path / "w.graph")
+    want = [_spec_code(True, float(f["strength"][u])) for u in f["indices"].tolist()]
+    assert f["nbr_codes"].tolist() == want and max(want) > 100

@@ -18,7 +18,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::csr::{Graph, NodeId};
 use instant_embedding::embed::{embed_nodes, embed_one, EmbedConfig, Normalize, Value};
-use instant_embedding::format::{checksum, HEADER_LEN, NUM_SECTIONS};
+use instant_embedding::format::{checksum, HEADER_LEN, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::{Error, Result};
 
@@ -53,13 +53,23 @@ pub fn fix_all_checksums(b: &mut [u8]) {
     if b.len() < HEADER_LEN {
         return;
     }
-    for i in 0..NUM_SECTIONS {
+    // The first seven entries are {offset, len, xxh3}; the last (nbr_codes) is {offset, xxh3}
+    // at NBR_CODES_OFF, its length the header's arc count.
+    for i in 0..NUM_SECTIONS - 1 {
         let o = 64 + 24 * i;
         let (off, len) = (rd_u64(b, o), rd_u64(b, o + 8));
         if let Some(end) = off.checked_add(len).filter(|&e| e <= b.len() as u64) {
             let c = checksum(&b[off as usize..end as usize]);
             b[o + 16..o + 24].copy_from_slice(&c.to_le_bytes());
         }
+    }
+    let (off, len) = (rd_u64(b, NBR_CODES_OFF), rd_u64(b, 24));
+    if let Some(end) = off
+        .checked_add(len)
+        .filter(|&e| off != 0 && e <= b.len() as u64)
+    {
+        let c = checksum(&b[off as usize..end as usize]);
+        b[NBR_CODES_OFF + 8..NBR_CODES_OFF + 16].copy_from_slice(&c.to_le_bytes());
     }
     fix_header(b);
 }

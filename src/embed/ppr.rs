@@ -9,6 +9,7 @@ use std::collections::{HashSet, VecDeque};
 use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
+use crate::strength_code::CodeBounds;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
 pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
@@ -79,6 +80,37 @@ trait Store {
         }
         Ok(())
     }
+
+    /// `deposit_row`, deciding each threshold test from `codes` (aligned with `nbrs`, see
+    /// `strength_code.rs`) where they suffice.
+    ///
+    /// # Safety
+    /// As `deposit_row`; `codes.len() == nbrs.len()`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn deposit_row_coded<T: Thresholds>(
+        &mut self,
+        thr: &T,
+        queue: &mut VecDeque<u32>,
+        w: u32,
+        nbrs: &[u32],
+        codes: &[u8],
+        unit: f64,
+        eps: f64,
+        n: usize,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        for (&u, &c) in nbrs.iter().zip(codes) {
+            if u as usize >= n {
+                return Err(corrupt_neighbour(w, u, n));
+            }
+            // SAFETY: u < n (checked above), unit > 0 (caller contract).
+            unsafe { deposit_coded::<_, _, true>(thr, self, queue, u, c, unit, eps)? };
+        }
+        Ok(())
+    }
 }
 
 /// Where the push finds `max(strength(u), 1)`, its threshold divided by eps.
@@ -91,6 +123,13 @@ trait Thresholds {
     /// # Safety
     /// `u < n`.
     unsafe fn floor_strength(&self, u: u32) -> Result<f64>;
+    /// Whether deposits take the pushing row's neighbour codes (see `strength_code.rs`) to
+    /// decide a threshold test without `floor_strength`. Not for the table: one load from it
+    /// is cheaper than the bounds test.
+    const USES_CODES: bool;
+    /// Bounds `[lo, hi]` on `max(strength(u), 1)` given `u`'s code from a base-file row, or
+    /// None where the code may not hold (a node the change log changed).
+    fn code_bounds(&self, u: u32, code: u8) -> Option<(f64, f64)>;
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -98,6 +137,10 @@ struct FromTable<'a>(&'a [f64]);
 
 impl Thresholds for FromTable<'_> {
     const SKIP_BELOW_EPS: bool = false;
+    const USES_CODES: bool = false;
+    fn code_bounds(&self, _u: u32, _code: u8) -> Option<(f64, f64)> {
+        None
+    }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
         // SAFETY: u < n == table length (caller contract).
@@ -107,10 +150,23 @@ impl Thresholds for FromTable<'_> {
 
 /// Each lookup reads (and checks) the row or the stored strength: graphs too large for an
 /// O(n) table per process. `LIVE`: through the change log (see `Graph::neighbors_in`).
-struct FromFile<'a, const LIVE: bool>(&'a Graph);
+struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds);
+
+impl<'a, const LIVE: bool> FromFile<'a, LIVE> {
+    fn new(graph: &'a Graph) -> Self {
+        FromFile(graph, crate::strength_code::bounds(graph.weighted()))
+    }
+}
 
 impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const SKIP_BELOW_EPS: bool = true;
+    const USES_CODES: bool = true;
+    #[inline(always)]
+    fn code_bounds(&self, u: u32, code: u8) -> Option<(f64, f64)> {
+        self.0
+            .codes_hold_for::<LIVE>(u)
+            .then(|| self.1 .0[code as usize])
+    }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
         Ok(self.0.strength_in::<LIVE>(u)?.max(1.0))
@@ -211,6 +267,47 @@ impl Store for Dense {
                 len += usize::from(old.to_bits() == UNTOUCHED);
                 // SAFETY: u < n.
                 unsafe { queue_if_crossed(thr, queue, u, old, old + unit, eps) }?;
+            }
+            Ok(())
+        })();
+        self.len = len;
+        result
+    }
+
+    /// `deposit_row`'s loop with the threshold tests of `deposit_row_coded`.
+    #[inline(always)]
+    unsafe fn deposit_row_coded<T: Thresholds>(
+        &mut self,
+        thr: &T,
+        queue: &mut VecDeque<u32>,
+        w: u32,
+        nbrs: &[u32],
+        codes: &[u8],
+        unit: f64,
+        eps: f64,
+        n: usize,
+    ) -> Result<()> {
+        debug_assert!(unit > 0.0 && n <= self.r.len() && n < self.touched.len());
+        let r = &mut self.r[..n];
+        let touched = &mut self.touched[..];
+        let mask = touched.len() - 1;
+        let mut len = self.len;
+        let result = (|| {
+            for (&u, &c) in nbrs.iter().zip(codes) {
+                if u as usize >= n {
+                    return Err(corrupt_neighbour(w, u, n));
+                }
+                // SAFETY: as in `deposit_row`.
+                let old = unsafe {
+                    let slot = r.get_unchecked_mut(u as usize);
+                    let old = *slot;
+                    *slot = old + unit;
+                    *touched.get_unchecked_mut(len & mask) = u;
+                    old
+                };
+                len += usize::from(old.to_bits() == UNTOUCHED);
+                // SAFETY: u < n.
+                unsafe { queue_if_crossed_coded(thr, queue, u, c, old, old + unit, eps) }?;
             }
             Ok(())
         })();
@@ -583,7 +680,7 @@ fn push_rows<const LIVE: bool>(
                 graph,
                 seed,
                 cfg,
-                &FromFile::<LIVE>(graph),
+                &FromFile::<LIVE>::new(graph),
                 &mut ws.dense,
                 &mut ws.queue,
                 &mut ws.pending,
@@ -595,7 +692,7 @@ fn push_rows<const LIVE: bool>(
             graph,
             seed,
             cfg,
-            &FromFile::<LIVE>(graph),
+            &FromFile::<LIVE>::new(graph),
             &mut ws.hash,
             &mut ws.queue,
             &mut ws.pending,
@@ -702,6 +799,81 @@ unsafe fn queue_if_crossed<T: Thresholds>(
     Ok(())
 }
 
+/// The threshold test `new > t && old <= t` decided from bounds `[lo, hi]` on
+/// `max(strength, 1)` (so `eps * lo <= t <= eps * hi`, rounding being monotone), or None when
+/// the bounds leave it open.
+#[inline(always)]
+fn crossing_by_bounds(lo: f64, hi: f64, old: f64, new: f64, eps: f64) -> Option<bool> {
+    let (t_lo, t_hi) = (eps * lo, eps * hi);
+    if new <= t_lo || old > t_hi {
+        Some(false)
+    } else if new > t_hi && old <= t_lo {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `queue_if_crossed`, deciding from `u`'s code (from the pushing row) where its bounds
+/// suffice and from `u`'s exact strength otherwise: the same decision either way.
+///
+/// # Safety
+/// `u < n`.
+#[inline(always)]
+unsafe fn queue_if_crossed_coded<T: Thresholds>(
+    thr: &T,
+    queue: &mut VecDeque<u32>,
+    u: u32,
+    code: u8,
+    old: f64,
+    new: f64,
+    eps: f64,
+) -> Result<()> {
+    // As in `queue_if_crossed`: a residual <= eps cannot cross.
+    if new > eps {
+        let by_code = thr
+            .code_bounds(u, code)
+            .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps));
+        let crossed = match by_code {
+            Some(c) => c,
+            None => {
+                // SAFETY: u < n (this function's contract).
+                let t = unsafe { threshold(thr, u, eps) }?;
+                new > t && old <= t
+            }
+        };
+        if crossed {
+            queue.push_back(u);
+        }
+    }
+    Ok(())
+}
+
+/// `deposit` with `u`'s code from the pushing row (see `queue_if_crossed_coded`).
+///
+/// # Safety
+/// As `deposit`.
+#[inline(always)]
+unsafe fn deposit_coded<S: Store, T: Thresholds, const POSITIVE: bool>(
+    thr: &T,
+    store: &mut S,
+    queue: &mut VecDeque<u32>,
+    u: u32,
+    code: u8,
+    add: f64,
+    eps: f64,
+) -> Result<()> {
+    // SAFETY: u < n (this function's contract).
+    let r = unsafe { store.r(u) };
+    let old = *r;
+    let new = old + add;
+    *r = if POSITIVE { new } else { keep_touched(new) };
+    // SAFETY: as in `deposit`.
+    unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
+    // SAFETY: u < n.
+    unsafe { queue_if_crossed_coded(thr, queue, u, code, old, new, eps) }
+}
+
 /// The push loop (docs/SPEC.md §1). Files read with read-ahead hints use `push_pipelined`,
 /// which performs the same operations in the same order; keeping the hints out of this loop
 /// matters (a run-time flag in it cost 25% of the warm push when tested).
@@ -738,7 +910,11 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
             unsafe { *store.r(w) = PUSHED };
         }
 
-        let nbrs = graph.neighbors_in::<LIVE>(w)?;
+        let (nbrs, codes) = if T::USES_CODES {
+            graph.neighbors_and_codes_in::<LIVE>(w)?
+        } else {
+            (graph.neighbors_in::<LIVE>(w)?, None)
+        };
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
             unsafe { deposit::<_, _, false>(thr, store, queue, seed, spread, eps)? };
@@ -754,7 +930,7 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
             }
             let unit = spread / st;
             let mut sum = 0f64;
-            for (&u, &x) in nbrs.iter().zip(wts) {
+            for (k, (&u, &x)) in nbrs.iter().zip(wts).enumerate() {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
                 }
@@ -764,7 +940,13 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
                     )));
                 }
                 sum += f64::from(x);
-                unsafe { deposit::<_, _, false>(thr, store, queue, u, unit * f64::from(x), eps)? };
+                let add = unit * f64::from(x);
+                match codes {
+                    Some(c) if T::USES_CODES => unsafe {
+                        deposit_coded::<_, _, false>(thr, store, queue, u, c[k], add, eps)?
+                    },
+                    _ => unsafe { deposit::<_, _, false>(thr, store, queue, u, add, eps)? },
+                }
             }
             // A stored strength below the weights' sum would create residual mass on every
             // push, so the push would never end (corrupted file; validate() reports it).
@@ -776,7 +958,12 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
         } else {
             let unit = spread / nbrs.len() as f64;
             if unit > 0.0 {
-                unsafe { store.deposit_row(thr, queue, w, nbrs, unit, eps, n)? };
+                match codes {
+                    Some(c) if T::USES_CODES => unsafe {
+                        store.deposit_row_coded(thr, queue, w, nbrs, c, unit, eps, n)?
+                    },
+                    _ => unsafe { store.deposit_row(thr, queue, w, nbrs, unit, eps, n)? },
+                }
             } else {
                 // Underflow (eps near the smallest normal float): keep_touched is needed.
                 for &u in nbrs {
@@ -813,6 +1000,8 @@ struct Pending {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Decision {
     Undecided,
+    /// Decided a push by the node's code; its row is not hinted yet.
+    Cross,
     Push,
     Skip,
 }
@@ -847,10 +1036,14 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
 
     // SAFETY: u < n (checked by the callers below); records the deposit as `deposit` does and
     // queues it when it may cross (its residual exceeds eps, the lowest possible threshold).
+    // A deposit whose code (from the pushing row) decides the test is queued decided: a
+    // `Skip` not at all, a crossing as `Cross` (its row is hinted once it is near the front),
+    // and neither reads `u`'s degree.
     let deposit = |store: &mut S,
                    pending: &mut VecDeque<Pending>,
                    hinted: &mut HashSet<usize>,
                    u: u32,
+                   code: Option<u8>,
                    add: f64| {
         let r = unsafe { store.r(u) };
         let old = *r;
@@ -858,31 +1051,43 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
         *r = keep_touched(new);
         unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
         if new > eps {
-            graph.prefetch_degree(u, hinted);
-            pending.push_back(Pending {
-                u,
-                state: Decision::Undecided,
-                old,
-                new,
-            });
+            let state = match code
+                .and_then(|c| thr.code_bounds(u, c))
+                .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps))
+            {
+                Some(false) => return,
+                Some(true) => Decision::Cross,
+                None => {
+                    graph.prefetch_degree(u, hinted);
+                    Decision::Undecided
+                }
+            };
+            pending.push_back(Pending { u, state, old, new });
         }
     };
     let decide = |e: &mut Pending, hinted: &mut HashSet<usize>| -> Result<()> {
-        if e.state == Decision::Undecided {
-            // SAFETY: e.u < n (it was deposited).
-            let t = unsafe { threshold(thr, e.u, eps) }?;
-            e.state = if e.new > t && e.old <= t {
+        match e.state {
+            Decision::Undecided => {
+                // SAFETY: e.u < n (it was deposited).
+                let t = unsafe { threshold(thr, e.u, eps) }?;
+                e.state = if e.new > t && e.old <= t {
+                    graph.prefetch_row(e.u, hinted);
+                    Decision::Push
+                } else {
+                    Decision::Skip
+                };
+            }
+            Decision::Cross => {
                 graph.prefetch_row(e.u, hinted);
-                Decision::Push
-            } else {
-                Decision::Skip
-            };
+                e.state = Decision::Push;
+            }
+            Decision::Push | Decision::Skip => {}
         }
         Ok(())
     };
 
     // The seed was range-checked by `push`.
-    deposit(store, pending, hinted, seed, 1.0);
+    deposit(store, pending, hinted, seed, None, 1.0);
     let mut decided = 0usize; // entries pending[..decided] are decided
     let mut pushes_ahead = 0usize; // of which this many are pushes
     loop {
@@ -925,9 +1130,13 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
         // The same neighbour loop as `push_with`. Sharing it through a helper taking the
         // deposit as a closure was tried: callgrind counted 55 % more instructions per warm
         // BlogCatalog query, so the loop is written out in both.
-        let nbrs = graph.neighbors_in::<LIVE>(w)?;
+        let (nbrs, codes) = if T::USES_CODES {
+            graph.neighbors_and_codes_in::<LIVE>(w)?
+        } else {
+            (graph.neighbors_in::<LIVE>(w)?, None)
+        };
         if nbrs.is_empty() {
-            deposit(store, pending, hinted, seed, spread);
+            deposit(store, pending, hinted, seed, None, spread);
             continue;
         }
         if weighted {
@@ -940,7 +1149,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
             }
             let unit = spread / st;
             let mut sum = 0f64;
-            for (&u, &x) in nbrs.iter().zip(wts) {
+            for (k, (&u, &x)) in nbrs.iter().zip(wts).enumerate() {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
                 }
@@ -950,7 +1159,8 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
                     )));
                 }
                 sum += f64::from(x);
-                deposit(store, pending, hinted, u, unit * f64::from(x));
+                let code = codes.map(|c| c[k]);
+                deposit(store, pending, hinted, u, code, unit * f64::from(x));
             }
             if sum > st * (1.0 + 1e-9) {
                 return Err(Error::format(format!(
@@ -959,11 +1169,11 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
             }
         } else {
             let unit = spread / nbrs.len() as f64;
-            for &u in nbrs {
+            for (k, &u) in nbrs.iter().enumerate() {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
                 }
-                deposit(store, pending, hinted, u, unit);
+                deposit(store, pending, hinted, u, codes.map(|c| c[k]), unit);
             }
         }
         pushes += nbrs.len() as u64;
@@ -1081,7 +1291,7 @@ mod tests {
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
                         let mut hinted = HashSet::new();
-                        let (table, file) = (FromTable(&floors), FromFile::<false>(&g));
+                        let (table, file) = (FromTable(&floors), FromFile::<false>::new(&g));
                         let a = push_with::<_, _, false>(&g, seed, &cfg, &table, &mut d1, &mut q)
                             .unwrap();
                         let b = push_pipelined::<_, _, false>(

@@ -338,6 +338,22 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
             IdKind::Utf8
         }
     };
+    // Per arc, the code of its target's strength (the degree when unweighted).
+    let node_code: Vec<u8> = (0..n)
+        .map(|v| {
+            let (s, e) = (parts.indptr[v] as usize, parts.indptr[v + 1] as usize);
+            match &parts.weights {
+                Some(w) => crate::strength_code::code_of_strength(strength_of(&w[s..e])),
+                None => crate::strength_code::code_of_degree((e - s) as u64),
+            }
+        })
+        .collect();
+    let codes: Vec<u8> = parts
+        .indices
+        .iter()
+        .map(|&u| node_code[u as usize])
+        .collect();
+    secs.push((Sec::NbrCodes, codes));
     let mut lens = [None; NUM_SECTIONS];
     for (sec, data) in &secs {
         lens[*sec as usize] = Some(data.len() as u64);

@@ -54,6 +54,13 @@ impl Backing {
 /// process is then at most a few MB, like the push's dense workspace per thread.
 pub const TABLE_MAX_NODES: usize = 1 << 20;
 
+/// The push reads the neighbour codes (`nbr_codes`) only when `indptr` spans at least this
+/// many 4 KiB pages. On a smaller `indptr` a query's degree lookups fall mostly on pages that
+/// the row lookups of its pushed nodes read anyway, and the codes' pages only add to them
+/// (BlogCatalog, 20 pages of `indptr`: 38 pages per cold query without the codes, 46 with
+/// them; cnr-2000, 636 pages: 21.5 and 15; docs/BENCHMARKS.md).
+pub const NBR_CODES_MIN_INDPTR_PAGES: u64 = 64;
+
 /// An immutable CSR graph. `Sync`: safe to share across threads.
 pub struct Graph {
     backing: Backing,
@@ -89,6 +96,8 @@ pub struct Graph {
 struct Hot {
     indptr: *const u64,
     indices: *const u32,
+    /// The `nbr_codes` section, aligned with `indices`; null when the file has none.
+    codes: *const u8,
     n: usize,
     m: u64,
 }
@@ -243,6 +252,7 @@ impl Graph {
             hot: Hot {
                 indptr: std::ptr::null(),
                 indices: std::ptr::null(),
+                codes: std::ptr::null(),
                 n: 0,
                 m: 0,
             },
@@ -256,9 +266,18 @@ impl Graph {
             log: None,
             scans: AtomicU64::new(0),
         };
+        let indptr_pages = g.header.sections[Sec::Indptr as usize].len / 4096;
+        let codes = if g.header.sections[Sec::NbrCodes as usize].offset == 0
+            || indptr_pages < NBR_CODES_MIN_INDPTR_PAGES
+        {
+            std::ptr::null()
+        } else {
+            g.nbr_codes().as_ptr()
+        };
         g.hot = Hot {
             indptr: g.indptr().as_ptr(),
             indices: g.indices().as_ptr(),
+            codes,
             n: g.header.num_nodes as usize,
             m: g.header.num_arcs,
         };
@@ -386,6 +405,18 @@ impl Graph {
     section_view!(strength_all, f64, Sec::Strength);
     section_view!(ids_words, u64, Sec::Ids);
     section_view!(id_index, u32, Sec::IdIndex);
+    section_view!(nbr_codes, u8, Sec::NbrCodes);
+
+    /// Whether the file stores the neighbour codes (`nbr_codes`, see `strength_code.rs`).
+    pub fn has_nbr_codes(&self) -> bool {
+        self.header.sections[Sec::NbrCodes as usize].offset != 0
+    }
+
+    /// Whether the push reads the neighbour codes: the file has them and its `indptr` spans
+    /// at least [`NBR_CODES_MIN_INDPTR_PAGES`] pages.
+    pub fn push_reads_nbr_codes(&self) -> bool {
+        !self.hot.codes.is_null()
+    }
 
     pub(crate) fn id_bytes(&self) -> &[u8] {
         let s = self.header.sections[Sec::IdBytes as usize];
@@ -539,6 +570,46 @@ impl Graph {
         let (s, e) = self.row(v)?;
         // SAFETY: s <= e <= m = len(indices), checked by `row`.
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
+    }
+
+    /// `neighbors_in`, with the row's neighbour codes when the row is the base file's and the
+    /// file has them (a row from the change log has none: the push then reads exact strengths).
+    #[inline(always)]
+    pub(crate) fn neighbors_and_codes_in<const LIVE: bool>(
+        &self,
+        v: u32,
+    ) -> Result<(&[u32], Option<&[u8]>)> {
+        if LIVE {
+            if let Some(l) = self.live.as_deref() {
+                if v as usize >= self.n {
+                    return Err(self.out_of_range(v));
+                }
+                if !l.unchanged(v) || v >= l.base_n() {
+                    return self.live_row(l, v).map(|r| (r.0, None));
+                }
+            }
+        }
+        let (s, e) = self.row(v)?;
+        // SAFETY: s <= e <= m = len(indices) = len(nbr_codes), checked by `row` and
+        // Header::decode.
+        unsafe {
+            let nbrs = std::slice::from_raw_parts(self.hot.indices.add(s), e - s);
+            let codes = (!self.hot.codes.is_null())
+                .then(|| std::slice::from_raw_parts(self.hot.codes.add(s), e - s));
+            Ok((nbrs, codes))
+        }
+    }
+
+    /// Whether the neighbour codes in base-file rows hold for node `v`: always, except for a
+    /// node a change log may have changed (its strength then differs from the base file's).
+    #[inline(always)]
+    pub(crate) fn codes_hold_for<const LIVE: bool>(&self, v: u32) -> bool {
+        if LIVE {
+            if let Some(l) = self.live.as_deref() {
+                return l.unchanged(v);
+            }
+        }
+        true
     }
 
     /// `v`'s row from the log, the base file (unchanged nodes) or empty (created nodes
@@ -1113,6 +1184,26 @@ impl Graph {
                         "strength of node {v} does not match its weights"
                     )));
                 }
+            }
+        }
+        if self.has_nbr_codes() {
+            // Each arc's code must bound its target's strength, or the push would decide its
+            // threshold tests wrongly.
+            let weighted = self.header.weighted;
+            let codes = self.nbr_codes();
+            let mut node_code = Vec::with_capacity(n);
+            for v in 0..n as u32 {
+                node_code.push(crate::strength_code::code_of(
+                    weighted,
+                    self.strength_in::<false>(v)?,
+                ));
+            }
+            if let Some(k) = (0..idx.len()).find(|&k| codes[k] != node_code[idx[k] as usize]) {
+                let v = ip.partition_point(|&x| x <= k as u64) - 1;
+                return Err(Error::format(format!(
+                    "neighbour code of arc {v}->{} does not match the neighbour's strength",
+                    idx[k]
+                )));
             }
         }
         match self.header.id_kind {

@@ -1254,6 +1254,7 @@ impl ExternalBuilder {
                 None,
                 None,
                 None,
+                None,
             ]);
             t[Sec::Indices as usize].offset
         };
@@ -1475,7 +1476,10 @@ impl ExternalBuilder {
             h: Xxh3Default::new(),
             written: 0,
         };
+        // The strength code of every node, for the `nbr_codes` section (n bytes).
+        let mut node_code: Vec<u8> = Vec::new();
         if weighted {
+            node_code.reserve_exact(n);
             for (sec, file, h) in [
                 (Sec::Weights, sink.w_file.take(), &sink.h_w),
                 (Sec::Strength, sink.st_file.take(), &sink.h_st),
@@ -1490,11 +1494,38 @@ impl ExternalBuilder {
                 s.checksum = h.digest();
                 sw.pad_to(s.offset)?;
                 f.seek(SeekFrom::Start(0)).map_err(|e| Error::io(&p, e))?;
-                std::io::copy(&mut f, sw.out).map_err(|e| Error::io(&out_path, e))?;
+                if sec == Sec::Strength {
+                    let mut rd = BufReader::with_capacity(IO_BUF, &mut f);
+                    let mut buf = vec![0u8; IO_BUF];
+                    loop {
+                        let got = read_records(&mut rd, &mut buf, &p)?;
+                        if got == 0 {
+                            break;
+                        }
+                        node_code.extend(buf[..got].chunks_exact(8).map(|b| {
+                            let st = f64::from_le_bytes(b.try_into().unwrap());
+                            crate::strength_code::code_of_strength(st)
+                        }));
+                        sw.out
+                            .write_all(&buf[..got])
+                            .map_err(|e| Error::io(&out_path, e))?;
+                    }
+                } else {
+                    std::io::copy(&mut f, sw.out).map_err(|e| Error::io(&out_path, e))?;
+                }
                 sw.pos += len;
                 drop(f);
                 self.scratch.remove(&p, len);
             }
+        } else {
+            node_code.extend(
+                sink.indptr
+                    .windows(2)
+                    .map(|w| crate::strength_code::code_of_degree(w[1] - w[0])),
+            );
+        }
+        if node_code.len() != n {
+            return Err(Error::format("internal error: strength count mismatch"));
         }
         match &final_ids {
             FinalIds::Implicit => {}
@@ -1527,6 +1558,18 @@ impl ExternalBuilder {
                 sw.identity(n, &mut table[Sec::IdIndex as usize])?;
             }
         }
+        // nbr_codes: the indices written above, read back, each mapped to its node's code.
+        sw.out.flush().map_err(|e| Error::io(&out_path, e))?;
+        let mut rd = File::open(&out_path).map_err(|e| Error::io(&out_path, e))?;
+        rd.seek(SeekFrom::Start(indices_off))
+            .map_err(|e| Error::io(&out_path, e))?;
+        put_nbr_codes(
+            &mut sw,
+            &mut rd.take(m * 4),
+            &node_code,
+            &mut table[Sec::NbrCodes as usize],
+        )?;
+        drop(node_code);
         // A trailing empty section still extends the file to its (aligned) offset.
         sw.pad_to(file_len)?;
         let out = sw.out;
@@ -1647,6 +1690,37 @@ impl SecWriter<'_> {
     }
 }
 
+/// Writes the `nbr_codes` section `s`: for each neighbour index read from `indices` (the
+/// `indices` section's bytes), the code of that node in `node_code`.
+pub(crate) fn put_nbr_codes(
+    sw: &mut SecWriter<'_>,
+    indices: &mut impl Read,
+    node_code: &[u8],
+    s: &mut crate::format::Section,
+) -> Result<()> {
+    sw.begin(s.offset)?;
+    let mut buf = vec![0u8; IO_BUF];
+    let mut codes = Vec::with_capacity(IO_BUF / 4);
+    let path = sw.path;
+    loop {
+        let got = read_records(indices, &mut buf, path)?;
+        if got == 0 {
+            break;
+        }
+        codes.clear();
+        for b in buf[..got].chunks_exact(4) {
+            let u = u32::from_le_bytes(b.try_into().unwrap()) as usize;
+            let c = node_code
+                .get(u)
+                .ok_or_else(|| Error::format("internal error: neighbour index out of range"))?;
+            codes.push(*c);
+        }
+        sw.put(&codes)?;
+    }
+    s.checksum = sw.end(s.len)?;
+    Ok(())
+}
+
 fn at_edge(i: usize, e: Error) -> Error {
     match e {
         Error::InvalidInput(m) => Error::InvalidInput(format!("edge {i}: {m}")),
@@ -1681,6 +1755,7 @@ pub(crate) fn section_lengths(
             l[Sec::IdIndex as usize] = Some(n * 4);
         }
     }
+    l[Sec::NbrCodes as usize] = Some(m);
     l
 }
 

@@ -62,13 +62,29 @@ pub enum Sec {
     Ids = 4,
     IdBytes = 5,
     IdIndex = 6,
+    /// `u8[m]` aligned with `indices`: per arc, a code bounding its target's
+    /// `max(strength, 1)` (see `strength_code.rs`). Optional (files written before it existed
+    /// have none); its table entry holds no length (the length is `m`), see [`NBR_CODES_OFF`].
+    NbrCodes = 7,
 }
 
-pub const NUM_SECTIONS: usize = 7;
+pub const NUM_SECTIONS: usize = 8;
 pub const SECTION_NAMES: [&str; NUM_SECTIONS] = [
-    "indptr", "indices", "weights", "strength", "ids", "id_bytes", "id_index",
+    "indptr",
+    "indices",
+    "weights",
+    "strength",
+    "ids",
+    "id_bytes",
+    "id_index",
+    "nbr_codes",
 ];
+/// The first seven sections' `{offset, len, xxh3}` entries.
 const SECTION_TABLE_OFF: usize = 64;
+const FULL_ENTRIES: usize = 7;
+/// The `nbr_codes` entry: `{offset, xxh3}` (its length is `m` when present); both zero when
+/// the section is absent.
+pub const NBR_CODES_OFF: usize = 232;
 const HEADER_CHECKSUM_OFF: usize = 248;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -134,11 +150,16 @@ impl Header {
         b[24..32].copy_from_slice(&self.num_arcs.to_le_bytes());
         b[32..40].copy_from_slice(&self.num_edges.to_le_bytes());
         b[40..48].copy_from_slice(&self.file_len.to_le_bytes());
-        for (i, s) in self.sections.iter().enumerate() {
+        for (i, s) in self.sections[..FULL_ENTRIES].iter().enumerate() {
             let o = SECTION_TABLE_OFF + 24 * i;
             b[o..o + 8].copy_from_slice(&s.offset.to_le_bytes());
             b[o + 8..o + 16].copy_from_slice(&s.len.to_le_bytes());
             b[o + 16..o + 24].copy_from_slice(&s.checksum.to_le_bytes());
+        }
+        let codes = self.sections[Sec::NbrCodes as usize];
+        if codes.offset != 0 {
+            b[NBR_CODES_OFF..NBR_CODES_OFF + 8].copy_from_slice(&codes.offset.to_le_bytes());
+            b[NBR_CODES_OFF + 8..NBR_CODES_OFF + 16].copy_from_slice(&codes.checksum.to_le_bytes());
         }
         let c = checksum(&b[..HEADER_CHECKSUM_OFF]);
         b[HEADER_CHECKSUM_OFF..].copy_from_slice(&c.to_le_bytes());
@@ -180,7 +201,7 @@ impl Header {
         let id_kind = IdKind::from_u32(flags >> ID_KIND_SHIFT)
             .ok_or_else(|| Error::format(format!("unknown id kind {}", flags >> ID_KIND_SHIFT)))?;
         let mut sections = [Section::default(); NUM_SECTIONS];
-        for (i, s) in sections.iter_mut().enumerate() {
+        for (i, s) in sections[..FULL_ENTRIES].iter_mut().enumerate() {
             let o = SECTION_TABLE_OFF + 24 * i;
             *s = Section {
                 offset: rd_u64(bytes, o),
@@ -188,6 +209,27 @@ impl Header {
                 checksum: rd_u64(bytes, o + 16),
             };
         }
+        let (codes_off, codes_sum) = (
+            rd_u64(bytes, NBR_CODES_OFF),
+            rd_u64(bytes, NBR_CODES_OFF + 8),
+        );
+        sections[Sec::NbrCodes as usize] = match codes_off {
+            0 if codes_sum != 0 => {
+                return Err(Error::format(
+                    "section nbr_codes has a checksum but no offset",
+                ))
+            }
+            0 => Section {
+                offset: 0,
+                len: 0,
+                checksum: checksum(&[]),
+            },
+            off => Section {
+                offset: off,
+                len: rd_u64(bytes, 24),
+                checksum: codes_sum,
+            },
+        };
         let h = Header {
             version,
             directed: flags & FLAG_DIRECTED != 0,
@@ -251,6 +293,12 @@ impl Header {
                 } else {
                     n * 4
                 }),
+                // Optional: `m` bytes when present (the length is not stored, see `decode`).
+                Sec::NbrCodes => Some(if self.sections[sec as usize].offset == 0 {
+                    0
+                } else {
+                    m
+                }),
             }
         };
         let all = [
@@ -261,6 +309,7 @@ impl Header {
             Sec::Ids,
             Sec::IdBytes,
             Sec::IdIndex,
+            Sec::NbrCodes,
         ];
         let mut end_prev = HEADER_LEN as u64;
         for sec in all {
@@ -394,9 +443,21 @@ mod tests {
             len: 16,
             checksum: 2,
         };
+        h.sections[Sec::NbrCodes as usize].checksum = checksum(&[]);
         h.file_len = 336;
         let b = h.encode();
         assert_eq!(Header::decode(&b, 336).unwrap(), h);
+        // With neighbour codes: m bytes after the last section, length implied.
+        let mut hc = h.clone();
+        hc.sections[Sec::NbrCodes as usize] = Section {
+            offset: 384,
+            len: 4,
+            checksum: 3,
+        };
+        hc.file_len = 388;
+        let bc = hc.encode();
+        assert_eq!(Header::decode(&bc, 388).unwrap(), hc);
+        assert!(Header::decode(&bc, 387).is_err());
         assert!(Header::decode(&b, 335).is_err());
         for i in 0..HEADER_LEN {
             let mut c = b;

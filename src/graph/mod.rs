@@ -6,3 +6,4 @@ pub mod csr;
 pub mod external;
 pub mod format;
 pub mod reorder;
+pub mod strength_code;

@@ -448,6 +448,25 @@ pub(crate) fn write_permuted_file(
         }
         sec.checksum = sw.end(sec.len)?;
     }
+    // nbr_codes: per arc of the new rows, the code of its target's strength (the strengths
+    // read once per node, through the change log when compacting).
+    let node_code: Vec<u8> = (0..n as u32)
+        .map(|v| Ok(crate::strength_code::code_of(weighted, g.strength(v)?)))
+        .collect::<Result<_>>()?;
+    let sec = &mut table[Sec::NbrCodes as usize];
+    sw.begin(sec.offset)?;
+    for block in order.chunks(BLOCK) {
+        let mut codes = Vec::new();
+        for &v in block {
+            codes.extend(
+                g.neighbors_checked(v)?
+                    .iter()
+                    .map(|&u| node_code[u as usize]),
+            );
+        }
+        sw.put(&codes)?;
+    }
+    sec.checksum = sw.end(sec.len)?;
     // A trailing empty section still extends the file to its (aligned) offset.
     sw.pad_to(file_len)?;
     let out = sw.out;
