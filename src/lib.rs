@@ -4,6 +4,7 @@
 //! The kernel (every module but `python`: see CONTRIBUTING.md for what each does) knows nothing
 //! about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
+pub mod adjlist;
 pub mod build;
 pub mod config;
 pub mod csr;
@@ -15,9 +16,12 @@ pub mod hashing;
 pub mod json;
 pub mod live;
 pub mod livelog;
+pub mod mtx;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;
+pub mod sniff;
+pub mod source;
 pub mod text;
 pub mod webgraph;
 
