@@ -290,6 +290,15 @@ def scipy_cases(d: Path) -> Iterator[Case]:
     p = d / "scipy_symmetric_real.mtx"
     sio.mmwrite(p, S, symmetry="symmetric")
     yield Case("mtx symmetric real", "scipy", p, from_matrix(S, True))
+    Sc = sp.coo_matrix(S)
+    both = {(int(i) + 1, int(j) + 1): float(v) for i, j, v in zip(Sc.row, Sc.col, Sc.data)}
+    yield Case(
+        "mtx symmetric read directed",
+        "scipy",
+        p,
+        Expect(set(range(1, 10)), both, True, True),
+        options={"directed": True},
+    )
     p = d / "scipy_pattern.mtx"
     sio.mmwrite(p, B, field="pattern")
     yield Case("mtx pattern", "scipy", p, from_matrix(B, False))
