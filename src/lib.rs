@@ -12,6 +12,7 @@ pub mod embed;
 pub mod error;
 pub mod external;
 pub mod format;
+pub mod graphml;
 pub mod hashing;
 pub mod json;
 pub mod live;

@@ -266,12 +266,10 @@ pub fn unsupported(path: &Path, content: &Content) -> Option<Error> {
         Content::Xml(r) => format!("an XML document (root element <{r}>), not GraphML"),
         Content::Dot => "a Graphviz DOT file".to_string(),
         Content::Gml => "a GML file".to_string(),
-        Content::GraphMl => "a GraphML file".to_string(),
         Content::Pajek => "a Pajek .net file".to_string(),
         _ => return None,
     };
     let load = match content {
-        Content::GraphMl => "networkx.read_graphml",
         Content::Pajek => "networkx.read_pajek",
         Content::Dot => "networkx.nx_pydot.read_dot",
         Content::Gml => "networkx.read_gml",

@@ -123,3 +123,12 @@ impl EdgeSink for EdgeBuffer<'_> {
         self.weights.len() as u64
     }
 }
+
+impl std::fmt::Debug for EdgeBuffer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EdgeBuffer")
+            .field("ids", &self.ids)
+            .field("weights", &self.weights)
+            .finish_non_exhaustive()
+    }
+}

@@ -239,10 +239,35 @@ def networkx_cases(d: Path) -> Iterator[Case]:
     yield Case("multiline adjlist", "networkx", p, refuse="ie.from_networkx")
     p = d / "nx_karate.graphml"
     nx.write_graphml(K, p)
-    yield Case("graphml", "networkx", p, refuse="ie.from_networkx")
+    yield Case("graphml", "networkx", p, from_nx(K, True))
+    yield Case("graphml unweighted", "networkx", p, from_nx(K, False), options={"weighted": False})
     p = d / "nx_karate.xml"
     nx.write_graphml(K, p)
-    yield Case("graphml .xml", "networkx", p, refuse="ie.from_networkx")
+    yield Case("graphml .xml", "networkx", p, from_nx(K, True))
+    p = d / "nx_directed.graphml"
+    nx.write_graphml(D, p)
+    yield Case("graphml directed", "networkx", p, from_nx(D, False))
+    p = d / "nx_named_isolates.graphml"
+    nx.write_graphml(with_isolates(S), p)
+    yield Case("graphml str ids, isolates", "networkx", p, from_nx(with_isolates(S), False))
+    p = d / "nx_weighted.graphml.gz"
+    nx.write_graphml(P, p)
+    yield Case("graphml weighted gzip", "networkx", p, from_nx(P, True))
+    p = d / "nx_lxml.graphml"
+    nx.write_graphml_lxml(W, p)
+    yield Case("graphml lxml writer", "networkx", p, from_nx(W, True))
+    p = d / "hostile_doctype.graphml"
+    p.write_text(
+        '<?xml version="1.0"?><!DOCTYPE g [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;">]>'
+        '<graphml><graph edgedefault="directed"><node id="&b;"/></graph></graphml>'
+    )
+    yield Case("graphml billion laughs", "hostile XML", p, refuse="DOCTYPE")
+    p = d / "hostile_external.graphml"
+    p.write_text(
+        '<?xml version="1.0"?><!DOCTYPE g [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+        '<graphml><graph edgedefault="directed"><node id="&x;"/></graph></graphml>'
+    )
+    yield Case("graphml external entity", "hostile XML", p, refuse="DOCTYPE")
     p = d / "nx_karate.gexf"
     nx.write_gexf(K, p)
     yield Case("gexf", "networkx", p, refuse="ie.from_networkx")
@@ -589,7 +614,12 @@ def optional_cases(d: Path) -> Iterator[Case]:
             warnings.simplefilter("ignore")
             G.write_lgl(str(p))
         yield Case("igraph lgl", "igraph", p, refuse="one column")
-        for fmt, ext in (("graphml", "graphml"), ("pajek", "net"), ("gml", "gml"), ("dot", "dot")):
+        p = d / "ig.graphml"
+        G.write_graphml(str(p))
+        yield Case(
+            "igraph graphml", "igraph", p, from_pairs([(f"n{u}", f"n{v}") for u, v in pairs])
+        )
+        for fmt, ext in (("pajek", "net"), ("gml", "gml"), ("dot", "dot")):
             p = d / f"ig.{ext}"
             G.save(str(p), format=fmt)
             yield Case(f"igraph {fmt}", "igraph", p, refuse="ie.from_networkx")
@@ -798,7 +828,18 @@ def test_cli_convert(
     assert not failures, "\n".join(failures)
 
 
-_UPDATABLE = (".csv", ".tsv", ".txt", ".edges", ".edgelist", ".adjlist", ".mtx", ".gz", ".bz2")
+_UPDATABLE = (
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".edges",
+    ".edgelist",
+    ".adjlist",
+    ".mtx",
+    ".graphml",
+    ".gz",
+    ".bz2",
+)
 
 
 def _fresh(want: Expect) -> tuple[Any, Any]:

@@ -19,6 +19,7 @@ use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
     DEFAULT_MEMORY_LIMIT,
 };
+use crate::graphml::{self, GraphMlOptions};
 use crate::json::{self, JsonOptions};
 use crate::mtx;
 use crate::reorder;
@@ -645,6 +646,32 @@ pub fn convert_adjlist<'py>(
     Ok(d)
 }
 
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_graphml<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let [path] = <[PathBuf; 1]>::try_from(inputs)
+        .map_err(|_| PyValueError::new_err("format 'graphml' takes exactly one input file"))?;
+    let build = options.build()?;
+    let opts = GraphMlOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+    };
+    let (b, g) = with_progress(py, progress, move |hook| {
+        graphml::convert_graphml(&path, &output, opts, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", g.input_bytes)?;
+    d.set_item("edge_lines", g.edges)?;
+    d.set_item("nodes_listed", g.nodes)?;
+    Ok(d)
+}
+
 /// Edges read for a live graph's update.
 struct ReadEdges {
     ids: BufferedIds,
@@ -737,6 +764,26 @@ pub fn read_edges<'py>(
                         headers: Vec::new(),
                         columns: Vec::new(),
                         lines: a.node_lines,
+                    })
+                }
+                "graphml" => {
+                    let [path] = <[PathBuf; 1]>::try_from(inputs).map_err(|_| {
+                        Error::param("format 'graphml' takes exactly one input file")
+                    })?;
+                    let opts = GraphMlOptions {
+                        directed: Some(g.directed()),
+                        weighted: Some(weighted),
+                    };
+                    let mut make =
+                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
+                    let (b, st) = graphml::read_graphml(&path, opts, mode, &mut make, None)?;
+                    let w = if weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: st.edges,
                     })
                 }
                 other => Err(Error::param(format!(

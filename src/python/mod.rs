@@ -482,6 +482,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_mtx, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_adjlist, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_graphml, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;

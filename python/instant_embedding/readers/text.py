@@ -1,5 +1,5 @@
 """Text formats parsed in Rust: edge lists, CSV and TSV (``_core.convert_text``, src/text.rs),
-Matrix Market (src/mtx.rs) and adjacency lists (src/adjlist.rs).
+Matrix Market (src/mtx.rs), adjacency lists (src/adjlist.rs) and GraphML (src/graphml.rs).
 
 The rules (delimiter, quoting, header, id typing) are stated in docs/CLI.md, "What a text
 file means", and implemented once, in the kernel.
@@ -70,6 +70,25 @@ register(
         read_adjlist,
         options=frozenset({"delimiter", "comment", "id_kind"}),
         several=True,
+        compressed=True,
+    )
+)
+
+
+def read_graphml(
+    paths: list[str], out: str, opts: ReadOptions, progress: Any
+) -> tuple[Graph, dict[str, Any]]:
+    """Streams a GraphML file into the graph builder."""
+    total = sum(os.path.getsize(p) for p in paths)
+    return run_native(_core.convert_graphml, paths, out, opts, progress, total, "edge_lines")
+
+
+register(
+    Format(
+        "graphml",
+        (".graphml",),
+        read_graphml,
+        options=frozenset({"weighted", "id_kind"}),
         compressed=True,
     )
 )
