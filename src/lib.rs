@@ -18,6 +18,7 @@ pub mod json;
 pub mod live;
 pub mod livelog;
 pub mod mtx;
+pub mod pajek;
 pub mod ppr;
 pub mod reorder;
 pub mod smooth;

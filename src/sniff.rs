@@ -266,11 +266,9 @@ pub fn unsupported(path: &Path, content: &Content) -> Option<Error> {
         Content::Xml(r) => format!("an XML document (root element <{r}>), not GraphML"),
         Content::Dot => "a Graphviz DOT file".to_string(),
         Content::Gml => "a GML file".to_string(),
-        Content::Pajek => "a Pajek .net file".to_string(),
         _ => return None,
     };
     let load = match content {
-        Content::Pajek => "networkx.read_pajek",
         Content::Dot => "networkx.nx_pydot.read_dot",
         Content::Gml => "networkx.read_gml",
         Content::Xml(r) if r.eq_ignore_ascii_case("gexf") => "networkx.read_gexf",

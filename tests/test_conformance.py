@@ -273,10 +273,21 @@ def networkx_cases(d: Path) -> Iterator[Case]:
     yield Case("gexf", "networkx", p, refuse="ie.from_networkx")
     p = d / "nx_karate.net"
     nx.write_pajek(K, p)
-    yield Case("pajek", "networkx", p, refuse="ie.from_networkx")
+    yield Case("pajek", "networkx", p, from_nx(K, True))
+    yield Case("pajek unweighted", "networkx", p, from_nx(K, False), options={"weighted": False})
     p = d / "nx_karate_pajek.txt"
     nx.write_pajek(K, p)
-    yield Case("pajek .txt", "networkx", p, refuse="ie.from_networkx")
+    yield Case("pajek .txt", "networkx", p, from_nx(K, True))
+    p = d / "nx_directed.net"
+    nx.write_pajek(D, p)
+    yield Case("pajek directed", "networkx", p, from_nx(D, False))
+    p = d / "nx_named_spaces.net"
+    Sp = nx.relabel_nodes(S, {v: f"node {v}" for v in S.nodes})
+    nx.write_pajek(Sp, p)
+    yield Case("pajek quoted labels", "networkx", p, from_nx(Sp, False))
+    p = d / "nx_weighted.net.gz"
+    nx.write_pajek(P, p)
+    yield Case("pajek weighted gzip", "networkx", p, from_nx(P, True))
     p = d / "nx_karate.gml"
     nx.write_gml(K, p)
     yield Case("gml", "networkx", p, refuse="ie.from_networkx")
@@ -619,7 +630,10 @@ def optional_cases(d: Path) -> Iterator[Case]:
         yield Case(
             "igraph graphml", "igraph", p, from_pairs([(f"n{u}", f"n{v}") for u, v in pairs])
         )
-        for fmt, ext in (("pajek", "net"), ("gml", "gml"), ("dot", "dot")):
+        p = d / "ig.net"
+        G.write_pajek(str(p))
+        yield Case("igraph pajek", "igraph", p, from_pairs([(u + 1, v + 1) for u, v in pairs]))
+        for fmt, ext in (("gml", "gml"), ("dot", "dot")):
             p = d / f"ig.{ext}"
             G.save(str(p), format=fmt)
             yield Case(f"igraph {fmt}", "igraph", p, refuse="ie.from_networkx")
@@ -837,6 +851,7 @@ _UPDATABLE = (
     ".adjlist",
     ".mtx",
     ".graphml",
+    ".net",
     ".gz",
     ".bz2",
 )

@@ -250,6 +250,13 @@ def convert_graphml(
     *,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
+def convert_pajek(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
 def sniff_format(path: str | os.PathLike[str]) -> tuple[str, str | None]: ...
 def read_edges(inputs: list[str], options: Any, graph: Graph) -> dict[str, Any]: ...
 def convert_webgraph(

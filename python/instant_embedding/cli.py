@@ -301,14 +301,14 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 
 # ====================================================================== update / compact
 # Formats whose kernel reader streams edges straight to an update (no temporary graph).
-_STREAMED = ("edgelist", "csv", "tsv", "mtx", "adjlist", "graphml")
+_STREAMED = ("edgelist", "csv", "tsv", "mtx", "adjlist", "graphml", "pajek")
 
 
 def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
     """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
     ids of ``graph``'s kind.
 
-    Text, Matrix Market, adjacency lists and GraphML go through the kernel's readers, the same that
+    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers, the same that
     ``convert`` uses (same rules, same notices), straight into edge arrays; a first line that
     could be a header or an edge is settled by the graph's own ids too. Other formats go
     through the converter into a temporary graph file with ``graph``'s direction.

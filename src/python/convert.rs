@@ -22,6 +22,7 @@ use crate::external::{
 use crate::graphml::{self, GraphMlOptions};
 use crate::json::{self, JsonOptions};
 use crate::mtx;
+use crate::pajek::{self, PajekOptions};
 use crate::reorder;
 use crate::sniff;
 use crate::source::{BufferedIds, EdgeBuffer};
@@ -672,6 +673,31 @@ pub fn convert_graphml<'py>(
     Ok(d)
 }
 
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_pajek<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let [path] = <[PathBuf; 1]>::try_from(inputs)
+        .map_err(|_| PyValueError::new_err("format 'pajek' takes exactly one input file"))?;
+    let build = options.build()?;
+    let opts = PajekOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+    };
+    let (b, g) = with_progress(py, progress, move |hook| {
+        pajek::convert_pajek(&path, &output, opts, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("edge_lines", g.edges)?;
+    d.set_item("nodes_listed", g.nodes)?;
+    Ok(d)
+}
+
 /// Edges read for a live graph's update.
 struct ReadEdges {
     ids: BufferedIds,
@@ -777,6 +803,25 @@ pub fn read_edges<'py>(
                     let mut make =
                         |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
                     let (b, st) = graphml::read_graphml(&path, opts, mode, &mut make, None)?;
+                    let w = if weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: st.edges,
+                    })
+                }
+                "pajek" => {
+                    let [path] = <[PathBuf; 1]>::try_from(inputs)
+                        .map_err(|_| Error::param("format 'pajek' takes exactly one input file"))?;
+                    let opts = PajekOptions {
+                        directed: Some(g.directed()),
+                        weighted: Some(weighted),
+                    };
+                    let mut make =
+                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
+                    let (b, st) = pajek::read_pajek(&path, opts, mode, &mut make, None)?;
                     let w = if weighted { b.weights } else { Vec::new() };
                     Ok(ReadEdges {
                         ids: b.ids,

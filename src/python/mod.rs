@@ -483,6 +483,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::convert_mtx, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_adjlist, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_graphml, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_pajek, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;

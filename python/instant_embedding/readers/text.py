@@ -1,5 +1,5 @@
 """Text formats parsed in Rust: edge lists, CSV and TSV (``_core.convert_text``, src/text.rs),
-Matrix Market (src/mtx.rs), adjacency lists (src/adjlist.rs) and GraphML (src/graphml.rs).
+Matrix Market (src/mtx.rs), adjacency lists (src/adjlist.rs), GraphML (src/graphml.rs) and Pajek (src/pajek.rs).
 
 The rules (delimiter, quoting, header, id typing) are stated in docs/CLI.md, "What a text
 file means", and implemented once, in the kernel.
@@ -88,6 +88,25 @@ register(
         "graphml",
         (".graphml",),
         read_graphml,
+        options=frozenset({"weighted", "id_kind"}),
+        compressed=True,
+    )
+)
+
+
+def read_pajek(
+    paths: list[str], out: str, opts: ReadOptions, progress: Any
+) -> tuple[Graph, dict[str, Any]]:
+    """Reads a Pajek ``.net`` file into the graph builder."""
+    total = sum(os.path.getsize(p) for p in paths)
+    return run_native(_core.convert_pajek, paths, out, opts, progress, total, "edge_lines")
+
+
+register(
+    Format(
+        "pajek",
+        (".net", ".paj"),
+        read_pajek,
         options=frozenset({"weighted", "id_kind"}),
         compressed=True,
     )
