@@ -308,10 +308,10 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
     """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
     ids of ``graph``'s kind.
 
-    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers, the same that
-    ``convert`` uses (same rules, same notices), straight into edge arrays; a first line that
-    could be a header or an edge is settled by the graph's own ids too. Other formats go
-    through the converter into a temporary graph file with ``graph``'s direction.
+    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers,
+    the same that ``convert`` uses (same rules, same notices), straight into edge arrays; a
+    first line that could be a header or an edge is settled by the graph's own ids too. Other
+    formats go through the converter into a temporary graph file with ``graph``'s direction.
     """
     import tempfile
 

@@ -1,5 +1,6 @@
 """Text formats parsed in Rust: edge lists, CSV and TSV (``_core.convert_text``, src/text.rs),
-Matrix Market (src/mtx.rs), adjacency lists (src/adjlist.rs), GraphML (src/graphml.rs) and Pajek (src/pajek.rs).
+Matrix Market (src/mtx.rs), adjacency lists (src/adjlist.rs), GraphML (src/graphml.rs) and
+Pajek (src/pajek.rs).
 
 The rules (delimiter, quoting, header, id typing) are stated in docs/CLI.md, "What a text
 file means", and implemented once, in the kernel.
