@@ -53,8 +53,10 @@ def convert(
         ``"edgelist"`` (whitespace/tab/comma separated text), ``"csv"``, ``"tsv"``,
         ``"json"`` (node-link JSON or JSON Lines edges), ``"parquet"``, ``"arrow"``
         (IPC/Feather), ``"mat"`` (MATLAB), ``"bcsr"`` (VERSE XGFS), ``"npy"`` (an int
-        ``(k, 2)`` or ``(k, 3)`` edge array), ``"webgraph"`` (a BV graph). "auto" looks at the
-        file's first bytes, then its extension (after a ``.gz``/``.bz2``/``.zst``/``.xz``
+        ``(k, 2)`` or ``(k, 3)`` edge array), ``"webgraph"`` (a BV graph), ``"mtx"`` (Matrix
+        Market), ``"adjlist"`` (adjacency lists), ``"graphml"``, ``"pajek"``. "auto" looks at
+        the file's content first (magic, Matrix Market banner, XML root, Pajek, after
+        decompression), then its extension (after a ``.gz``/``.bz2``/``.zst``/``.xz``
         suffix), and falls back to a text edge list.
     directed : bool or None, default None
         Whether edges are directed. None lets the input decide where it can: node-link JSON
@@ -62,7 +64,8 @@ def convert(
         if symmetric); every other input is then undirected.
     weighted : bool, optional
         Text: iff ``weight_col`` is given or a header names a ``weight`` column
-        (``weighted=True`` alone reads that column, else column 2). Tables: iff a weight column
+        (``weighted=True`` alone reads that column, else column 2); a headerless line with
+        more than two fields is refused unless ``weighted`` (or the columns) is given. Tables: iff a weight column
         is given or named "weight". JSON: iff an edge has a weight. Matrices: iff some value is
         not 1.
     delimiter : str, optional
