@@ -61,13 +61,16 @@ def convert(
     directed : bool or None, default None
         Whether edges are directed. None lets the input decide where it can: node-link JSON
         by its ``directed`` key, a matrix (``.mat``, ``.bcsr``) by its symmetry (undirected
-        if symmetric); every other input is then undirected.
+        if symmetric), Matrix Market by its banner (``symmetric``: undirected), GraphML by
+        ``edgedefault``, Pajek by ``*Arcs``/``*Edges``; every other input is undirected.
     weighted : bool, optional
         Text: iff ``weight_col`` is given or a header names a ``weight`` column
         (``weighted=True`` alone reads that column, else column 2); a headerless line with
-        more than two fields is refused unless ``weighted`` (or the columns) is given. Tables: iff a weight column
-        is given or named "weight". JSON: iff an edge has a weight. Matrices: iff some value is
-        not 1.
+        more than two fields is refused unless ``weighted`` (or the columns) is given.
+        Tables: iff a weight column is given or named "weight". JSON: iff an edge has a
+        weight. Matrices: iff some value is not 1. Matrix Market: iff its values are
+        ``integer`` or ``real``. GraphML: iff an edge key is named "weight". Pajek: iff a
+        value is not 1.
     delimiter : str, optional
         Text field separator: ``","``, ``"\\t"``/``"tab"``, ``";"``, ``" "`` (one space, as
         CSV), ``"whitespace"`` (runs of spaces and tabs, no quoting), or any punctuation
