@@ -1081,6 +1081,8 @@ struct FileState<'a> {
     headers: Vec<String>,
     /// The first record was a header (the only data line so far, for "no edges" messages).
     header_seen: Option<(u64, Vec<u8>)>,
+    /// A first record of 2 to 4 integers, read as an edge: METIS's `n m [fmt [ncon]]` counts?
+    counts: Option<(u64, u64, Vec<u8>)>,
 }
 
 enum Flow {
@@ -1274,6 +1276,15 @@ impl FileState<'_> {
                 }
                 self.ncols = Some((k, rec.line));
                 let first = self.first_is_header(rec)?;
+                if first == Some(false) && (2..=4).contains(&rec.len()) {
+                    let v: Vec<Option<i64>> =
+                        (0..rec.len()).map(|i| canonical_int(rec.get(i))).collect();
+                    if let (Some(Some(n)), Some(Some(m))) = (v.first(), v.get(1)) {
+                        if v.iter().all(Option::is_some) && *n > 0 && *m >= 0 {
+                            self.counts = Some((*n as u64, *m as u64, rec.raw.to_vec()));
+                        }
+                    }
+                }
                 if dict.is_none() && first != Some(true) {
                     if let Some(e) = self.extra_fields(rec, k) {
                         return Err(e);
@@ -1530,6 +1541,7 @@ fn read_pass<S: EdgeSink>(
             edge_lines: 0,
             headers: Vec::new(),
             header_seen: None,
+            counts: None,
         };
         let mut need_str = false;
         let mut sc = Scanner::new(delim, &input.text.comment);
@@ -1550,6 +1562,19 @@ fn read_pass<S: EdgeSink>(
         }
         if let Some(p) = fs.settle(b, input.merge)? {
             return Ok(Outcome::Again(p));
+        }
+        // METIS (`n m` then one line of neighbours per vertex) where every line happens to
+        // have as many fields as the first: its counts add up, which an edge list's do not.
+        if let (Some((n, m, raw)), Some((k, _))) = (&fs.counts, fs.ncols) {
+            let rest = fs.edge_lines.saturating_sub(1);
+            if rest == *n && rest * k as u64 == 2 * m {
+                return Err(Error::format(format!(
+                    "{name}:1: the first line, {}, counts the {n} vertices and {m} edges of a \
+                     METIS graph file (one line of neighbours per vertex follows), which is not \
+                     an edge list; convert it to an edge list (e.g. with networkx) first",
+                    shown(raw)
+                )));
+            }
         }
         if fs.edge_lines == 0 && input.inputs.len() == 1 {
             return Err(no_edges(&name, lines, fs.header_seen.as_ref()));

@@ -561,6 +561,10 @@ def stdlib_numpy_cases(d: Path) -> Iterator[Case]:
     p = d / "metis.graph.txt"
     p.write_text("% METIS\n4 4\n2 3\n1 3 4\n1 2\n2\n")
     yield Case("metis", "METIS", p, refuse="format='adjlist'")
+    p = d / "metis_cycle.txt"
+    # A 5-cycle: every vertex line has two neighbours, as many fields as the counts line.
+    p.write_text("5 5\n2 5\n1 3\n2 4\n3 5\n4 1\n")
+    yield Case("metis 2-regular", "METIS", p, refuse="METIS")
 
 
 def optional_cases(d: Path) -> Iterator[Case]:
