@@ -125,7 +125,14 @@ def test_quiet_and_no_progress_without_terminal(tmp_path):
 
 ERRORS = [
     (["convert", "missing.txt", "g.graph"], "missing.txt: no such file"),
-    (["convert", "bad.txt", "g.graph"], "bad.txt:3: found 4 columns, but line 1 has 3"),
+    (
+        ["convert", "bad.txt", "g.graph"],
+        "bad.txt:1: 3 fields, but an edge is read from 2: pass --weighted to read the third",
+    ),
+    (
+        ["convert", "bad.txt", "g.graph", "--unweighted"],
+        "bad.txt:3: found 4 columns, but line 1 has 3",
+    ),
     (["convert", "bad.txt", "g.graph", "--weighted"], "bad.txt:2: weight '-1' is <= 0"),
     (["embed", "nope.graph", "-o", "e.npy"], "nope.graph: no such graph file"),
     (["embed", "bad.txt", "-o", "e.npy"], "not an instant-embedding graph file; convert it"),

@@ -148,8 +148,13 @@ def test_named_columns_any_order(tmp_path, ref_weighted):
 def test_weighted_flag_reads_third_column(tmp_path, ref_weighted, ref_unweighted):
     p = write(tmp_path / "e.txt", edge_text(" ", True))
     same_graph(cv.convert(p, tmp_path / "w.graph", weighted=True), ref_weighted)
-    # without the flag, extra columns are ignored
-    same_graph(cv.convert(p, tmp_path / "u.graph"), ref_unweighted)
+    # without a flag, a third column is refused (weights? timestamps?); weighted=False drops it
+    with pytest.raises(
+        GraphFormatError, match=r"e\.txt:1: 3 fields.*weighted=True.*weighted=False"
+    ):
+        cv.convert(p, tmp_path / "u.graph")
+    assert not (tmp_path / "u.graph").exists()
+    same_graph(cv.convert(p, tmp_path / "u.graph", weighted=False), ref_unweighted)
 
 
 def test_string_ids_and_id_kind(tmp_path):
@@ -208,7 +213,12 @@ def test_progress_callback(tmp_path):
 
 # ---------------------------------------------------------------------- malformed text
 BAD_TEXT = [
-    ("0 1\n1 2 3\n", {}, r"bad\.txt:2: found 3 columns, but line 1 has 2: '1 2 3'"),
+    (
+        "0 1\n1 2 3\n",
+        {},
+        r"bad\.txt:2: found 3 columns, but line 1 has 2; if each line lists a node and its "
+        r"neighbours \(an adjacency list\), pass format='adjlist': '1 2 3'",
+    ),
     ("0 1\n5\n", {}, r"bad\.txt:2: .*'5'"),
     ("0 1 1.0\n1 2 heavy\n", {"weighted": True}, r"bad\.txt:2: non-numeric weight 'heavy'"),
     ("0 1 1.0\n1 2 nan\n", {"weighted": True}, r"bad\.txt:2: weight 'nan' is NaN"),
@@ -332,8 +342,12 @@ def test_parquet_string_ids_and_columns(tmp_path):
     g = cv.convert(p, tmp_path / "e.graph", src_col="a", dst_col="b", weight_col="cost")
     assert g.id_kind == "utf8" and g.weighted
     assert arcs(g)[("z", "x")] == 3.0
-    g2 = cv.convert(p, tmp_path / "f.graph")  # first two columns, no weight column found
-    assert not g2.weighted and g2.num_edges == 3
+    # three candidate columns and no known pair: refused, naming the file and the columns
+    with pytest.raises(
+        GraphFormatError, match=r"e\.parquet: 3 columns \('a', 'b', 'cost'\).*src_col"
+    ):
+        cv.convert(p, tmp_path / "f.graph")
+    assert not (tmp_path / "f.graph").exists()
 
 
 def test_parquet_bad_values(tmp_path):
@@ -954,7 +968,9 @@ def test_python_errors_name_parameters(tmp_path):
 def test_from_pandas_takes_the_first_two_named_columns(tmp_path):
     df = pd.DataFrame({"id_1": ["u1", "u2"], "id_2": ["u2", "u3"], "w": [1.0, 2.0]})
     g = cv.from_pandas(df)
-    assert sorted(g.nodes) == ["u1", "u2", "u3"] and not g.weighted
+    # "w" is a weight column by name, as convert reads it
+    assert sorted(g.nodes) == ["u1", "u2", "u3"] and g.weighted
+    assert not cv.from_pandas(df, weighted=False).weighted
     # read back from a to_csv with its index: the unnamed index column is skipped
     df.to_csv(tmp_path / "e.csv")
     back = pd.read_csv(tmp_path / "e.csv")

@@ -333,8 +333,13 @@ def test_text_several_files_and_ids(tmp_path):
 @pytest.mark.parametrize(
     "content,kw,match",
     [
-        ("1 2\n3\n", {}, r"in\.txt:2: found 1 columns, but line 1 has 2: '3'"),
-        ("# h\n1 2 3\n4 5\n", {}, r"in\.txt:3: found 2 columns, but line 2 has 3"),
+        ("1 2\n3\n", {}, r"in\.txt:2: found 1 columns, but line 1 has 2; .*format='adjlist': '3'"),
+        (
+            "# h\n1 2 3\n4 5\n",
+            {},
+            r"in\.txt:2: 3 fields, but an edge is read from 2: pass weighted=",
+        ),
+        ("# h\n1 2 3\n4 5\n", {"weighted": False}, r"in\.txt:3: found 2 columns, but line 2 has 3"),
         ("1\n", {}, r"in\.txt:1: found 1 column \(whitespace delimiter\), but an edge needs 2"),
         ("1 2 abc\n", {"weighted": True}, r"in\.txt:1: non-numeric weight"),
         ("1 2 1\n1 3 nan\n", {"weighted": True}, r"in\.txt:2: weight 'nan' is NaN"),

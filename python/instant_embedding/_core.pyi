@@ -1,5 +1,6 @@
 # Type stubs of the native module (hand-written; checked by mypy.stubtest in CI).
 
+import os
 from collections.abc import Callable
 from typing import Any, Literal, TypedDict, final
 
@@ -9,6 +10,8 @@ from typing_extensions import NotRequired
 
 __version__: str
 MAX_DIM: int
+COLUMN_PAIRS: list[tuple[str, str]]
+WEIGHT_NAMES: list[str]
 MAX_SMOOTH: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
@@ -234,6 +237,36 @@ def convert_text(
     *,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
+def convert_mtx(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
+def convert_adjlist(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
+def convert_graphml(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
+def convert_pajek(
+    inputs: list[str],
+    output: str,
+    options: Any,
+    *,
+    progress: Callable[[int, int], object] | None = None,
+) -> dict[str, Any]: ...
+def sniff_format(path: str | os.PathLike[str]) -> tuple[str, str | None]: ...
+def read_edges(inputs: list[str], options: Any, graph: Graph) -> dict[str, Any]: ...
 def convert_webgraph(
     path: str,
     output: str,

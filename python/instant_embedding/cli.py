@@ -297,18 +297,40 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== update / compact
+# Formats whose kernel reader streams edges straight to an update (no temporary graph).
+_STREAMED = ("edgelist", "csv", "tsv", "mtx", "adjlist", "graphml", "pajek")
+
+
 def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
     """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
     ids of ``graph``'s kind.
 
-    The file goes through the converter (one call; a reader returning edge arrays can replace
-    it here) into a temporary graph file with ``graph``'s direction, so that every format,
-    compression and column option of ``convert`` works. Duplicate edges in the file are
-    merged there by ``--merge`` (as conversion does), self-loops are kept.
+    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers,
+    the same that ``convert`` uses (same rules, same notices), straight into edge arrays; a
+    first line that could be a header or an edge is settled by the graph's own ids too. Other
+    formats go through the converter into a temporary graph file with ``graph``'s direction.
     """
     import tempfile
 
-    from .readers import convert
+    from . import _core
+    from .readers import ReadOptions, convert, detect_format
+
+    fmt = args.format if args.format != "auto" else detect_format(path)
+    if fmt in _STREAMED:
+        opts = ReadOptions(
+            format=fmt,
+            weighted=weighted,
+            delimiter=args.delimiter,
+            header=args.header,
+            src_col=_column(args.src_col),
+            dst_col=_column(args.dst_col),
+            weight_col=_column(args.weight_col) if weighted else None,
+            id_kind="str" if graph.id_kind == "utf8" else "int",
+        )
+        r = _core.read_edges([path], opts, graph.native)
+        for h in r["headers"]:
+            _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
+        return r["src"], r["dst"], r["weights"]
 
     id_kind = "str" if graph.id_kind == "utf8" else "int"
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:

@@ -47,6 +47,8 @@ use crate::error::{Error, Result};
 use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
+use crate::sniff::Content;
+use crate::source::EdgeSink;
 
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,15 +270,28 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
         )));
     }
     let body = probe.strip_prefix(b"\xef\xbb\xbf").unwrap_or(probe);
-    if let Some(&c) = body.iter().find(|c| !c.is_ascii_whitespace()) {
-        if c == b'{' || c == b'[' {
-            return Err(Error::format(format!(
-                "{name} is JSON, not a text edge list: read node-link JSON or JSON Lines edges \
-                 with format='json'"
-            )));
-        }
+    if body.starts_with(b"% bip ") {
+        return Err(Error::format(format!(
+            "{name} is a KONECT bipartite network ('% bip' header): its left and right nodes \
+             are numbered separately, so '1 1' is not a self-loop; give the two sides distinct \
+             ids (e.g. prefix the right ones) and convert that file"
+        )));
     }
-    Ok(())
+    let content = crate::sniff::classify(probe);
+    match content {
+        Content::Json => Err(Error::format(format!(
+            "{name} is JSON, not a text edge list: read node-link JSON or JSON Lines edges \
+             with format='json'"
+        ))),
+        Content::MatrixMarket => Err(Error::format(format!(
+            "{name} is a Matrix Market file (its first line is a %%MatrixMarket banner), not a \
+             text edge list: read it with format='mtx'"
+        ))),
+        _ => match crate::sniff::unsupported(path, &content) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        },
+    }
 }
 
 // ------------------------------------------------------------------------------ messages
@@ -313,7 +328,7 @@ fn shown(raw: &[u8]) -> String {
 // ------------------------------------------------------------------------------ tokens
 
 #[derive(Debug, PartialEq, Eq)]
-enum IntTok {
+pub(crate) enum IntTok {
     Int(i64),
     NotInt,
     Overflow,
@@ -321,7 +336,7 @@ enum IntTok {
 
 /// Any decimal integer: optional `+`/`-`, digits (leading zeros allowed).
 #[inline]
-fn parse_int(t: &[u8]) -> IntTok {
+pub(crate) fn parse_int(t: &[u8]) -> IntTok {
     let (neg, digits) = match t.first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
@@ -361,7 +376,7 @@ fn parse_int(t: &[u8]) -> IntTok {
 /// A canonical int64: the text `i64::to_string` writes (no `+`, no leading zeros, no `-0`).
 /// Anything else is not an integer id in automatic typing.
 #[inline]
-fn canonical_int(t: &[u8]) -> Option<i64> {
+pub(crate) fn canonical_int(t: &[u8]) -> Option<i64> {
     let digits = t.strip_prefix(b"-").unwrap_or(t);
     match digits {
         [] | [b'+', ..] => return None,
@@ -766,6 +781,11 @@ fn detect_delimiter(flavor: Flavor, line: &[u8]) -> Delimiter {
             Delimiter::Byte(best.1)
         }
         Flavor::EdgeList => {
+            // networkx write_edgelist ends a line with its edge data, `{'weight': 1, ...}`.
+            let line = match memchr::memchr(b'{', line) {
+                Some(i) => &line[..i],
+                None => line,
+            };
             if line.contains(&b'\t') {
                 Delimiter::Byte(b'\t')
             } else if line.contains(&b',') {
@@ -791,7 +811,7 @@ fn first_line(path: &Path, comment: &[u8]) -> Result<Option<Vec<u8>>> {
 // ------------------------------------------------------------------------------ columns
 
 /// Names of edge columns, as pairs, tried in order when no column is named.
-const COLUMN_PAIRS: [(&str, &str); 6] = [
+pub const COLUMN_PAIRS: [(&str, &str); 6] = [
     ("src", "dst"),
     ("source", "target"),
     ("source", "destination"),
@@ -799,7 +819,7 @@ const COLUMN_PAIRS: [(&str, &str); 6] = [
     ("node1", "node2"),
     ("u", "v"),
 ];
-const WEIGHT_NAMES: [&str; 3] = ["weight", "weights", "w"];
+pub const WEIGHT_NAMES: [&str; 3] = ["weight", "weights", "w"];
 
 fn lower(fields: &[Vec<u8>]) -> Vec<String> {
     fields
@@ -811,13 +831,53 @@ fn lower(fields: &[Vec<u8>]) -> Vec<String> {
 /// Whether a first record is a header by its names alone: a known pair (but `u`/`v`, which
 /// are also common node names), `weight`/`weights`, or an empty first name (the index column
 /// that pandas and R write).
-fn names_a_header(fields: &[Vec<u8>]) -> bool {
+fn names_a_header(fields: &[Vec<u8>], table: bool) -> bool {
     let low = lower(fields);
     let has = |n: &str| low.iter().any(|x| x == n);
-    COLUMN_PAIRS[..5].iter().any(|(a, b)| has(a) && has(b))
+    // In a CSV/TSV file (a table, which has a header by convention) `u`/`v` name columns too.
+    let pairs = if table {
+        &COLUMN_PAIRS[..]
+    } else {
+        &COLUMN_PAIRS[..5]
+    };
+    pairs.iter().any(|(a, b)| has(a) && has(b))
         || has("weight")
         || has("weights")
         || (fields.len() >= 3 && fields[0].is_empty())
+}
+
+/// The header of a table written with an index column (pandas `to_csv()`, R `write.csv`):
+/// an empty first name before at least two columns. A header whatever the names after it.
+fn index_header(fields: &[Vec<u8>]) -> bool {
+    fields.len() >= 3 && fields[0].is_empty()
+}
+
+/// `0,1[,2...]`: the header pandas writes for default column labels (`to_csv(index=False)`),
+/// or an edge `0 -> 1`: the file cannot say which.
+fn default_labels(fields: &[Vec<u8>]) -> bool {
+    fields.len() >= 2
+        && fields
+            .iter()
+            .enumerate()
+            .all(|(i, f)| f.as_slice() == i.to_string().as_bytes())
+}
+
+/// networkx `write_edgelist` edge data at the end of a line (`{}`, `{'weight': 2.0}`): the
+/// value of its `weight` key, `Ok(None)` when it has none.
+fn dict_weight(dict: &[u8]) -> std::result::Result<Option<&[u8]>, ()> {
+    let inner = dict
+        .strip_prefix(b"{")
+        .and_then(|d| d.strip_suffix(b"}"))
+        .ok_or(())?;
+    for key in [&b"'weight'"[..], b"\"weight\""] {
+        if let Some(i) = inner.windows(key.len()).position(|w| w == key) {
+            let rest = trim(&inner[i + key.len()..]);
+            let rest = trim(rest.strip_prefix(b":").ok_or(())?);
+            let end = rest.iter().position(|&c| c == b',').unwrap_or(rest.len());
+            return Ok(Some(trim(&rest[..end])));
+        }
+    }
+    Ok(None)
 }
 
 /// Resolved columns.
@@ -883,12 +943,36 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
             match (pair, names) {
                 (Some(p), _) => p,
                 (None, Some(n)) => {
-                    // The first two named columns (an unnamed first column is an index).
+                    // The first two named columns (an unnamed first column is an index), when
+                    // no other column could be an end of the edge.
+                    let low = low.as_ref().expect("names");
                     let named: Vec<usize> = (0..n.len()).filter(|&i| !n[i].is_empty()).collect();
+                    let given_w = match &opts.weight_col {
+                        Some(c) => Some(pick(c, "weight_col")?),
+                        None => None,
+                    };
+                    let candidates: Vec<usize> = named
+                        .iter()
+                        .copied()
+                        .filter(|&i| !WEIGHT_NAMES.contains(&low[i].as_str()) && Some(i) != given_w)
+                        .collect();
+                    let weight_named = named.len() > candidates.len();
+                    let third_is_weight =
+                        opts.weighted == Some(true) && !weight_named && candidates.len() == 3;
                     if named.len() < 2 {
                         (0, 1)
-                    } else {
+                    } else if candidates.len() == 2 {
+                        (candidates[0], candidates[1])
+                    } else if candidates.len() < 2 || third_is_weight {
                         (named[0], named[1])
+                    } else {
+                        return Err(Error::format(format!(
+                            "the header names {} columns ({}) and no known pair (src/dst, \
+                             source/target, from/to, u/v, node1/node2) says which hold the \
+                             edge: pass src_col and dst_col",
+                            candidates.len(),
+                            n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
+                        )));
                     }
                 }
                 (None, None) => (0, 1),
@@ -997,6 +1081,8 @@ struct FileState<'a> {
     headers: Vec<String>,
     /// The first record was a header (the only data line so far, for "no edges" messages).
     header_seen: Option<(u64, Vec<u8>)>,
+    /// A first record of 2 to 4 integers, read as an edge: METIS's `n m [fmt [ncon]]` counts?
+    counts: Option<(u64, u64, Vec<u8>)>,
 }
 
 enum Flow {
@@ -1052,21 +1138,58 @@ impl FileState<'_> {
     }
 
     /// Whether a file's first record is a header; `None` when the rest of the file decides.
-    fn first_is_header(&self, rec: &Rec<'_>) -> Option<bool> {
+    fn first_is_header(&self, rec: &Rec<'_>) -> Result<Option<bool>> {
         if let Some(h) = self.plan.header[self.index] {
-            return Some(h);
+            return Ok(Some(h));
         }
         if let Some(h) = self.text.header {
-            return Some(h);
+            return Ok(Some(h));
+        }
+        let fields = rec.fields();
+        if index_header(&fields) {
+            return Ok(Some(true));
+        }
+        // pandas writes no comment or blank line before its header.
+        if rec.line == 1 && self.delim != Delimiter::Whitespace && default_labels(&fields) {
+            return Err(self.err(
+                rec.line,
+                rec.raw,
+                "the first line is either the header pandas writes for unnamed columns \
+                 (to_csv(index=False)) or an edge; pass header=True or header=False",
+            ));
         }
         let (s, d) = (rec.get(self.cols.src), rec.get(self.cols.dst));
         if int_like(s) && int_like(d) {
-            return Some(false);
+            return Ok(Some(false));
         }
-        if names_a_header(&rec.fields()) {
-            return Some(true);
+        if names_a_header(&fields, self.text.flavor != Flavor::EdgeList) {
+            return Ok(Some(true));
         }
-        None
+        Ok(None)
+    }
+
+    /// The refusal for a first record with more fields than the columns chosen, when nothing
+    /// (a flag, a header's names) says what the others are.
+    fn extra_fields(&self, rec: &Rec<'_>, k: usize) -> Option<Error> {
+        let t = self.text;
+        let chosen = t.weighted.is_some()
+            || t.weight_col.is_some()
+            || t.src_col.is_some()
+            || t.dst_col.is_some()
+            || self.cols.names.is_some();
+        if chosen || k <= self.cols.need() {
+            return None;
+        }
+        Some(self.err(
+            rec.line,
+            rec.raw,
+            format!(
+                "{k} fields, but an edge is read from {}: pass weighted=True to read the third \
+                 as weights, weighted=False to ignore the others, src_col and dst_col to choose \
+                 the columns, or format='adjlist' if each line lists a node and its neighbours",
+                self.cols.need()
+            ),
+        ))
     }
 
     fn header(
@@ -1101,15 +1224,73 @@ impl FileState<'_> {
     }
 
     #[inline]
-    fn record(&mut self, b: &mut ExternalBuilder, rec: &Rec<'_>) -> Result<Flow> {
-        let k = rec.len();
+    fn record<S: EdgeSink>(&mut self, b: &mut S, rec: &Rec<'_>) -> Result<Flow> {
+        let mut k = rec.len();
+        // networkx edge data (`u v {'weight': 2}`): one field however many words it has.
+        let mut dict: Option<&[u8]> = None;
+        if k > 2 && self.delim == Delimiter::Whitespace && rec.get(2).first() == Some(&b'{') {
+            let start = rec.ranges[2].0;
+            dict = Some(trim(&rec.base[start..]));
+            k = 3;
+        }
+        if k >= 2 && self.delim == Delimiter::Whitespace && rec.get(1).first() == Some(&b'{') {
+            return Err(self.err(
+                rec.line,
+                rec.raw,
+                "edge data where a node id should be: a multiline adjacency list (networkx \
+                 write_multiline_adjlist) is not read; load it with \
+                 networkx.read_multiline_adjlist and pass the graph to ie.from_networkx",
+            ));
+        }
+        let mut dict_w: Option<&[u8]> = None;
+        if let Some(d) = dict {
+            let w = dict_weight(d)
+                .map_err(|()| self.err(rec.line, rec.raw, "malformed edge data (networkx)"))?;
+            match (w, self.text.weighted, self.cols.weight) {
+                (Some(_), None, None) => {
+                    return Err(self.err(
+                        rec.line,
+                        rec.raw,
+                        "the edge data has a 'weight': pass weighted=True to read it or \
+                         weighted=False to ignore it",
+                    ))
+                }
+                (None, _, Some(_)) => {
+                    return Err(self.err(rec.line, rec.raw, "the edge data has no 'weight'"))
+                }
+                (w, _, _) => dict_w = w,
+            }
+        }
         match self.ncols {
             None => {
                 if k < self.cols.need() {
                     return Err(self.few_columns(rec, k));
                 }
+                if self.delim == Delimiter::Whitespace && rec.raw.first() == Some(&b'"') {
+                    return Err(self.err(
+                        rec.line,
+                        rec.raw,
+                        "a quoted field in a whitespace-separated file; if fields are quoted, \
+                         pass the delimiter (e.g. delimiter=' ' or delimiter='\\t')",
+                    ));
+                }
                 self.ncols = Some((k, rec.line));
-                match self.first_is_header(rec) {
+                let first = self.first_is_header(rec)?;
+                if first == Some(false) && (2..=4).contains(&rec.len()) {
+                    let v: Vec<Option<i64>> =
+                        (0..rec.len()).map(|i| canonical_int(rec.get(i))).collect();
+                    if let (Some(Some(n)), Some(Some(m))) = (v.first(), v.get(1)) {
+                        if v.iter().all(Option::is_some) && *n > 0 && *m >= 0 {
+                            self.counts = Some((*n as u64, *m as u64, rec.raw.to_vec()));
+                        }
+                    }
+                }
+                if dict.is_none() && first != Some(true) {
+                    if let Some(e) = self.extra_fields(rec, k) {
+                        return Err(e);
+                    }
+                }
+                match first {
                     Some(true) => {
                         let auto =
                             self.text.header.is_none() && self.plan.header[self.index].is_none();
@@ -1123,11 +1304,14 @@ impl FileState<'_> {
                             raw: rec.raw.to_vec(),
                             src: rec.get(self.cols.src).to_vec(),
                             dst: rec.get(self.cols.dst).to_vec(),
-                            weight: self
-                                .cols
-                                .weight
-                                .map(|w| rec.get(w).to_vec())
-                                .unwrap_or_default(),
+                            weight: match dict {
+                                Some(_) => dict_w.unwrap_or(b"").to_vec(),
+                                None => self
+                                    .cols
+                                    .weight
+                                    .map(|w| rec.get(w).to_vec())
+                                    .unwrap_or_default(),
+                            },
                             rest_int: true,
                             rest: 0,
                         });
@@ -1143,6 +1327,15 @@ impl FileState<'_> {
                     ),
                     _ => String::new(),
                 };
+                let hint = if hint.is_empty() && rec.raw.contains(&b'"') {
+                    " (fields are quoted: pass the delimiter, e.g. delimiter=' ')".to_string()
+                } else if hint.is_empty() {
+                    "; if each line lists a node and its neighbours (an adjacency list), pass \
+                     format='adjlist'"
+                        .to_string()
+                } else {
+                    hint
+                };
                 return Err(self.err(
                     rec.line,
                     rec.raw,
@@ -1156,14 +1349,17 @@ impl FileState<'_> {
             h.rest += 1;
             h.rest_int &= int_like(s) && int_like(d);
         }
-        let w = self.cols.weight.map_or(b"".as_slice(), |c| rec.get(c));
+        let w = match dict {
+            Some(_) => dict_w.unwrap_or(b""),
+            None => self.cols.weight.map_or(b"".as_slice(), |c| rec.get(c)),
+        };
         self.edge(b, rec.line, rec.raw, s, d, w)
     }
 
     #[inline]
-    fn edge(
+    fn edge<S: EdgeSink>(
         &mut self,
-        b: &mut ExternalBuilder,
+        b: &mut S,
         line: u64,
         raw: &[u8],
         s: &[u8],
@@ -1277,7 +1473,7 @@ impl FileState<'_> {
     }
 
     /// Settles a held first record at the end of its file. `Some(plan)`: read again.
-    fn settle(&mut self, b: &mut ExternalBuilder, merge: Merge) -> Result<Option<Plan>> {
+    fn settle<S: EdgeSink>(&mut self, b: &mut S, merge: Merge) -> Result<Option<Plan>> {
         let Some(h) = self.held.take() else {
             return Ok(None);
         };
@@ -1319,10 +1515,10 @@ struct PassInput<'a> {
     merge: Merge,
 }
 
-fn read_pass(
+fn read_pass<S: EdgeSink>(
     input: &PassInput<'_>,
     plan: &Plan,
-    b: &mut ExternalBuilder,
+    b: &mut S,
     stats: &mut TextStats,
     report: &dyn Fn(u64) -> bool,
 ) -> Result<Outcome> {
@@ -1345,6 +1541,7 @@ fn read_pass(
             edge_lines: 0,
             headers: Vec::new(),
             header_seen: None,
+            counts: None,
         };
         let mut need_str = false;
         let mut sc = Scanner::new(delim, &input.text.comment);
@@ -1365,6 +1562,19 @@ fn read_pass(
         }
         if let Some(p) = fs.settle(b, input.merge)? {
             return Ok(Outcome::Again(p));
+        }
+        // METIS (`n m` then one line of neighbours per vertex) where every line happens to
+        // have as many fields as the first: its counts add up, which an edge list's do not.
+        if let (Some((n, m, raw)), Some((k, _))) = (&fs.counts, fs.ncols) {
+            let rest = fs.edge_lines.saturating_sub(1);
+            if rest == *n && rest * k as u64 == 2 * m {
+                return Err(Error::format(format!(
+                    "{name}:1: the first line, {}, counts the {n} vertices and {m} edges of a \
+                     METIS graph file (one line of neighbours per vertex follows), which is not \
+                     an edge list; convert it to an edge list (e.g. with networkx) first",
+                    shown(raw)
+                )));
+            }
         }
         if fs.edge_lines == 0 && input.inputs.len() == 1 {
             return Err(no_edges(&name, lines, fs.header_seen.as_ref()));
@@ -1407,6 +1617,39 @@ pub fn convert_text(
     build: &BuildOptions,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<(BuildStats, TextStats)> {
+    let mut ids = build.ids;
+    if ids == IdMode::Auto && build.num_nodes.is_some() {
+        ids = IdMode::Implicit;
+    }
+    let mut make = |ids: IdMode, weighted: bool| {
+        ExternalBuilder::new(
+            output,
+            BuildOptions {
+                ids,
+                weighted,
+                ..build.clone()
+            },
+        )
+    };
+    let (b, stats, total) = read_text(inputs, text, ids, build.merge, &mut make, progress)?;
+    // Sorting and writing report (total, total): the input is read; the calls keep Ctrl-C
+    // (and callback exceptions) working.
+    let finish_hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
+    let st = b.finish(Some(&finish_hook))?;
+    Ok((st, stats))
+}
+
+/// Reads text edge lists into a sink made by `make(ids, weighted)` (made again when a pass
+/// must be repeated), by the rules of the module docs. Returns the sink, what the reader saw,
+/// and the inputs' total size.
+pub fn read_text<S: EdgeSink>(
+    inputs: &[PathBuf],
+    text: &TextOptions,
+    ids: IdMode,
+    merge: Merge,
+    make: &mut dyn FnMut(IdMode, bool) -> Result<S>,
+    progress: Option<&ProgressFn<'_>>,
+) -> Result<(S, TextStats, u64)> {
     if inputs.is_empty() {
         return Err(Error::param("no input files given"));
     }
@@ -1454,7 +1697,7 @@ pub fn convert_text(
                     let ints = probe.as_ref().is_ok_and(|c| {
                         r.len() > c.src.max(c.dst) && int_like(&r[c.src]) && int_like(&r[c.dst])
                     });
-                    !ints && names_a_header(r)
+                    index_header(r) || (!ints && names_a_header(r, text.flavor != Flavor::EdgeList))
                 }
             };
             header.then(|| {
@@ -1465,19 +1708,18 @@ pub fn convert_text(
         }
         None => None,
     };
-    let cols = resolve_columns(&text, names.as_deref())?;
+    let cols = resolve_columns(&text, names.as_deref()).map_err(|e| match e {
+        Error::Format(m) => Error::format(format!("{}:1: {m}", inputs[0].display())),
+        e => e,
+    })?;
     let weighted = cols.weight.is_some();
-    let mut ids = build.ids;
-    if ids == IdMode::Auto && build.num_nodes.is_some() {
-        ids = IdMode::Implicit;
-    }
     let input = PassInput {
         inputs,
         delims: &delims,
         text: &text,
         cols: &cols,
         weighted,
-        merge: build.merge,
+        merge,
     };
     let mut plan = Plan {
         ids,
@@ -1492,14 +1734,7 @@ pub fn convert_text(
             delimiter: delims[0].show(),
             ..TextStats::default()
         };
-        let mut b = ExternalBuilder::new(
-            output,
-            BuildOptions {
-                ids: plan.ids,
-                weighted,
-                ..build.clone()
-            },
-        )?;
+        let mut b = make(plan.ids, weighted)?;
         let report = |done: u64| progress.is_none_or(|h| h(done.min(total), total));
         match read_pass(&input, &plan, &mut b, &mut stats, &report)? {
             Outcome::Again(p) => {
@@ -1520,11 +1755,7 @@ pub fn convert_text(
                 names.join(", ")
             )));
         }
-        // Sorting and writing report (total, total): the input is read; the calls keep
-        // Ctrl-C (and callback exceptions) working.
-        let finish_hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
-        let st = b.finish(Some(&finish_hook))?;
-        return Ok((st, stats));
+        return Ok((b, stats, total));
     }
 }
 
@@ -1845,7 +2076,7 @@ mod tests {
                 b"1 2\n3\n",
                 d.clone(),
                 t.clone(),
-                ":2: found 1 columns, but line 1 has 2: '3'",
+                ":2: found 1 columns, but line 1 has 2; if each line lists a node",
             ),
             (
                 b"# c\n1 2 x\n",

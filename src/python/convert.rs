@@ -12,14 +12,20 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::IntoPy;
+use crate::adjlist::{self, AdjOptions};
 use crate::build::Merge;
 use crate::error::Error;
 use crate::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
     DEFAULT_MEMORY_LIMIT,
 };
+use crate::graphml::{self, GraphMlOptions};
 use crate::json::{self, JsonOptions};
+use crate::mtx;
+use crate::pajek::{self, PajekOptions};
 use crate::reorder;
+use crate::sniff;
+use crate::source::{BufferedIds, EdgeBuffer};
 use crate::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
 use crate::webgraph::{self, WebGraphFiles};
 
@@ -568,5 +574,287 @@ pub fn reorder_graph<'py>(
     d.set_item("write_seconds", s.write_nanos as f64 * 1e-9)?;
     d.set_item("file_size", s.file_size)?;
     d.set_item("threads", threads)?;
+    Ok(d)
+}
+
+/// What a file's content says it is (`"mtx"`, `"graphml"`, `"pajek"`, `"dot"`, `"xml"`,
+/// `"json"`, `"graph"`, or `""` for text and binary data), after decompression.
+#[pyfunction]
+pub fn sniff_format(py: Python<'_>, path: PathBuf) -> PyResult<(String, Option<String>)> {
+    py.detach(move || {
+        let c = sniff::sniff(&path)?;
+        let refusal = sniff::unsupported(&path, &c).map(|e| e.to_string());
+        Ok::<_, Error>((c.name().to_string(), refusal))
+    })
+    .py_err()
+}
+
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_mtx<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let [path] = <[PathBuf; 1]>::try_from(inputs)
+        .map_err(|_| PyValueError::new_err("format 'mtx' takes exactly one input file"))?;
+    let build = options.build()?;
+    let (directed, weighted) = (options.directed, options.weighted);
+    let (b, h) = with_progress(py, progress, move |hook| {
+        mtx::convert_mtx(&path, &output, directed, weighted, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("edge_lines", h.entries)?;
+    d.set_item("symmetric", h.symmetric)?;
+    Ok(d)
+}
+
+fn adj_options(options: &PyReadOptions) -> PyResult<AdjOptions> {
+    let delimiter = match options.delimiter.as_deref().filter(|d| !d.is_empty()) {
+        None => None,
+        Some(d) => match Delimiter::parse(d).py_err()? {
+            Delimiter::Whitespace => None,
+            Delimiter::Byte(c) => Some(c),
+        },
+    };
+    Ok(AdjOptions {
+        delimiter,
+        comment: options.comment.as_bytes().to_vec(),
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_adjlist<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let build = options.build()?;
+    let adj = adj_options(&options)?;
+    let (b, a) = with_progress(py, progress, move |hook| {
+        adjlist::convert_adjlist(&inputs, &output, &adj, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", a.input_bytes)?;
+    d.set_item("lines", a.lines)?;
+    d.set_item("edge_lines", a.node_lines)?;
+    d.set_item("passes", a.passes)?;
+    Ok(d)
+}
+
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_graphml<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let [path] = <[PathBuf; 1]>::try_from(inputs)
+        .map_err(|_| PyValueError::new_err("format 'graphml' takes exactly one input file"))?;
+    let build = options.build()?;
+    let opts = GraphMlOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+    };
+    let (b, g) = with_progress(py, progress, move |hook| {
+        graphml::convert_graphml(&path, &output, opts, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("input_bytes", g.input_bytes)?;
+    d.set_item("edge_lines", g.edges)?;
+    d.set_item("nodes_listed", g.nodes)?;
+    Ok(d)
+}
+
+#[pyfunction]
+#[pyo3(signature = (inputs, output, options, *, progress=None))]
+pub fn convert_pajek<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    options: PyReadOptions,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let [path] = <[PathBuf; 1]>::try_from(inputs)
+        .map_err(|_| PyValueError::new_err("format 'pajek' takes exactly one input file"))?;
+    let build = options.build()?;
+    let opts = PajekOptions {
+        directed: options.directed,
+        weighted: options.weighted,
+    };
+    let (b, g) = with_progress(py, progress, move |hook| {
+        pajek::convert_pajek(&path, &output, opts, &build, Some(hook))
+    })?;
+    let d = stats_dict(py, &b, None)?;
+    d.set_item("edge_lines", g.edges)?;
+    d.set_item("nodes_listed", g.nodes)?;
+    Ok(d)
+}
+
+/// Edges read for a live graph's update.
+struct ReadEdges {
+    ids: BufferedIds,
+    weights: Vec<f32>,
+    headers: Vec<String>,
+    columns: Vec<String>,
+    lines: u64,
+}
+
+/// Reads the edges of `inputs` (text, Matrix Market or adjacency lists) with the readers of
+/// `convert`, for `graph`: ids of its kind, a first line settled by its ids too. Returns
+/// `src`, `dst` (int64 arrays or lists of str), `weights` (float32, or None), `headers` and
+/// `columns` as `convert_text` reports them.
+#[pyfunction]
+#[pyo3(signature = (inputs, options, graph))]
+pub fn read_edges<'py>(
+    py: Python<'py>,
+    inputs: Vec<PathBuf>,
+    options: PyReadOptions,
+    graph: &super::PyGraph,
+) -> PyResult<Bound<'py, PyDict>> {
+    let g = graph.inner.clone();
+    let mode = if matches!(g.id_kind(), crate::format::IdKind::Utf8) {
+        IdMode::Str
+    } else {
+        IdMode::Int
+    };
+    let weighted = options.weighted.unwrap_or(false);
+    let format = options.format.clone();
+    let text = match format.as_str() {
+        "edgelist" | "csv" | "tsv" => Some(options.text(py)?),
+        _ => None,
+    };
+    let adj = adj_options(&options)?;
+    let merge = Merge::parse(&options.merge).py_err()?;
+    let r = py
+        .detach(move || -> Result<ReadEdges, Error> {
+            let g: &crate::csr::Graph = &g;
+            match format.as_str() {
+                "edgelist" | "csv" | "tsv" => {
+                    let text = text.expect("text options");
+                    let mut make = |ids: IdMode, _w: bool| Ok(EdgeBuffer::new(ids, Some(g)));
+                    let (b, t, _) = text::read_text(&inputs, &text, mode, merge, &mut make, None)?;
+                    let w = if t.weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: t.headers,
+                        columns: t.columns,
+                        lines: t.edge_lines,
+                    })
+                }
+                "mtx" => {
+                    let [path] = <[PathBuf; 1]>::try_from(inputs)
+                        .map_err(|_| Error::param("format 'mtx' takes exactly one input file"))?;
+                    let h = mtx::read_header(&path)?;
+                    let how = mtx::MtxRead {
+                        directed: g.directed(),
+                        weighted: weighted && h.values,
+                    };
+                    if weighted && !h.values {
+                        return Err(Error::param(format!(
+                            "{}: the graph is weighted, but the matrix is 'pattern': it has no \
+                             values",
+                            path.display()
+                        )));
+                    }
+                    let mut b = EdgeBuffer::new(IdMode::Int, Some(g));
+                    mtx::read_mtx(&path, &h, how, Merge::Max, &mut b, false, &|_| true)?;
+                    let w = if how.weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: h.entries,
+                    })
+                }
+                "adjlist" => {
+                    if weighted {
+                        return Err(Error::param(
+                            "the graph is weighted, but an adjacency list has no weights",
+                        ));
+                    }
+                    let mut make = |ids: IdMode| Ok(EdgeBuffer::new(ids, Some(g)));
+                    let (b, a, _) = adjlist::read_adjlist(&inputs, &adj, mode, &mut make, None)?;
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: Vec::new(),
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: a.node_lines,
+                    })
+                }
+                "graphml" => {
+                    let [path] = <[PathBuf; 1]>::try_from(inputs).map_err(|_| {
+                        Error::param("format 'graphml' takes exactly one input file")
+                    })?;
+                    let opts = GraphMlOptions {
+                        directed: Some(g.directed()),
+                        weighted: Some(weighted),
+                    };
+                    let mut make =
+                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
+                    let (b, st) = graphml::read_graphml(&path, opts, mode, &mut make, None)?;
+                    let w = if weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: st.edges,
+                    })
+                }
+                "pajek" => {
+                    let [path] = <[PathBuf; 1]>::try_from(inputs)
+                        .map_err(|_| Error::param("format 'pajek' takes exactly one input file"))?;
+                    let opts = PajekOptions {
+                        directed: Some(g.directed()),
+                        weighted: Some(weighted),
+                    };
+                    let mut make =
+                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
+                    let (b, st) = pajek::read_pajek(&path, opts, mode, &mut make, None)?;
+                    let w = if weighted { b.weights } else { Vec::new() };
+                    Ok(ReadEdges {
+                        ids: b.ids,
+                        weights: w,
+                        headers: Vec::new(),
+                        columns: Vec::new(),
+                        lines: st.edges,
+                    })
+                }
+                other => Err(Error::param(format!(
+                    "read_edges does not read format {other:?}"
+                ))),
+            }
+        })
+        .py_err()?;
+    let d = PyDict::new(py);
+    match r.ids {
+        BufferedIds::Int(s, t) => {
+            d.set_item("src", numpy::PyArray1::from_vec(py, s))?;
+            d.set_item("dst", numpy::PyArray1::from_vec(py, t))?;
+        }
+        BufferedIds::Str(s, t) => {
+            d.set_item("src", s)?;
+            d.set_item("dst", t)?;
+        }
+    }
+    if r.weights.is_empty() && !weighted {
+        d.set_item("weights", py.None())?;
+    } else {
+        d.set_item("weights", numpy::PyArray1::from_vec(py, r.weights))?;
+    }
+    d.set_item("headers", r.headers)?;
+    d.set_item("columns", r.columns)?;
+    d.set_item("edge_lines", r.lines)?;
     Ok(d)
 }

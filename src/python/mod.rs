@@ -480,6 +480,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_mtx, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_adjlist, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_graphml, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_pajek, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
@@ -493,6 +499,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     m.add("MAX_DIM", kembed::MAX_DIM)?;
+    // The column-name rule of every reader (text headers, tables, pandas frames).
+    m.add("COLUMN_PAIRS", crate::text::COLUMN_PAIRS.to_vec())?;
+    m.add("WEIGHT_NAMES", crate::text::WEIGHT_NAMES.to_vec())?;
     m.add("MAX_SMOOTH", crate::smooth::MAX_SMOOTH)?;
     m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;
     m.add("FORMAT_VERSION", crate::format::VERSION)?;

@@ -28,16 +28,10 @@ _INT64_MAX = np.iinfo(np.int64).max
 #: Edges per chunk fed to the builder.
 CHUNK_EDGES = 1 << 20
 
-# Common names of edge-list columns, tried in order when the caller names none.
-COLUMN_PAIRS = (
-    ("src", "dst"),
-    ("source", "target"),
-    ("source", "destination"),
-    ("from", "to"),
-    ("u", "v"),
-    ("node1", "node2"),
-)
-WEIGHT_NAMES = ("weight", "weights", "w")
+# Common names of edge-list columns, tried in order when the caller names none: the kernel's
+# one list (text headers use it too).
+COLUMN_PAIRS: tuple[tuple[str, str], ...] = tuple(_core.COLUMN_PAIRS)
+WEIGHT_NAMES: tuple[str, ...] = tuple(_core.WEIGHT_NAMES)
 # The name pandas gives an unnamed column when reading a CSV (its index column).
 _UNNAMED = re.compile(r"Unnamed: \d+")
 
@@ -451,7 +445,19 @@ def resolve_columns(
                 raise GraphFormatError(
                     f"{where}: needs at least two named columns, found {list(names)}"
                 )
-            s, d = named[0], named[1]
+            given_w = idx(weight, "weight_col") if weight is not None else None
+            candidates = [i for i in named if lower[i] not in WEIGHT_NAMES and i != given_w]
+            third_is_weight = (
+                weighted is True and weight is None and len(candidates) == len(named) == 3
+            )
+            if len(candidates) > 2 and not third_is_weight:
+                raise GraphFormatError(
+                    f"{where}: {len(candidates)} columns "
+                    f"({', '.join(repr(names[i]) for i in candidates)}) and no known pair "
+                    "(src/dst, source/target, from/to, node1/node2, u/v) says which hold the "
+                    "edge: pass src_col and dst_col"
+                )
+            s, d = (candidates[0], candidates[1]) if len(candidates) == 2 else (named[0], named[1])
     else:
         s = idx(src if src is not None else 0, "src_col")
         d = idx(dst if dst is not None else 1, "dst_col")

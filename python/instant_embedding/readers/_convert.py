@@ -53,18 +53,24 @@ def convert(
         ``"edgelist"`` (whitespace/tab/comma separated text), ``"csv"``, ``"tsv"``,
         ``"json"`` (node-link JSON or JSON Lines edges), ``"parquet"``, ``"arrow"``
         (IPC/Feather), ``"mat"`` (MATLAB), ``"bcsr"`` (VERSE XGFS), ``"npy"`` (an int
-        ``(k, 2)`` or ``(k, 3)`` edge array), ``"webgraph"`` (a BV graph). "auto" looks at the
-        file's first bytes, then its extension (after a ``.gz``/``.bz2``/``.zst``/``.xz``
+        ``(k, 2)`` or ``(k, 3)`` edge array), ``"webgraph"`` (a BV graph), ``"mtx"`` (Matrix
+        Market), ``"adjlist"`` (adjacency lists), ``"graphml"``, ``"pajek"``. "auto" looks at
+        the file's content first (magic, Matrix Market banner, XML root, Pajek, after
+        decompression), then its extension (after a ``.gz``/``.bz2``/``.zst``/``.xz``
         suffix), and falls back to a text edge list.
     directed : bool or None, default None
         Whether edges are directed. None lets the input decide where it can: node-link JSON
         by its ``directed`` key, a matrix (``.mat``, ``.bcsr``) by its symmetry (undirected
-        if symmetric); every other input is then undirected.
+        if symmetric), Matrix Market by its banner (``symmetric``: undirected), GraphML by
+        ``edgedefault``, Pajek by ``*Arcs``/``*Edges``; every other input is undirected.
     weighted : bool, optional
         Text: iff ``weight_col`` is given or a header names a ``weight`` column
-        (``weighted=True`` alone reads that column, else column 2). Tables: iff a weight column
-        is given or named "weight". JSON: iff an edge has a weight. Matrices: iff some value is
-        not 1.
+        (``weighted=True`` alone reads that column, else column 2); a headerless line with
+        more than two fields is refused unless ``weighted`` (or the columns) is given.
+        Tables: iff a weight column is given or named "weight". JSON: iff an edge has a
+        weight. Matrices: iff some value is not 1. Matrix Market: iff its values are
+        ``integer`` or ``real``. GraphML: iff an edge key is named "weight". Pajek: iff a
+        value is not 1.
     delimiter : str, optional
         Text field separator: ``","``, ``"\\t"``/``"tab"``, ``";"``, ``" "`` (one space, as
         CSV), ``"whitespace"`` (runs of spaces and tabs, no quoting), or any punctuation

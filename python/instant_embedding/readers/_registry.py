@@ -140,6 +140,15 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         for f in _FORMATS.values():
             if f.magic is not None and f.magic(head, p):
                 return f.name
+    if os.path.isfile(p):
+        # Text formats with a signature, after decompression (the kernel reads the content).
+        from .. import _core
+
+        kind, refusal = _core.sniff_format(p)
+        if refusal is not None:
+            raise GraphFormatError(refusal)
+        if kind in _FORMATS:
+            return kind
     name, _ = _strip_compression(p.lower())
     if not compressed and name.endswith(".graph"):
         # Neither our magic nor a WebGraph with its properties: reading it as text would be

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -242,10 +243,12 @@ def from_pandas(
         without a name (``""`` or pandas' ``Unnamed: 0``, an index written by ``to_csv``) is
         skipped.
     weight : str or int, optional
-        Weight column; default none (or a column named "weight" when ``weighted=True``).
+        Weight column; default: a column named "weight" (or "weights", "w") if present,
+        unless ``weighted=False``.
     directed : bool, default False
     weighted : bool, optional
-        Default: weighted iff a weight column is given.
+        Default: weighted iff a weight column is given or named "weight", as in
+        :func:`convert`.
     id_kind : {"auto", "int", "str"}, default "auto"
         "str" keeps numeric-looking ids as strings; "int" parses string ids as integers.
     self_loops, merge, output, memory_limit, tmp_dir
@@ -264,9 +267,15 @@ def from_pandas(
         memory_limit=parse_size(memory_limit),
         tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
     )
-    frames = [df] if isinstance(df, pd.DataFrame) else df
+    frames: Iterator[Any] = iter([df] if isinstance(df, pd.DataFrame) else df)
+    first = next(frames, None)
+    if first is None:
+        raise GraphFormatError("DataFrame: no frames given")
     if weighted is None:
-        weighted = weight is not None
+        # As convert reads a table: a column named "weight" is the weight unless weighted=False.
+        names = [str(c) for c in first.columns]
+        weighted = resolve_columns(names, src, dst, weight, None, "DataFrame")[2] is not None
+    frames = itertools.chain([first], frames)
     return build(
         _pandas_chunks(frames, src, dst, weight, bool(weighted), opts.id_kind, "DataFrame"),
         opts,

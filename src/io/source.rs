@@ -1,0 +1,134 @@
+//! Where a reader's edges go. Every reader (text, Matrix Market, adjacency lists) pushes into an
+//! [`EdgeSink`]: the out-of-core builder when converting, or an [`EdgeBuffer`] when `update`
+//! applies a file's edges to a live graph, so both read a file the same way.
+
+use std::collections::HashSet;
+
+use crate::csr::Graph;
+use crate::error::{Error, Result};
+use crate::external::{ExternalBuilder, IdMode};
+
+/// Receives edges (and isolated nodes) from a reader.
+pub trait EdgeSink {
+    fn push_int(&mut self, src: i64, dst: i64, w: f32) -> Result<()>;
+    fn push_str(&mut self, src: &str, dst: &str, w: f32) -> Result<()>;
+    fn push_node_int(&mut self, id: i64) -> Result<()>;
+    fn push_node_str(&mut self, id: &str) -> Result<()>;
+    /// Whether a string id is known already (it settles whether a first line is data).
+    fn has_str_id(&self, id: &[u8]) -> bool;
+    /// Edges received so far.
+    fn input_edges(&self) -> u64;
+}
+
+impl EdgeSink for ExternalBuilder {
+    #[inline]
+    fn push_int(&mut self, src: i64, dst: i64, w: f32) -> Result<()> {
+        ExternalBuilder::push_int(self, src, dst, w)
+    }
+    #[inline]
+    fn push_str(&mut self, src: &str, dst: &str, w: f32) -> Result<()> {
+        ExternalBuilder::push_str(self, src, dst, w)
+    }
+    fn push_node_int(&mut self, id: i64) -> Result<()> {
+        ExternalBuilder::push_node_int(self, id)
+    }
+    fn push_node_str(&mut self, id: &str) -> Result<()> {
+        ExternalBuilder::push_node_str(self, id)
+    }
+    fn has_str_id(&self, id: &[u8]) -> bool {
+        ExternalBuilder::has_str_id(self, id)
+    }
+    fn input_edges(&self) -> u64 {
+        ExternalBuilder::input_edges(self)
+    }
+}
+
+/// Ids collected by an [`EdgeBuffer`].
+#[derive(Debug)]
+pub enum BufferedIds {
+    Int(Vec<i64>, Vec<i64>),
+    Str(Vec<String>, Vec<String>),
+}
+
+/// Edges held in memory, in file order, with the ids of a graph they are for: `update` reads
+/// its files into one and hands the arrays to the live writer. Isolated nodes are not kept
+/// (an update adds and removes edges).
+pub struct EdgeBuffer<'g> {
+    pub ids: BufferedIds,
+    pub weights: Vec<f32>,
+    seen: HashSet<String>,
+    graph: Option<&'g Graph>,
+}
+
+impl<'g> EdgeBuffer<'g> {
+    /// `strings`: the ids are strings; `graph`: whose ids count as known.
+    pub fn new(mode: IdMode, graph: Option<&'g Graph>) -> EdgeBuffer<'g> {
+        EdgeBuffer {
+            ids: if mode == IdMode::Str {
+                BufferedIds::Str(Vec::new(), Vec::new())
+            } else {
+                BufferedIds::Int(Vec::new(), Vec::new())
+            },
+            weights: Vec::new(),
+            seen: HashSet::new(),
+            graph,
+        }
+    }
+}
+
+impl EdgeSink for EdgeBuffer<'_> {
+    fn push_int(&mut self, src: i64, dst: i64, w: f32) -> Result<()> {
+        match &mut self.ids {
+            BufferedIds::Int(s, d) => {
+                s.push(src);
+                d.push(dst);
+            }
+            BufferedIds::Str(..) => return Err(Error::input("integer id for a string-id graph")),
+        }
+        self.weights.push(w);
+        Ok(())
+    }
+    fn push_str(&mut self, src: &str, dst: &str, w: f32) -> Result<()> {
+        match &mut self.ids {
+            BufferedIds::Str(s, d) => {
+                for x in [src, dst] {
+                    if !self.seen.contains(x) {
+                        self.seen.insert(x.to_string());
+                    }
+                }
+                s.push(src.to_string());
+                d.push(dst.to_string());
+            }
+            BufferedIds::Int(..) => return Err(Error::input("string id for an integer-id graph")),
+        }
+        self.weights.push(w);
+        Ok(())
+    }
+    fn push_node_int(&mut self, _id: i64) -> Result<()> {
+        Ok(())
+    }
+    fn push_node_str(&mut self, _id: &str) -> Result<()> {
+        Ok(())
+    }
+    fn has_str_id(&self, id: &[u8]) -> bool {
+        let Ok(s) = std::str::from_utf8(id) else {
+            return false;
+        };
+        self.seen.contains(s)
+            || self
+                .graph
+                .is_some_and(|g| matches!(g.lookup_str(s), Ok(Some(_))))
+    }
+    fn input_edges(&self) -> u64 {
+        self.weights.len() as u64
+    }
+}
+
+impl std::fmt::Debug for EdgeBuffer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EdgeBuffer")
+            .field("ids", &self.ids)
+            .field("weights", &self.weights)
+            .finish_non_exhaustive()
+    }
+}
