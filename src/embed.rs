@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+pub use crate::compress::LinearMap;
 pub use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
@@ -298,28 +299,92 @@ fn fixed_point(v: f64) -> i64 {
 /// towards `nodes` one hop per step; when `nodes` is every node in order, each step is one
 /// sparse product over the whole graph. Row `i` depends only on `nodes[i]`, so the result is
 /// the same for any thread count or split of `nodes`.
+///
+/// A compressed config (`wide_dim > 0`) needs its fitted map: see [`embed_nodes_mapped`].
 pub fn embed_nodes(
     graph: &Graph,
     nodes: &[u32],
     cfg: &EmbedConfig,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
+    embed_nodes_mapped(graph, nodes, cfg, None, pool)
+}
+
+/// [`embed_nodes`] for any config: with `wide_dim > 0`, each unsmoothed row is hashed into
+/// `wide_dim` dimensions and mapped to `dim` by `map` (docs/SPEC.md §2c), which must have been
+/// fitted for `cfg`; smoothing then averages the mapped rows.
+pub fn embed_nodes_mapped(
+    graph: &Graph,
+    nodes: &[u32],
+    cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<f32>> {
     cfg.validate()?;
+    let map = match (cfg.wide_dim, map) {
+        (0, None) => None,
+        (0, Some(_)) => {
+            return Err(Error::param(
+                "a linear map was given but wide_dim is 0 (no compression)",
+            ))
+        }
+        (_, None) => {
+            return Err(Error::param(
+                "wide_dim is set: the compressed output needs a fitted linear map (fit first)",
+            ))
+        }
+        (_, Some(m)) => {
+            m.check(cfg)?;
+            Some(m)
+        }
+    };
     if cfg.smooth == 0 {
-        return embed_rows(graph, nodes, cfg, pool);
+        return embed_rows(graph, nodes, cfg, map, pool);
     }
     let plan = crate::smooth::Plan::new(graph, nodes, cfg.smooth)?;
-    let rows = embed_rows(graph, &plan.base_nodes(), cfg, pool)?;
+    let rows = embed_rows(graph, &plan.base_nodes(), cfg, map, pool)?;
     plan.apply(graph, rows, cfg.dim, pool)
 }
 
-/// The unsmoothed rows (docs/SPEC.md §2) of `nodes`.
+thread_local! {
+    static WIDE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Row of `v`: hashed into `cfg.dim`, or with `map`, into `cfg.wide_dim` and then mapped.
+fn embed_row(
+    graph: &Graph,
+    v: u32,
+    cfg: &EmbedConfig,
+    wide_cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
+    divisor: Option<f64>,
+    row: &mut [f32],
+) -> Result<()> {
+    match map {
+        None => embed_one_scaled(graph, v, cfg, divisor, row),
+        Some(m) => WIDE.with(|cell| {
+            let mut wide = cell.borrow_mut();
+            wide.resize(wide_cfg.dim, 0.0);
+            embed_one_scaled(graph, v, wide_cfg, divisor, &mut wide)?;
+            m.apply(&wide, row);
+            Ok(())
+        }),
+    }
+}
+
+/// The unsmoothed rows (docs/SPEC.md §2, §2c) of `nodes`.
 fn embed_rows(
     graph: &Graph,
     nodes: &[u32],
     cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
+    let wide_cfg = EmbedConfig {
+        dim: if map.is_some() { cfg.wide_dim } else { cfg.dim },
+        wide_dim: 0,
+        ..*cfg
+    };
     let d = cfg.dim;
     let total = nodes
         .len()
@@ -332,11 +397,11 @@ fn embed_rows(
             out.par_chunks_mut(d)
                 .zip(nodes.par_iter())
                 .with_min_len(8)
-                .try_for_each(|(row, &v)| embed_one_scaled(graph, v, cfg, divisor, row))
+                .try_for_each(|(row, &v)| embed_row(graph, v, cfg, &wide_cfg, map, divisor, row))
         })?,
         _ => {
             for (row, &v) in out.chunks_mut(d).zip(nodes) {
-                embed_one_scaled(graph, v, cfg, divisor, row)?;
+                embed_row(graph, v, cfg, &wide_cfg, map, divisor, row)?;
             }
         }
     }

@@ -5,6 +5,7 @@
 //! about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
 pub mod build;
+pub mod compress;
 pub mod config;
 pub mod csr;
 pub mod embed;

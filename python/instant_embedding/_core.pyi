@@ -10,6 +10,7 @@ from typing_extensions import NotRequired
 __version__: str
 MAX_DIM: int
 MAX_SMOOTH: int
+MAX_FIT_NODES: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 
@@ -35,6 +36,8 @@ class EmbeddingConfig:
     normalize: Literal["ln_n", "none"]
     smooth: int
     max_touched: int
+    wide_dim: int
+    fit_nodes: int
     def __new__(
         cls,
         *,
@@ -47,6 +50,8 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        wide_dim: int = ...,
+        fit_nodes: int = ...,
     ) -> EmbeddingConfig: ...
     def replace(
         self,
@@ -60,6 +65,8 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        wide_dim: int = ...,
+        fit_nodes: int = ...,
     ) -> EmbeddingConfig: ...
     def to_dict(self) -> dict[str, int | float | str]: ...
     @staticmethod
@@ -155,7 +162,25 @@ def embed(
     nodes: npt.NDArray[np.uint32],
     config: EmbeddingConfig,
     threads: int | None = None,
+    map: LinearMap | None = None,
 ) -> npt.NDArray[np.float32]: ...
+def fit_map(graph: Graph, config: EmbeddingConfig, threads: int | None = None) -> LinearMap: ...
+
+@final
+class LinearMap:
+    # A fitted linear map from the wide hashed rows to dim dimensions; pickles as its bytes.
+    @staticmethod
+    def from_bytes(data: bytes) -> LinearMap: ...
+    def to_bytes(self) -> bytes: ...
+    @property
+    def config(self) -> EmbeddingConfig: ...
+    @property
+    def sample(self) -> int: ...
+    @property
+    def components(self) -> npt.NDArray[np.float32]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
+
 def smooth_sources(
     graph: Graph, nodes: npt.NDArray[np.uint32], config: EmbeddingConfig
 ) -> npt.NDArray[np.uint32]: ...

@@ -402,7 +402,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 # ====================================================================== embed
 def cmd_embed(args: argparse.Namespace) -> int:
-    from .embedding import EmbeddingConfig, InstantEmbedding
+    from .embedding import EmbeddingConfig
     from .export import format_from_path, write_embeddings
 
     graph_spec = args.graph if args.graph is not None else args.input
@@ -413,11 +413,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
     fmt = args.format or format_from_path(args.output)
     if args.output == "-" and fmt != "w2v":
         raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
-    model = InstantEmbedding(
-        **{s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()},
-        threads=args.threads,
-    )
+    settings = {s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()}
     g = _open_graph(graph_spec, prefetch=args.prefetch)
+    model = _embedding_model(args, settings, g)
     nodes = _parse_nodes(args.nodes, g)
     t0 = time.perf_counter()
     target: Any = sys.stdout if args.output == "-" else args.output
@@ -435,6 +433,40 @@ def cmd_embed(args: argparse.Namespace) -> int:
         rate = f", {n / secs:,.0f} nodes/s" if secs > 0 else ""
         _note(args, f"wrote {args.output}: {n:,} x {args.dim} ({fmt}) in {secs:.2f} s{rate}")
     return 0
+
+
+def _embedding_model(args: argparse.Namespace, settings: dict[str, Any], g: Any) -> Any:
+    """The model ``embed`` uses: read from ``--model FILE`` when it exists, else made from the
+    setting flags, and fitted when compressed (then written to ``--model FILE``, if given)."""
+    from .embedding import EmbeddingConfig, InstantEmbedding
+
+    if args.model is not None and os.path.exists(args.model):
+        model = InstantEmbedding.load(args.model, threads=args.threads)
+        defaults = EmbeddingConfig().to_dict()
+        for name, value in settings.items():
+            if value != defaults[name] and value != getattr(model, name):
+                raise ValueError(
+                    f"--{name.replace('_', '-')} {value} disagrees with the model file "
+                    f"{args.model} ({name}={getattr(model, name)!r}); leave it out, or give "
+                    "another --model path to fit a new one"
+                )
+        return model
+    model = InstantEmbedding(**settings, threads=args.threads)
+    if args.model is not None and not model.compressed:
+        raise ValueError("--model stores a compressed model: give --wide-dim too")
+    if model.compressed:
+        t0 = time.perf_counter()
+        model.fit(g)
+        where = ""
+        if args.model is not None:
+            model.save(args.model)
+            where = f", saved to {args.model}"
+        _note(
+            args,
+            f"fitted the {model.wide_dim} -> {model.dim} map on {model.n_fit_nodes_:,} nodes "
+            f"in {time.perf_counter() - t0:.2f} s{where}",
+        )
+    return model
 
 
 # ====================================================================== info
@@ -924,6 +956,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="nodes to embed: 'all' (default), a file with one id per line, or comma-separated ids",
     )
     _add_setting_flags(e)
+    e.add_argument(
+        "--model",
+        metavar="FILE",
+        default=None,
+        help="compressed model file: used when FILE exists (its settings apply), else fitted "
+        "from the flags (--wide-dim) and written there, so later runs and other graph "
+        "versions share the map (without --model, --wide-dim fits the map at each run)",
+    )
     e.add_argument(
         "--threads",
         "--workers",
