@@ -67,6 +67,20 @@ def test_rows_are_the_wide_rows_times_the_map(graph, model):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale)
 
 
+def test_rows_follow_the_specified_float32_arithmetic(graph, model):
+    """SPEC §2c bit for bit: y[k] = f32(y[k] + f32(x[j] * V[j][k])) over non-zero x[j], j
+    ascending (numpy float32 rounds every product and sum once, like the kernel)."""
+    nodes = [0, 5, 123, 399]
+    v = model.components_
+    want = np.zeros((len(nodes), 8), dtype=np.float32)
+    for i, x in enumerate(wide_rows(graph, nodes)):
+        y = np.zeros(8, dtype=np.float32)
+        for j in np.flatnonzero(x):
+            y = y + x[j] * v[j]
+        want[i] = y
+    assert np.array_equal(model.embed(graph, nodes), want)
+
+
 def test_map_spans_the_top_eigenvectors_of_the_sample_gram_matrix(graph, model):
     nodes = sample_rule(graph.num_nodes, SETTINGS["fit_nodes"], SETTINGS["seed"])
     assert model.n_fit_nodes_ == len(nodes) == 120
