@@ -110,6 +110,18 @@ impl LinearMap {
         apply_portable(wide, &self.components, out);
     }
 
+    /// [`apply`](Self::apply) to a wide row given by its non-zero `(j, x[j])`, `j` ascending.
+    pub fn apply_sparse(&self, terms: &[(u32, f32)], out: &mut [f32]) {
+        debug_assert!(terms.windows(2).all(|t| t[0].0 < t[1].0));
+        out.fill(0.0);
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU supports AVX2 (checked at run time).
+            return unsafe { apply_sparse_avx2(terms, &self.components, out) };
+        }
+        apply_sparse_portable(terms, &self.components, out);
+    }
+
     /// The map as bytes: a model file and the form it takes in pickles (docs/SPEC.md §2c).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut settings = String::new();
@@ -199,6 +211,23 @@ fn apply_portable(wide: &[f32], components: &[f32], out: &mut [f32]) {
             }
         }
     }
+}
+
+#[inline(always)]
+fn apply_sparse_portable(terms: &[(u32, f32)], components: &[f32], out: &mut [f32]) {
+    let d = out.len();
+    for &(j, w) in terms {
+        let row = &components[j as usize * d..][..d];
+        for (o, &c) in out.iter_mut().zip(row) {
+            *o += w * c;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn apply_sparse_avx2(terms: &[(u32, f32)], components: &[f32], out: &mut [f32]) {
+    apply_sparse_portable(terms, components, out);
 }
 
 #[cfg(target_arch = "x86_64")]

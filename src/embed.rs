@@ -112,6 +112,8 @@ struct Scratch {
     ws: Workspace,
     support: Vec<(u32, f64)>,
     acc: Vec<i64>,
+    /// The non-zero coordinates of a compressed row's wide row.
+    terms: Vec<(u32, f32)>,
 }
 
 thread_local! {
@@ -119,6 +121,7 @@ thread_local! {
         ws: Workspace::new(),
         support: Vec::new(),
         acc: Vec::new(),
+        terms: Vec::new(),
     });
 }
 
@@ -144,28 +147,78 @@ fn embed_one_scaled(
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
         let sc = &mut *guard;
-        push(graph, node, &cfg.ppr, &mut sc.ws)?;
-        // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
-        // of the touched nodes) before any `ln`. No contributor is dropped: fl(1/n) = (1 + d)/n
-        // with |d| <= 2^-53, so x <= fl(1/n) gives x n <= 1 + 2^-53, which rounds to at most 1
-        // (a tie goes to the even 1.0), and ln(1) = 0 adds nothing (`project` adds terms <= 0 as
-        // 0). `ln(1 + x n)` keeps every x > 0.
-        let n = graph.num_nodes() as f64;
-        let (residual_share, min) = match cfg.value {
-            Value::PPlusR => (1.0, 1.0 / n),
-            Value::P => (0.0, 1.0 / n),
-            Value::Log1p => (0.5, 0.0),
-        };
-        sc.ws.values_unsorted(&mut sc.support, residual_share, min);
-        if graph.prefetch() {
-            // Cold file: request the pages of the support's ids at once; `project` then reads
-            // them one by one (each would otherwise be a separate page fault).
-            for &(j, _) in &sc.support {
-                graph.prefetch_id(j, &mut sc.ws.hinted);
-            }
-        }
+        support(graph, node, cfg, sc)?;
         project(graph, &sc.support, cfg, divisor, &mut sc.acc, out)
     })
+}
+
+/// The compressed row of `node` (docs/SPEC.md §2c): its wide row (`wide_cfg.dim` = `wide_dim`)
+/// mapped by `map`. Only the wide row's non-zero sums are rounded and mapped, in ascending
+/// order: the same values and order as rounding the whole row, then skipping its zeros (a
+/// non-zero sum is at least 2^-32 / ln(n), far above f32's smallest value).
+fn embed_one_mapped(
+    graph: &Graph,
+    node: u32,
+    wide_cfg: &EmbedConfig,
+    map: &LinearMap,
+    divisor: Option<f64>,
+    out: &mut [f32],
+) -> Result<()> {
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let sc = &mut *guard;
+        support(graph, node, wide_cfg, sc)?;
+        if sc.support.len() >= (1 << 26) {
+            let mut wide = vec![0f32; wide_cfg.dim];
+            project(
+                graph,
+                &sc.support,
+                wide_cfg,
+                divisor,
+                &mut sc.acc,
+                &mut wide,
+            )?;
+            map.apply(&wide, out);
+            return Ok(());
+        }
+        accumulate(graph, &sc.support, wide_cfg, &mut sc.acc)?;
+        sc.terms.clear();
+        for (j, &a) in sc.acc.iter().enumerate() {
+            if a != 0 {
+                let mut w = [0f32];
+                round_rows(std::iter::once(a as f64), divisor, &mut w);
+                sc.terms.push((j as u32, w[0]));
+            }
+        }
+        map.apply_sparse(&sc.terms, out);
+        Ok(())
+    })
+}
+
+/// Pushes from `node` and leaves in `sc.support` the `(node, x)` pairs whose terms can be
+/// non-zero, their pages requested on a cold file.
+fn support(graph: &Graph, node: u32, cfg: &EmbedConfig, sc: &mut Scratch) -> Result<()> {
+    push(graph, node, &cfg.ppr, &mut sc.ws)?;
+    // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
+    // of the touched nodes) before any `ln`. No contributor is dropped: fl(1/n) = (1 + d)/n
+    // with |d| <= 2^-53, so x <= fl(1/n) gives x n <= 1 + 2^-53, which rounds to at most 1
+    // (a tie goes to the even 1.0), and ln(1) = 0 adds nothing (`project` adds terms <= 0 as
+    // 0). `ln(1 + x n)` keeps every x > 0.
+    let n = graph.num_nodes() as f64;
+    let (residual_share, min) = match cfg.value {
+        Value::PPlusR => (1.0, 1.0 / n),
+        Value::P => (0.0, 1.0 / n),
+        Value::Log1p => (0.5, 0.0),
+    };
+    sc.ws.values_unsorted(&mut sc.support, residual_share, min);
+    if graph.prefetch() {
+        // Cold file: request the pages of the support's ids at once; `project` then reads
+        // them one by one (each would otherwise be a separate page fault).
+        for &(j, _) in &sc.support {
+            graph.prefetch_id(j, &mut sc.ws.hinted);
+        }
+    }
+    Ok(())
 }
 
 /// Signed-hash projection of `(node, x)` pairs, in any order (docs/SPEC.md §2).
@@ -346,10 +399,6 @@ pub fn embed_nodes_mapped(
     plan.apply(graph, rows, cfg.dim, pool)
 }
 
-thread_local! {
-    static WIDE: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-}
-
 /// Row of `v`: hashed into `cfg.dim`, or with `map`, into `cfg.wide_dim` and then mapped.
 fn embed_row(
     graph: &Graph,
@@ -362,13 +411,7 @@ fn embed_row(
 ) -> Result<()> {
     match map {
         None => embed_one_scaled(graph, v, cfg, divisor, row),
-        Some(m) => WIDE.with(|cell| {
-            let mut wide = cell.borrow_mut();
-            wide.resize(wide_cfg.dim, 0.0);
-            embed_one_scaled(graph, v, wide_cfg, divisor, &mut wide)?;
-            m.apply(&wide, row);
-            Ok(())
-        }),
+        Some(m) => embed_one_mapped(graph, v, wide_cfg, m, divisor, row),
     }
 }
 
