@@ -277,7 +277,7 @@ pub const SETTINGS: &[Setting] = &[
         },
         help: "compressed output: hash into wide_dim dimensions, then apply a linear map to \
                dim fitted on a sample of the graph's nodes (0: hash into dim directly; 4096 \
-               is recommended for dim <= 256, see docs/GUIDE.md)",
+               is recommended for dim <= 128, see docs/GUIDE.md)",
     },
     Setting {
         name: "fit_nodes",

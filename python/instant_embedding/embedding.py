@@ -178,10 +178,11 @@ class InstantEmbedding:
         Compressed output: ``0`` hashes straight into ``dim``; ``wide_dim > dim`` hashes into
         ``wide_dim`` dimensions, then applies one linear map to ``dim`` fitted on the graph
         by :meth:`fit` (the top ``dim`` principal directions, uncentred, of a sample of
-        ``fit_nodes`` nodes' wide rows; no labels). Recommended for ``dim <= 256``:
-        ``InstantEmbedding(128, wide_dim=4096)`` scores well above the direct hash of the
-        same size and reaches FastRP / ProNE's level (docs/BENCHMARKS.md); each node stays
-        local (about 1.5x the time per node at ``dim=128``). The map is part of the fitted
+        ``fit_nodes`` nodes' wide rows; no labels). Recommended for ``dim <= 64`` on any
+        graph and up to ``dim=128`` on dense ones: ``InstantEmbedding(128, wide_dim=4096)``
+        scores well above the direct hash of the same size on BlogCatalog and PubMed, above
+        FastRP (docs/BENCHMARKS.md); each node stays local (at most 1.65x the default's time
+        per node at ``dim=128``). The map is part of the fitted
         model: it saves (:meth:`save`), pickles and travels to Spark, Dask and Ray workers
         with it, and stays fixed when the graph changes. See docs/GUIDE.md.
     fit_nodes : int, default 2000
