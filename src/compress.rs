@@ -702,6 +702,63 @@ mod tests {
         }
     }
 
+    /// The fit is the same on any pool, and a compressed row equals the map applied to the
+    /// uncompressed wide row (both `apply` forms).
+    #[test]
+    fn fit_is_pool_independent_and_rows_are_the_mapped_wide_rows() {
+        use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+        let n = 500u32;
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();
+        let parts = csr_from_edges(
+            n as usize,
+            &src,
+            &dst,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        );
+        let g = build_in_memory(&parts.unwrap()).unwrap();
+        let cfg = EmbeddingConfig {
+            dim: 6,
+            wide_dim: 64,
+            fit_nodes: 200,
+            ..EmbeddingConfig::DEFAULT
+        };
+        let serial = fit(&g, &cfg, None).unwrap();
+        let pool = crate::embed::pool(3).unwrap();
+        assert_eq!(serial, fit(&g, &cfg, Some(&pool)).unwrap());
+        assert_eq!(serial.sample(), 200);
+        assert!(serial.components().iter().any(|&c| c != 0.0));
+        let nodes: Vec<u32> = (0..n).collect();
+        let rows = crate::embed::embed_nodes_mapped(&g, &nodes, &cfg, Some(&serial), Some(&pool));
+        let wide_cfg = EmbeddingConfig {
+            dim: 64,
+            wide_dim: 0,
+            ..cfg
+        };
+        let wide = crate::embed::embed_nodes(&g, &nodes, &wide_cfg, None).unwrap();
+        let rows = rows.unwrap();
+        let mut out = vec![0f32; 6];
+        for (v, w) in wide.chunks_exact(64).enumerate() {
+            serial.apply(w, &mut out);
+            assert_eq!(out[..], rows[v * 6..(v + 1) * 6]);
+            let terms: Vec<(u32, f32)> = w
+                .iter()
+                .enumerate()
+                .filter(|(_, &x)| x != 0.0)
+                .map(|(j, &x)| (j as u32, x))
+                .collect();
+            serial.apply_sparse(&terms, &mut out);
+            assert_eq!(out[..], rows[v * 6..(v + 1) * 6]);
+        }
+        // Without its map, or with another config's, a compressed config is refused.
+        assert!(crate::embed::embed_nodes(&g, &nodes, &cfg, None).is_err());
+        let other = EmbeddingConfig { seed: 1, ..cfg };
+        assert!(crate::embed::embed_nodes_mapped(&g, &nodes, &other, Some(&serial), None).is_err());
+    }
+
     #[test]
     fn bytes_round_trip_and_corruption_is_a_format_error() {
         let cfg = EmbeddingConfig {
