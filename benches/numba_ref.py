@@ -1,8 +1,8 @@
 """A plain numba implementation of InstantEmbedding's push + projection (the in-process reference).
 
-The same algorithm as ``src/embed/ppr.rs`` + ``src/embed/project.rs`` (docs/SPEC.md), written the obvious
-way: a reusable dense workspace (residual ``r``, estimate ``p``, a seen flag per node) reset
-through a touched list, a FIFO ring queue, node ``w`` pushed while
+The same algorithm as ``src/embed/ppr.rs`` + ``src/embed/project.rs`` (docs/SPEC.md), written
+the obvious way: a reusable dense workspace (residual ``r``, estimate ``p``, a seen flag per
+node) reset through a touched list, a FIFO ring queue, node ``w`` pushed while
 ``r[w] > eps * max(deg(w), 1)``, then the signed-hash projection
 ``w[dim(j)] += sign(j) * max(ln(x_j * n), 0)`` with each term rounded to a multiple of 2^-32
 and summed exactly in integers (any visiting order gives the same sums),

@@ -13,7 +13,7 @@ pub mod live;
 pub mod parallel;
 
 // The flat paths of each module, kept as aliases while code moves into the wings above.
-pub use embed::{config, ppr, smooth};
+pub use embed::{compress, config, ppr, smooth};
 pub use graph::{build, csr, external, format, reorder, strength_code};
 pub use io::{adjlist, graphml, json, mtx, pajek, sniff, source, text, webgraph};
 pub use live::log as livelog;

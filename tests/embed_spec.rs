@@ -123,6 +123,7 @@ fn config(value: Value, normalize: Normalize, variant: Variant, smooth: usize) -
             variant,
             ..PprConfig::default()
         },
+        ..EmbeddingConfig::DEFAULT
     }
 }
 

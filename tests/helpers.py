@@ -42,6 +42,8 @@ NON_DEFAULT = {
     "normalize": "none",
     "smooth": 1,
     "max_touched": 10**6,
+    "wide_dim": 64,
+    "fit_nodes": 30,
 }
 
 

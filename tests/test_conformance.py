@@ -73,7 +73,7 @@ def held(g: Any) -> Expect:
     ids = [x.item() if hasattr(x, "item") else x for x in g.ids(np.arange(n))]
     edges: Edges = {}
     for v in range(n):
-        nb, w = g.native.neighbors(v)
+        nb, w = g._native.neighbors(v)
         for j, u in enumerate(nb):
             edges[key(ids[v], ids[int(u)], g.directed)] = float(w[j]) if w is not None else 1.0
     return Expect(set(ids), edges, g.directed, g.weighted)

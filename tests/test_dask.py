@@ -139,6 +139,22 @@ def test_smoothed_log1p_model_on_worker_processes(client, graphs, kind):
         assert np.array_equal(np.stack(res["embedding"].to_numpy()), want), (kind, nparts)
 
 
+@pytest.mark.parametrize("kind", ["int64", "utf8"])
+def test_compressed_model_travels_with_its_map(client, graphs, kind):
+    """A fitted compressed model reaches the worker processes with its linear map; an
+    unfitted one fails on the client."""
+    path = graphs[kind]
+    model = ie.InstantEmbedding(dim=16, wide_dim=128, fit_nodes=60).fit(ie.Graph.open(path))
+    nodes = _sample(path, k=120, seed=6)
+    want = model.embed(ie.Graph.open(path), nodes)
+    for nparts in (1, 4):
+        ddf = dd.from_pandas(pd.DataFrame({"node": nodes}), npartitions=nparts)
+        res = ied.embed(ddf, path, model=model).compute()
+        assert np.array_equal(np.stack(res["embedding"].to_numpy()), want), (kind, nparts)
+    with pytest.raises(ie.NotFittedError):
+        ied.embed(ddf, path, model=ie.InstantEmbedding(dim=16, wide_dim=128))
+
+
 def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path):
     ipath = graphs["int64"]
     known = _sample(ipath, k=3)

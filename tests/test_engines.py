@@ -27,7 +27,13 @@ from helpers import NON_DEFAULT
 from instant_embedding import batch
 from instant_embedding.embedding import EmbeddingConfig
 
-MODEL = ie.InstantEmbedding(**NON_DEFAULT)
+MODEL = ie.InstantEmbedding(**NON_DEFAULT)  # compressed (wide_dim): fitted per graph below
+
+
+def fitted(model: ie.InstantEmbedding, path: str) -> ie.InstantEmbedding:
+    """A copy of ``model`` fitted on the graph at ``path`` (its compressed output's map)."""
+    return ie.InstantEmbedding(**model.get_params()).fit(ie.Graph.open(path))
+
 
 Embedder = Callable[[str, list, ie.InstantEmbedding, int], np.ndarray]
 
@@ -197,16 +203,18 @@ def test_the_model_sets_every_setting_away_from_its_default():
 def test_rows_equal_the_local_model_with_every_setting_changed(engine, graphs, kind):
     path = graphs[kind]
     nodes = _nodes(path)
-    want = MODEL.embed(ie.Graph.open(path), nodes)
+    model = fitted(MODEL, path)
+    want = model.embed(ie.Graph.open(path), nodes)
     for parts in (1, 3):
-        got = engine(path, nodes, MODEL, parts)
+        got = engine(path, nodes, model, parts)
         assert got.dtype == np.float32 and got.shape == want.shape
         assert np.array_equal(got, want), f"{kind}, {parts} partitions"
 
 
 def test_max_touched_reaches_the_workers(engine, graphs):
     path = graphs["utf8"]
-    tight = ie.InstantEmbedding(**{**NON_DEFAULT, "max_touched": 3})
+    # uncompressed: a compressed model's fit would hit the cap on the driver already
+    tight = ie.InstantEmbedding(**{**NON_DEFAULT, "wide_dim": 0, "max_touched": 3})
     with pytest.raises(ie.BudgetExceededError, match="max_touched=3"):
         engine(path, _nodes(path, 8), tight, 2)
 
@@ -215,7 +223,7 @@ def test_a_missing_node_is_named(engine, graphs):
     path = graphs["utf8"]
     nodes = [*_nodes(path, 5), "nobody-here"]
     with pytest.raises(ie.NodeNotFoundError, match="nobody-here"):
-        engine(path, nodes, MODEL, 2)
+        engine(path, nodes, fitted(MODEL, path), 2)
 
 
 # ------------------------------------------------------------------------- build_graph
@@ -273,7 +281,8 @@ def test_build_graph_equals_the_in_memory_build(builder, tmp_path, kind, directe
         True,
     )
     nodes = list(want.nodes)
-    assert np.array_equal(MODEL.embed(built, nodes), MODEL.embed(want, nodes))
+    model = ie.InstantEmbedding(**{**NON_DEFAULT, "wide_dim": 0})
+    assert np.array_equal(model.embed(built, nodes), model.embed(want, nodes))
     with pytest.raises(KeyError, match="'zz'"):
         builder(pdf, str(tmp_path / "h.graph"), src_col="zz", dst_col="v")
     assert not os.path.exists(tmp_path / "h.graph")

@@ -91,6 +91,18 @@ def test_bit_identical_after_an_upstream_repartition(ray_local, graphs):
         assert sorted(map(str, (r["node"] for r in rows))) == sorted(map(str, nodes))
 
 
+def test_compressed_model_reaches_the_actors_with_its_map(ray_local, graphs):
+    ray = ray_local
+    path = graphs["int64"]
+    g = ie.Graph.open(path)
+    model = ie.InstantEmbedding(dim=16, wide_dim=128, fit_nodes=60).fit(g)
+    nodes = [int(x) for x in g.nodes[:90]]
+    ds = ray.data.from_items([{"node": n} for n in nodes]).repartition(2)
+    rows = ier.embed(ds, path, model=model, batch_size=32).take_all()
+    got = np.array([r["embedding"] for r in rows], dtype=np.float32)
+    assert np.array_equal(got, model.embed(g, [r["node"] for r in rows]))
+
+
 def test_worker_and_driver_errors(ray_local, graphs, tmp_path):
     ray = ray_local
     path = graphs["utf8"]

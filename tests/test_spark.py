@@ -139,6 +139,16 @@ def test_smoothed_log1p_model_reaches_the_executors(spark, graphs, kind):
         ies.embed(base, path, dim=8)  # type: ignore[call-arg]  # settings go in model=
 
 
+def test_compressed_model_reaches_the_executors_with_its_map(spark, graphs):
+    path = graphs["int64"]
+    model = ie.InstantEmbedding(dim=16, wide_dim=128, fit_nodes=60).fit(ie.Graph.open(path))
+    nodes = _sample(path, 80, seed=9)
+    base = spark.createDataFrame([(n,) for n in nodes], "node bigint")
+    rows = ies.embed(base.repartition(3), path, model=model).collect()
+    want = model.embed(ie.Graph.open(path), [r.node for r in rows])
+    assert np.array_equal(_rows_to_matrix(rows), want)
+
+
 def test_vector_output_threads_and_other_columns(spark, graphs):
     path = graphs["int64"]
     nodes = _sample(path, 40, seed=5)

@@ -475,6 +475,7 @@ pub fn push_params(inp: PushInput) {
                 Normalize::None
             },
             smooth: 0,
+            ..EmbedConfig::DEFAULT
         };
         let mut out = vec![0f32; ecfg.dim];
         embed_one(&g, seed, &ecfg, &mut out).expect("embed on a valid graph");

@@ -30,6 +30,7 @@ from .errors import (
     GraphFormatError,
     InstantEmbeddingError,
     NodeNotFoundError,
+    NotFittedError,
 )
 from .export import write_embeddings
 from .graph import Graph
@@ -50,6 +51,7 @@ __all__ = [
     "InstantEmbedding",
     "InstantEmbeddingError",
     "NodeNotFoundError",
+    "NotFittedError",
     "__version__",
     "convert",
     "datasets",

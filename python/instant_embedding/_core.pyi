@@ -13,6 +13,7 @@ MAX_DIM: int
 COLUMN_PAIRS: list[tuple[str, str]]
 WEIGHT_NAMES: list[str]
 MAX_SMOOTH: int
+MAX_FIT_NODES: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 
@@ -39,6 +40,8 @@ class EmbeddingConfig:
     normalize: Literal["ln_n", "none"]
     smooth: int
     max_touched: int
+    wide_dim: int
+    fit_nodes: int
     # </settings>
     def __new__(
         cls,
@@ -53,6 +56,8 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        wide_dim: int = ...,
+        fit_nodes: int = ...,
         # </settings>
     ) -> EmbeddingConfig: ...
     def replace(
@@ -68,6 +73,8 @@ class EmbeddingConfig:
         normalize: Literal["ln_n", "none"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
+        wide_dim: int = ...,
+        fit_nodes: int = ...,
         # </settings>
     ) -> EmbeddingConfig: ...
     def to_dict(self) -> dict[str, int | float | str]: ...
@@ -166,7 +173,25 @@ def embed(
     nodes: npt.NDArray[np.uint32],
     config: EmbeddingConfig,
     threads: int | None = None,
+    map: LinearMap | None = None,
 ) -> npt.NDArray[np.float32]: ...
+def fit_map(graph: Graph, config: EmbeddingConfig, threads: int | None = None) -> LinearMap: ...
+
+@final
+class LinearMap:
+    # A fitted linear map from the wide hashed rows to dim dimensions; pickles as its bytes.
+    @staticmethod
+    def from_bytes(data: bytes) -> LinearMap: ...
+    def to_bytes(self) -> bytes: ...
+    @property
+    def config(self) -> EmbeddingConfig: ...
+    @property
+    def sample(self) -> int: ...
+    @property
+    def components(self) -> npt.NDArray[np.float32]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
+
 def smooth_sources(
     graph: Graph, nodes: npt.NDArray[np.uint32], config: EmbeddingConfig
 ) -> npt.NDArray[np.uint32]: ...

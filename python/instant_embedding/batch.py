@@ -586,7 +586,8 @@ class EmbeddingTask:
     graph_path : str
         The graph file as the workers see it: a local path or a URI.
     model : InstantEmbedding
-        Its settings (``model.config``) decide the embeddings.
+        Its settings (``model.config``) decide the embeddings; a compressed model
+        (``wide_dim > 0``) travels with its fitted linear map.
     threads : int or None, default 1
         Threads per batch. 1 suits engines that run one task per core; None uses
         ``RAYON_NUM_THREADS`` or every CPU.
@@ -610,6 +611,7 @@ class EmbeddingTask:
     def __post_init__(self) -> None:
         if not isinstance(self.model, InstantEmbedding):
             raise TypeError(f"model must be an InstantEmbedding, got {type(self.model).__name__}")
+        self.model._fitted_map()  # an unfitted compressed model fails here, on the driver
         object.__setattr__(self, "threads", check_threads(self.threads))
         object.__setattr__(self, "graph_path", os.fspath(self.graph_path))
         if self.cache_dir is not None:

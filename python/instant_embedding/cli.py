@@ -327,7 +327,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
             weight_col=_column(args.weight_col) if weighted else None,
             id_kind="str" if graph.id_kind == "utf8" else "int",
         )
-        r = _core.read_edges([path], opts, graph.native)
+        r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:
             _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
         return r["src"], r["dst"], r["weights"]
@@ -458,6 +458,7 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
+    from .embedding import EmbeddingConfig
     from .export import format_from_path, write_embeddings
 
     graph_spec = args.graph if args.graph is not None else args.input
@@ -468,8 +469,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
     fmt = args.format or format_from_path(args.output)
     if args.output == "-" and fmt != "w2v":
         raise ValueError("--output - writes word2vec text; use --format w2v or a file name")
-    model = _model(args)
+    settings = {s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()}
     g = _open_graph(graph_spec, prefetch=args.prefetch)
+    model = _embedding_model(args, settings, g)
     nodes = _parse_nodes(args.nodes, g)
     t0 = time.perf_counter()
     target: Any = sys.stdout if args.output == "-" else args.output
@@ -487,6 +489,40 @@ def cmd_embed(args: argparse.Namespace) -> int:
         rate = f", {n / secs:,.0f} nodes/s" if secs > 0 else ""
         _note(args, f"wrote {args.output}: {n:,} x {args.dim} ({fmt}) in {secs:.2f} s{rate}")
     return 0
+
+
+def _embedding_model(args: argparse.Namespace, settings: dict[str, Any], g: Any) -> Any:
+    """The model ``embed`` uses: read from ``--model FILE`` when it exists, else made from the
+    setting flags, and fitted when compressed (then written to ``--model FILE``, if given)."""
+    from .embedding import EmbeddingConfig, InstantEmbedding
+
+    if args.model is not None and os.path.exists(args.model):
+        model = InstantEmbedding.load(args.model, threads=args.threads)
+        defaults = EmbeddingConfig().to_dict()
+        for name, value in settings.items():
+            if value != defaults[name] and value != getattr(model, name):
+                raise ValueError(
+                    f"--{name.replace('_', '-')} {value} disagrees with the model file "
+                    f"{args.model} ({name}={getattr(model, name)!r}); leave it out, or give "
+                    "another --model path to fit a new one"
+                )
+        return model
+    model = InstantEmbedding(**settings, threads=args.threads)
+    if args.model is not None and not model.compressed:
+        raise ValueError("--model stores a compressed model: give --wide-dim too")
+    if model.compressed:
+        t0 = time.perf_counter()
+        model.fit(g)
+        where = ""
+        if args.model is not None:
+            model.save(args.model)
+            where = f", saved to {args.model}"
+        _note(
+            args,
+            f"fitted the {model.wide_dim} -> {model.dim} map on {model.n_fit_nodes_:,} nodes "
+            f"in {time.perf_counter() - t0:.2f} s{where}",
+        )
+    return model
 
 
 # ====================================================================== info
@@ -534,6 +570,8 @@ def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[s
         idx = np.sort(rng.choice(n, size=k, replace=False))
         ids = g.ids(idx)
         one_thread = InstantEmbedding(**{**model.get_params(), "threads": 1})
+        if one_thread.compressed:
+            one_thread.fit(g)  # its map, as embed --wide-dim fits it
         support, secs, touched, pushes, heap = [], [], [], [], []
         for node, i in zip(ids if isinstance(ids, list) else ids.tolist(), idx.tolist()):
             t0 = time.perf_counter()
@@ -639,6 +677,8 @@ def demo_result(model: Any = None) -> dict[str, Any]:
     g = karate()
     labels = karate_labels()
     model = InstantEmbedding(128) if model is None else model
+    if model.compressed:
+        model.fit(g)
     t0 = time.perf_counter()
     emb = model.embed(g, g.nodes)
     secs = time.perf_counter() - t0
@@ -947,6 +987,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="nodes to embed: 'all' (default), a file with one id per line, or comma-separated ids",
     )
     _add_setting_flags(e)
+    e.add_argument(
+        "--model",
+        metavar="FILE",
+        default=None,
+        help="compressed model file: used when FILE exists (its settings apply), else fitted "
+        "from the flags (--wide-dim) and written there, so later runs and other graph "
+        "versions share the map (without --model, --wide-dim fits the map at each run)",
+    )
     e.add_argument(
         "--threads",
         "--workers",

@@ -7,6 +7,8 @@ Every error a user can cause is one of these or a standard Python exception:
 - :class:`NodeNotFoundError` (also a :class:`KeyError`): a node id is not in the graph.
 - :class:`BudgetExceededError` (also a :class:`RuntimeError`): one query would touch more nodes
   than ``max_touched`` allows (raise ``eps`` or ``max_touched``).
+- :class:`NotFittedError` (also a :class:`ValueError` and an :class:`AttributeError`, as
+  scikit-learn's): a compressed model (``wide_dim > 0``) was asked to embed before ``fit``.
 - :class:`ValueError` / :class:`TypeError`: a bad parameter or argument type.
 - :class:`OSError` and its subclasses (``FileNotFoundError``, ``IsADirectoryError``,
   ``PermissionError``): file-system problems, with the path in the message.
@@ -19,6 +21,7 @@ __all__ = [
     "GraphFormatError",
     "InstantEmbeddingError",
     "NodeNotFoundError",
+    "NotFittedError",
 ]
 
 
@@ -39,3 +42,8 @@ class NodeNotFoundError(InstantEmbeddingError, KeyError):
 
 class BudgetExceededError(InstantEmbeddingError, RuntimeError):
     """A single PPR query would touch more nodes than ``max_touched`` allows."""
+
+
+class NotFittedError(InstantEmbeddingError, ValueError, AttributeError):
+    """A compressed model (``wide_dim > 0``) has no fitted linear map yet: call ``fit(graph)``
+    (or load a saved model) first."""

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["AtomicNpyWriter", "atomic_tmp_path"]
+__all__ = ["AtomicNpyWriter", "atomic_tmp_path", "write_bytes_atomic"]
 
 
 def atomic_tmp_path(target: str | os.PathLike[str]) -> str:
@@ -85,3 +85,16 @@ def write_npy_atomic(
         writer.abort()
         raise
     return writer.commit()
+
+
+def write_bytes_atomic(target: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``target``: the path holds its old content or all of ``data``."""
+    tmp = atomic_tmp_path(target)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        _fsync_and_replace(tmp, os.fspath(target))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

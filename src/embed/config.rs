@@ -29,6 +29,11 @@ pub struct EmbeddingConfig {
     pub smooth: usize,
     /// The push's settings (alpha, eps, variant, max_touched).
     pub ppr: PprConfig,
+    /// Compressed output (docs/SPEC.md §2c): rows are hashed into `wide_dim` dimensions, then
+    /// mapped to `dim` by a fitted linear map; 0 hashes into `dim` directly.
+    pub wide_dim: usize,
+    /// Nodes in the sample the linear map is fitted on (at most; all nodes of a smaller graph).
+    pub fit_nodes: usize,
 }
 
 impl EmbeddingConfig {
@@ -45,6 +50,8 @@ impl EmbeddingConfig {
             variant: Variant::Standard,
             max_touched: 50_000_000,
         },
+        wide_dim: 0,
+        fit_nodes: 2000,
     };
 
     /// Checks every setting against its documented domain (`Error::InvalidParameter`).
@@ -59,6 +66,19 @@ impl EmbeddingConfig {
             return Err(Error::param(format!(
                 "smooth must satisfy 0 <= smooth <= {MAX_SMOOTH}, got {}",
                 self.smooth
+            )));
+        }
+        if self.wide_dim != 0 && (self.wide_dim <= self.dim || self.wide_dim > MAX_DIM) {
+            return Err(Error::param(format!(
+                "wide_dim must be 0 (no compression) or satisfy dim < wide_dim <= {MAX_DIM}, \
+                 got wide_dim={} with dim={}",
+                self.wide_dim, self.dim
+            )));
+        }
+        if self.fit_nodes == 0 || self.fit_nodes > MAX_FIT_NODES {
+            return Err(Error::param(format!(
+                "fit_nodes must satisfy 1 <= fit_nodes <= {MAX_FIT_NODES}, got {}",
+                self.fit_nodes
             )));
         }
         self.ppr.validate()
@@ -82,6 +102,8 @@ impl EmbeddingConfig {
             "normalize" => Choice(self.normalize.name()),
             "smooth" => Int(self.smooth as u64),
             "max_touched" => Int(self.ppr.max_touched as u64),
+            "wide_dim" => Int(self.wide_dim as u64),
+            "fit_nodes" => Int(self.fit_nodes as u64),
             _ => return None,
         })
     }
@@ -103,6 +125,8 @@ impl EmbeddingConfig {
             ("normalize", Choice(v)) => self.normalize = Normalize::parse(v)?,
             ("smooth", Int(v)) => self.smooth = to_usize(v)?,
             ("max_touched", Int(v)) => self.ppr.max_touched = to_usize(v)?,
+            ("wide_dim", Int(v)) => self.wide_dim = to_usize(v)?,
+            ("fit_nodes", Int(v)) => self.fit_nodes = to_usize(v)?,
             _ => return Err(Error::param(format!("no setting {name:?} of this kind"))),
         }
         Ok(())
@@ -121,6 +145,31 @@ pub enum SettingValue {
     Int(u64),
     Float(f64),
     Choice(&'static str),
+}
+
+impl SettingValue {
+    /// The value of setting `s` written as [`Display`](std::fmt::Display) writes it (floats
+    /// in Rust's shortest round-trip form), or None.
+    pub fn parse(s: &Setting, text: &str) -> Option<SettingValue> {
+        match s.kind {
+            SettingKind::Int { .. } => text.parse().ok().map(SettingValue::Int),
+            SettingKind::Float => text.parse().ok().map(SettingValue::Float),
+            SettingKind::Choice(names) => names
+                .iter()
+                .find(|&&n| n == text)
+                .map(|&n| SettingValue::Choice(n)),
+        }
+    }
+}
+
+impl std::fmt::Display for SettingValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingValue::Int(v) => write!(f, "{v}"),
+            SettingValue::Float(v) => write!(f, "{v}"),
+            SettingValue::Choice(c) => write!(f, "{c}"),
+        }
+    }
 }
 
 /// What values a setting takes (the binding converts and range-checks by this).
@@ -216,6 +265,24 @@ pub const SETTINGS: &[Setting] = &[
         },
         help: "per-node cap on touched nodes (a larger push is refused)",
     },
+    Setting {
+        name: "wide_dim",
+        kind: SettingKind::Int {
+            min: 0,
+            max: USIZE_MAX,
+        },
+        help: "compressed output: hash into wide_dim dimensions, then apply a linear map to \
+               dim fitted on a sample of the graph's nodes (0: hash into dim directly; 4096 \
+               is recommended for dim <= 128, see docs/GUIDE.md)",
+    },
+    Setting {
+        name: "fit_nodes",
+        kind: SettingKind::Int {
+            min: 1,
+            max: USIZE_MAX,
+        },
+        help: "nodes in the sample the compressed output's linear map is fitted on",
+    },
 ];
 
 /// The [`SETTINGS`] entry named `name`.
@@ -263,6 +330,7 @@ mod tests {
         assert!(changed.normalize != d.normalize);
         assert!(changed.ppr.alpha != d.ppr.alpha && changed.ppr.eps != d.ppr.eps);
         assert!(changed.ppr.max_touched != d.ppr.max_touched);
+        assert!(changed.wide_dim != d.wide_dim && changed.fit_nodes != d.fit_nodes);
         assert!(EmbeddingConfig::DEFAULT.get("threads").is_none());
         assert!(changed.set("dim", SettingValue::Float(1.0)).is_err());
     }
@@ -281,6 +349,14 @@ mod tests {
             },
             EmbeddingConfig {
                 smooth: MAX_SMOOTH + 1,
+                ..Default::default()
+            },
+            EmbeddingConfig {
+                wide_dim: 512,
+                ..Default::default()
+            },
+            EmbeddingConfig {
+                fit_nodes: 0,
                 ..Default::default()
             },
             EmbeddingConfig {
@@ -384,6 +460,9 @@ impl Normalize {
         }
     }
 }
+
+/// Largest fit sample of a compressed output: keeps the fit bounded on any graph.
+pub const MAX_FIT_NODES: usize = 1 << 16;
 
 /// Most smoothing steps accepted (each step widens a row's neighbourhood by one hop).
 pub const MAX_SMOOTH: usize = 8;

@@ -1,6 +1,7 @@
 //! The embedding: its settings, the local push, the projection and neighbour smoothing
 //! (docs/SPEC.md).
 
+pub mod compress;
 pub mod config;
 pub mod ppr;
 pub mod project;

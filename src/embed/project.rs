@@ -11,6 +11,7 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
+pub use crate::compress::LinearMap;
 pub use crate::config::EmbeddingConfig;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
@@ -30,6 +31,8 @@ struct Scratch {
     ws: Workspace,
     support: Vec<(u32, f64)>,
     acc: Vec<i64>,
+    /// The non-zero coordinates of a compressed row's wide row.
+    terms: Vec<(u32, f32)>,
 }
 
 thread_local! {
@@ -37,6 +40,7 @@ thread_local! {
         ws: Workspace::new(),
         support: Vec::new(),
         acc: Vec::new(),
+        terms: Vec::new(),
     });
 }
 
@@ -62,28 +66,78 @@ fn embed_one_scaled(
     SCRATCH.with(|cell| {
         let mut guard = cell.borrow_mut();
         let sc = &mut *guard;
-        push(graph, node, &cfg.ppr, &mut sc.ws)?;
-        // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
-        // of the touched nodes) before any `ln`. No contributor is dropped: fl(1/n) = (1 + d)/n
-        // with |d| <= 2^-53, so x <= fl(1/n) gives x n <= 1 + 2^-53, which rounds to at most 1
-        // (a tie goes to the even 1.0), and ln(1) = 0 adds nothing (`project` adds terms <= 0 as
-        // 0). `ln(1 + x n)` keeps every x > 0.
-        let n = graph.num_nodes() as f64;
-        let (residual_share, min) = match cfg.value {
-            Value::PPlusR => (1.0, 1.0 / n),
-            Value::P => (0.0, 1.0 / n),
-            Value::Log1p => (0.5, 0.0),
-        };
-        sc.ws.values_unsorted(&mut sc.support, residual_share, min);
-        if graph.prefetch() {
-            // Cold file: request the pages of the support's ids at once; `project` then reads
-            // them one by one (each would otherwise be a separate page fault).
-            for &(j, _) in &sc.support {
-                graph.prefetch_id(j, &mut sc.ws.hinted);
-            }
-        }
+        support(graph, node, cfg, sc)?;
         project(graph, &sc.support, cfg, divisor, &mut sc.acc, out)
     })
+}
+
+/// The compressed row of `node` (docs/SPEC.md §2c): its wide row (`wide_cfg.dim` = `wide_dim`)
+/// mapped by `map`. Only the wide row's non-zero sums are rounded and mapped, in ascending
+/// order: the same values and order as rounding the whole row, then skipping its zeros (a
+/// non-zero sum is at least 2^-32 / ln(n), far above f32's smallest value).
+fn embed_one_mapped(
+    graph: &Graph,
+    node: u32,
+    wide_cfg: &EmbedConfig,
+    map: &LinearMap,
+    divisor: Option<f64>,
+    out: &mut [f32],
+) -> Result<()> {
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let sc = &mut *guard;
+        support(graph, node, wide_cfg, sc)?;
+        if sc.support.len() >= (1 << 26) {
+            let mut wide = vec![0f32; wide_cfg.dim];
+            project(
+                graph,
+                &sc.support,
+                wide_cfg,
+                divisor,
+                &mut sc.acc,
+                &mut wide,
+            )?;
+            map.apply(&wide, out);
+            return Ok(());
+        }
+        accumulate(graph, &sc.support, wide_cfg, &mut sc.acc)?;
+        sc.terms.clear();
+        for (j, &a) in sc.acc.iter().enumerate() {
+            if a != 0 {
+                let mut w = [0f32];
+                round_rows(std::iter::once(a as f64), divisor, &mut w);
+                sc.terms.push((j as u32, w[0]));
+            }
+        }
+        map.apply_sparse(&sc.terms, out);
+        Ok(())
+    })
+}
+
+/// Pushes from `node` and leaves in `sc.support` the `(node, x)` pairs whose terms can be
+/// non-zero, their pages requested on a cold file.
+fn support(graph: &Graph, node: u32, cfg: &EmbedConfig, sc: &mut Scratch) -> Result<()> {
+    push(graph, node, &cfg.ppr, &mut sc.ws)?;
+    // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
+    // of the touched nodes) before any `ln`. No contributor is dropped: fl(1/n) = (1 + d)/n
+    // with |d| <= 2^-53, so x <= fl(1/n) gives x n <= 1 + 2^-53, which rounds to at most 1
+    // (a tie goes to the even 1.0), and ln(1) = 0 adds nothing (`project` adds terms <= 0 as
+    // 0). `ln(1 + x n)` keeps every x > 0.
+    let n = graph.num_nodes() as f64;
+    let (residual_share, min) = match cfg.value {
+        Value::PPlusR => (1.0, 1.0 / n),
+        Value::P => (0.0, 1.0 / n),
+        Value::Log1p => (0.5, 0.0),
+    };
+    sc.ws.values_unsorted(&mut sc.support, residual_share, min);
+    if graph.prefetch() {
+        // Cold file: request the pages of the support's ids at once; `project` then reads
+        // them one by one (each would otherwise be a separate page fault).
+        for &(j, _) in &sc.support {
+            graph.prefetch_id(j, &mut sc.ws.hinted);
+        }
+    }
+    Ok(())
 }
 
 /// Signed-hash projection of `(node, x)` pairs, in any order (docs/SPEC.md §2).
@@ -217,28 +271,82 @@ fn fixed_point(v: f64) -> i64 {
 /// towards `nodes` one hop per step; when `nodes` is every node in order, each step is one
 /// sparse product over the whole graph. Row `i` depends only on `nodes[i]`, so the result is
 /// the same for any thread count or split of `nodes`.
+///
+/// A compressed config (`wide_dim > 0`) needs its fitted map: see [`embed_nodes_mapped`].
 pub fn embed_nodes(
     graph: &Graph,
     nodes: &[u32],
     cfg: &EmbedConfig,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
+    embed_nodes_mapped(graph, nodes, cfg, None, pool)
+}
+
+/// [`embed_nodes`] for any config: with `wide_dim > 0`, each unsmoothed row is hashed into
+/// `wide_dim` dimensions and mapped to `dim` by `map` (docs/SPEC.md §2c), which must have been
+/// fitted for `cfg`; smoothing then averages the mapped rows.
+pub fn embed_nodes_mapped(
+    graph: &Graph,
+    nodes: &[u32],
+    cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<f32>> {
     cfg.validate()?;
+    let map = match (cfg.wide_dim, map) {
+        (0, None) => None,
+        (0, Some(_)) => {
+            return Err(Error::param(
+                "a linear map was given but wide_dim is 0 (no compression)",
+            ))
+        }
+        (_, None) => {
+            return Err(Error::param(
+                "wide_dim is set: the compressed output needs a fitted linear map (fit first)",
+            ))
+        }
+        (_, Some(m)) => {
+            m.check(cfg)?;
+            Some(m)
+        }
+    };
     if cfg.smooth == 0 {
-        return embed_rows(graph, nodes, cfg, pool);
+        return embed_rows(graph, nodes, cfg, map, pool);
     }
     let plan = crate::smooth::Plan::new(graph, nodes, cfg.smooth)?;
-    let rows = embed_rows(graph, &plan.base_nodes(), cfg, pool)?;
+    let rows = embed_rows(graph, &plan.base_nodes(), cfg, map, pool)?;
     plan.apply(graph, rows, cfg.dim, pool)
 }
 
-/// The unsmoothed rows (docs/SPEC.md §2) of `nodes`.
+/// Row of `v`: hashed into `cfg.dim`, or with `map`, into `cfg.wide_dim` and then mapped.
+fn embed_row(
+    graph: &Graph,
+    v: u32,
+    cfg: &EmbedConfig,
+    wide_cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
+    divisor: Option<f64>,
+    row: &mut [f32],
+) -> Result<()> {
+    match map {
+        None => embed_one_scaled(graph, v, cfg, divisor, row),
+        Some(m) => embed_one_mapped(graph, v, wide_cfg, m, divisor, row),
+    }
+}
+
+/// The unsmoothed rows (docs/SPEC.md §2, §2c) of `nodes`.
 fn embed_rows(
     graph: &Graph,
     nodes: &[u32],
     cfg: &EmbedConfig,
+    map: Option<&LinearMap>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
+    let wide_cfg = EmbedConfig {
+        dim: if map.is_some() { cfg.wide_dim } else { cfg.dim },
+        wide_dim: 0,
+        ..*cfg
+    };
     let d = cfg.dim;
     let total = nodes
         .len()
@@ -251,11 +359,11 @@ fn embed_rows(
             out.par_chunks_mut(d)
                 .zip(nodes.par_iter())
                 .with_min_len(8)
-                .try_for_each(|(row, &v)| embed_one_scaled(graph, v, cfg, divisor, row))
+                .try_for_each(|(row, &v)| embed_row(graph, v, cfg, &wide_cfg, map, divisor, row))
         })?,
         _ => {
             for (row, &v) in out.chunks_mut(d).zip(nodes) {
-                embed_one_scaled(graph, v, cfg, divisor, row)?;
+                embed_row(graph, v, cfg, &wide_cfg, map, divisor, row)?;
             }
         }
     }

@@ -1,6 +1,7 @@
 //! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
 //! Ids, defaults and user-facing conveniences live in the Python facade.
 
+mod compress;
 mod config;
 mod convert;
 mod errors;
@@ -361,17 +362,20 @@ fn ppr_stats(
 }
 
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
-/// `config` says (the nodes within `config.smooth` hops are embedded first).
+/// `config` says (the nodes within `config.smooth` hops are embedded first); a compressed
+/// `config` (`wide_dim > 0`) needs its fitted `map`.
 #[pyfunction(name = "embed")]
-#[pyo3(signature = (graph, nodes, config, threads=None))]
+#[pyo3(signature = (graph, nodes, config, threads=None, map=None))]
 fn py_embed<'py>(
     py: Python<'py>,
     graph: &PyGraph,
     nodes: PyReadonlyArray1<'py, u32>,
     config: &PyEmbeddingConfig,
     threads: Option<usize>,
+    map: Option<&compress::PyLinearMap>,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let cfg = config.inner;
+    let map = map.map(|m| m.inner.clone());
     let nodes = to_vec(&nodes);
     let k = nodes.len();
     let threads = crate::parallel::resolve_threads(threads).py_err()?;
@@ -379,7 +383,7 @@ fn py_embed<'py>(
     let out = py
         .detach(move || {
             let pool = crate::parallel::pool_for(threads, k)?;
-            kembed::embed_nodes(&g, &nodes, &cfg, pool.as_deref())
+            kembed::embed_nodes_mapped(&g, &nodes, &cfg, map.as_deref(), pool.as_deref())
         })
         .py_err()?;
     out.into_pyarray(py).reshape([k, cfg.dim])
@@ -475,6 +479,7 @@ fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraph>()?;
     m.add_class::<PyEmbeddingConfig>()?;
+    m.add_class::<compress::PyLinearMap>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_class::<live::PyLiveWriter>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
@@ -491,6 +496,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
+    m.add_function(wrap_pyfunction!(compress::fit_map, m)?)?;
     m.add_function(wrap_pyfunction!(smooth_sources, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
@@ -503,6 +509,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COLUMN_PAIRS", crate::text::COLUMN_PAIRS.to_vec())?;
     m.add("WEIGHT_NAMES", crate::text::WEIGHT_NAMES.to_vec())?;
     m.add("MAX_SMOOTH", crate::smooth::MAX_SMOOTH)?;
+    m.add("MAX_FIT_NODES", crate::compress::MAX_FIT_NODES)?;
     m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;
     m.add("FORMAT_VERSION", crate::format::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,0 +1,404 @@
+"""Compressed embeddings: hash into a wide space, then one label-free linear map to ``dim``.
+
+The study behind the ``wide_dim`` setting. For every labelled data set it embeds every node at
+a wide dimension ``W`` with the library (``embed_all``), fits a linear map ``W -> dim`` on a
+sample of nodes drawn by a seeded rule (numpy, independent of the kernel's fit), applies it to
+every row and scores node classification with ``benches/quality.py``'s protocol:
+
+- tuned: ``StandardScaler`` + liblinear one-vs-rest logistic regression, the best ``C`` of
+  ``{0.003, 0.01, 0.03}`` (by test score, as for every row alike);
+- untuned (the paper's protocol): raw features, ``C = 1``;
+
+at 10 % and 90 % labels. Maps (``--maps``):
+
+``direct``
+    no map: the library hashed straight into ``dim`` (today's output).
+``pca``
+    the top ``dim`` right singular vectors of the sample's wide rows (uncentred): ``x V``.
+``pca-c``
+    the same after centring on the sample's mean: ``(x - mean) V``.
+``wpca``
+    centred and whitened: each component divided by its singular value (times ``sqrt(s)``).
+``gauss``
+    a fixed random Gaussian ``W x dim`` map (``N(0, 1/dim)``): the fit-free baseline.
+``kernel``
+    the library's own fitted map (``InstantEmbedding(dim, wide_dim=W).fit(g)``), once the
+    package has it: the configuration shipped.
+
+Peers (``--peers``, e.g. ``fastrp,prone``) are scored by the same classifier at each ``dim``.
+
+Usage::
+
+    python benches/compress_study.py --smoke
+    nice python benches/compress_study.py --datasets blogcatalog,cora --dims 32,64,128,256
+    python benches/compress_study.py --cost --datasets blogcatalog --dims 64,128,256
+
+Results go to ``--out`` (default ``benches/results/compress_study.json``), merged by key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+import _quality_peers as P  # noqa: E402
+import quality as Q  # noqa: E402
+
+CS = (0.003, 0.01, 0.03)
+FRACTIONS = (0.1, 0.9)
+DATASETS = ("blogcatalog", "ppi_homo_sapiens", "ppi_homo_sapiens_lcc", "cora", "pubmed")
+
+
+def sample_nodes(n: int, size: int, seed: int) -> np.ndarray:
+    """The fit's sample: ``min(n, size)`` distinct nodes drawn uniformly by a seeded rule."""
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=min(n, size), replace=False))
+
+
+def fit_map(
+    x: np.ndarray, kind: str, dim: int, seed: int, cache: dict[Any, Any] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(V, mean)`` of the map ``(row - mean) @ V`` fitted on the sample ``x`` (s x W).
+
+    The singular vectors come from ``eigh`` of the sample's s x s Gram matrix (exact in
+    f64), computed once per sample and centring (``cache``) and cut to each ``dim``."""
+    w = x.shape[1]
+    if kind == "gauss":
+        rng = np.random.default_rng(seed + 17)
+        return rng.standard_normal((w, dim)) / np.sqrt(dim), np.zeros(w)
+    centred = kind in ("pca-c", "wpca")
+    key = (id(x), centred)
+    if cache is None or key not in cache:
+        xf = x.astype(np.float64)
+        mean = xf.mean(0) if centred else np.zeros(w)
+        xc = xf - mean
+        vals, u = np.linalg.eigh(xc @ xc.T)
+        order = np.argsort(vals)[::-1]
+        vals, u = np.maximum(vals[order], 0.0), u[:, order]
+        rank = int(np.sum(vals > vals[0] * 1e-12)) if vals[0] > 0 else 0
+        sing = np.sqrt(vals[:rank])
+        vt = (xc.T @ u[:, :rank] / sing).T
+        got = (sing, vt, mean)
+        if cache is not None:
+            cache[key] = got
+    else:
+        got = cache[key]
+    sing, vt, mean = got
+    v = np.zeros((w, dim))
+    k = min(dim, vt.shape[0])
+    v[:, :k] = vt[:k].T
+    if kind == "wpca":
+        scale = sing[:k] / np.sqrt(len(x))
+        v[:, :k] /= np.where(scale > 0, scale, 1.0)
+    return v, mean
+
+
+def scores(x: np.ndarray, y: np.ndarray, splits: int, full: bool = True) -> dict[str, float]:
+    """Micro-F1 (%) of both protocols at each label fraction (``full``) or at 10 % labels
+    only (the ablations), mean over ``splits``."""
+    out: dict[str, float] = {}
+    for frac in FRACTIONS if full else FRACTIONS[:1]:
+        tag = f"{int(frac * 100)}"
+        best = max(
+            float(np.mean([Q.classify(x, y, frac, s, c, True)[0] for s in range(splits)]))
+            for c in CS
+        )
+        out[f"tuned_{tag}"] = best
+        out[f"untuned_{tag}"] = float(
+            np.mean([Q.classify(x, y, frac, s, 1.0, False)[0] for s in range(splits)])
+        )
+    return out
+
+
+def wide_rows(data: Any, w: int, eps: float, value: str, cache: dict[Any, np.ndarray]) -> Any:
+    import instant_embedding as ie
+
+    key = (w, eps, value)
+    if key not in cache:
+        m = ie.InstantEmbedding(w, eps=eps, value=value)
+        t = time.perf_counter()
+        cache[key] = (np.asarray(m.embed_all(data.graph, threads=1)), time.perf_counter() - t)
+    return cache[key]
+
+
+def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dict[str, Any]]:
+    cache: dict[Any, Any] = {}
+    svd_cache: dict[Any, Any] = {}
+    samples: dict[Any, np.ndarray] = {}
+    rows = []
+
+    def record(method: str, dim: int, x: np.ndarray, extra: dict[str, Any], full: bool) -> None:
+        t = time.perf_counter()
+        rec = {
+            "task": "compress",
+            "dataset": data.name,
+            "method": method,
+            "dim": dim,
+            "classifier": "tuned+untuned",
+            "eps": extra.get("eps"),
+            **extra,
+            **scores(x, data.y, args.splits, full),
+        }
+        rec["classify_s"] = time.perf_counter() - t
+        out.add(rec)
+        out.save()
+        rows.append(rec)
+        nan = float("nan")
+        print(
+            f"  {data.name} {method:28s} d={dim:<4d} tuned {rec['tuned_10']:6.2f} "
+            f"{rec.get('tuned_90', nan):6.2f}  untuned {rec['untuned_10']:6.2f} "
+            f"{rec.get('untuned_90', nan):6.2f}",
+            flush=True,
+        )
+
+    for peer in args.peers:
+        for dim in args.peer_dims:
+            x = P.embed_peer(peer, data.u, data.v, data.n, dim, seed=0, threads=1)
+            record(peer, dim, np.asarray(x, dtype=np.float32), {"splits": args.splits}, True)
+    specs = [(c, True) for c in args.configs] + [(c, False) for c in args.ablations]
+    for spec, full in specs:
+        # spec: map:W:sample:dim[:eps[:value]]
+        parts = spec.split(":")
+        kind, w, size, dim = parts[0], int(parts[1]), int(parts[2]), int(parts[3])
+        eps = float(parts[4]) if len(parts) > 4 and parts[4] else args.eps
+        value = parts[5] if len(parts) > 5 else "p+r"
+        extra: dict[str, Any] = {"eps": eps, "value": value, "splits": args.splits}
+        if kind == "direct":
+            x, secs = wide_rows(data, dim, eps, value, cache)
+            record(f"direct{'' if value == 'p+r' else '-' + value}", dim, x, extra, full)
+            continue
+        if kind == "kernel":
+            import instant_embedding as ie
+
+            m = ie.InstantEmbedding(dim, wide_dim=w, fit_nodes=size, eps=eps, value=value)
+            t = time.perf_counter()
+            m.fit(data.graph, threads=1)
+            fit_s = time.perf_counter() - t
+            t = time.perf_counter()
+            z = m.embed_all(data.graph, threads=1)
+            record(
+                f"kernel W={w} s={size}",
+                dim,
+                z,
+                {**extra, "fit_s": fit_s, "embed_s": time.perf_counter() - t},
+                full,
+            )
+            continue
+        xw, secs = wide_rows(data, w, eps, value, cache)
+        idx = sample_nodes(data.n, size, 0)
+        skey = (w, eps, value, size)
+        if skey not in samples:
+            samples[skey] = xw[idx]
+        t = time.perf_counter()
+        v, mean = fit_map(samples[skey], kind, dim, 0, svd_cache)
+        fit_s = time.perf_counter() - t
+        z = ((xw.astype(np.float64) - mean) @ v).astype(np.float32)
+        tag = f"{kind} W={w} s={size}" + ("" if value == "p+r" else f" {value}")
+        record(tag, dim, z, {**extra, "wide": w, "sample": len(idx), "fit_s": fit_s}, full)
+    return rows
+
+
+def cost(name: str, args: argparse.Namespace, out: Q.Results) -> None:
+    """Warm time per node (single-node ``embed(g, [v], threads=1)`` calls, median over
+    ``--cost-nodes`` seeded random nodes, the models interleaved node by node so that load
+    hits them alike) of today's default, of ``dim`` hashed directly and of the compressed
+    outputs; and the fit's time (wall and CPU, 1 and 2 threads)."""
+    import instant_embedding as ie
+
+    g = ie.Graph.open(C.dataset_graph(name)) if name != "smoke" else Q.smoke_dataset().graph
+    models = {"default (d=512)": ie.InstantEmbedding()}
+    for d in args.dims:
+        models[f"direct d={d}"] = ie.InstantEmbedding(d)
+        models[f"4096->{d}"] = ie.InstantEmbedding(d, wide_dim=4096)
+    rec: dict[str, Any] = {"task": "cost", "dataset": name, "method": "cost", "dim": 0}
+    for label, m in models.items():
+        if m.compressed:
+            for threads in (1, 2):
+                t, c = time.perf_counter(), time.process_time()
+                m.fit(g, threads=threads)
+                rec[f"fit_wall_s {label} t{threads}"] = time.perf_counter() - t
+                rec[f"fit_cpu_s {label} t{threads}"] = time.process_time() - c
+    rng = np.random.default_rng(0)
+    nodes = [g.nodes[i] for i in rng.integers(0, g.num_nodes, args.cost_nodes)]
+    times: dict[str, list[float]] = {k: [] for k in models}
+    for m in models.values():
+        m.embed(g, nodes[:50], threads=1)  # warm: pages, workspaces, key tables
+    for v in nodes:
+        for label, m in models.items():
+            t = time.perf_counter()
+            m.embed(g, [v], threads=1)
+            times[label].append(time.perf_counter() - t)
+    base = float(np.median(times["default (d=512)"]))
+    for label, ts in times.items():
+        med = float(np.median(ts))
+        rec[f"warm_us {label}"] = 1e6 * med
+        rec[f"warm_ratio {label}"] = med / base
+        print(f"  {name} {label:16s} warm {1e6 * med:8.1f} us  ({med / base:.2f}x default)")
+    for k, v in rec.items():
+        if k.startswith("fit_"):
+            print(f"  {name} {k}: {v:.3f}")
+    rec["load_after"] = os.getloadavg()[0]
+    out.add(rec)
+    out.save()
+
+
+def plot(paths: list[Path], target: Path) -> None:
+    """Micro-F1 (tuned, 10 % labels) against dim: direct hashing, the library's fitted map,
+    and FastRP / ProNE at 128, one panel per data set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    recs = []
+    for p in paths:
+        with open(p) as f:
+            recs += [r for r in json.load(f)["records"] if r.get("task") == "compress"]
+    names = [d for d in DATASETS if any(r["dataset"] == d for r in recs)]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        mine = [r for r in recs if r["dataset"] == name and "tuned_90" in r]
+        for method, style, label in (
+            ("direct", "o-", "hashed to dim"),
+            ("kernel W=4096 s=2000", "s-", "4096 -> dim (fitted map)"),
+        ):
+            pts = sorted((r["dim"], r["tuned_10"]) for r in mine if r["method"] == method)
+            if pts:
+                ax.plot(*zip(*pts), style, label=label)
+        for peer, marker in (("fastrp", "^"), ("prone", "v")):
+            pts = [(r["dim"], r["tuned_10"]) for r in mine if r["method"] == peer]
+            if pts:
+                ax.plot(*zip(*pts), marker, ms=9, label=f"{peer} d=128", linestyle="none")
+        ax.set_xscale("log", base=2)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("dim")
+    axes[0][0].set_ylabel("Micro-F1, 10 % labels (tuned)")
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    print(f"wrote {target}")
+
+
+def default_configs(dims: list[int]) -> list[str]:
+    """The main grid, scored in full: direct, numpy PCA and the kernel's map at each dim."""
+    cfgs = []
+    for d in dims:
+        cfgs += [f"direct:0:0:{d}", f"pca:4096:2000:{d}", f"kernel:4096:2000:{d}"]
+    return [*cfgs, "direct:0:0:512"]
+
+
+def default_ablations() -> list[str]:
+    """The choices, at dim 128 and 10 % labels: map kind, wide size, sample size, value, eps."""
+    return [
+        "pca-c:4096:2000:128",
+        "wpca:4096:2000:128",
+        "gauss:4096:2000:128",
+        "pca:1024:2000:128",
+        "pca:2048:2000:128",
+        "pca:4096:1000:128",
+        "pca:4096:4000:128",
+        "pca:4096:2000:512",
+        "pca:4096:2000:128::log1p",
+        "pca:4096:2000:128:1e-5",
+        "direct:0:0:128:1e-5",
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--datasets", type=Q._list(str), default=list(DATASETS))
+    ap.add_argument("--dims", type=Q._list(int), default=[32, 64, 128, 256])
+    ap.add_argument(
+        "--configs",
+        type=Q._list(str),
+        default=None,
+        help="map:W:sample:dim[:eps[:value]] items scored in full (default: the study's grid "
+        "over --dims)",
+    )
+    ap.add_argument(
+        "--ablations",
+        type=Q._list(str),
+        default=None,
+        help="more such items, scored at 10 %% labels only (default: the study's ablations)",
+    )
+    ap.add_argument("--peers", type=Q._list(str), default=["fastrp", "prone"])
+    ap.add_argument("--peer-dims", type=Q._list(int), default=[128])
+    ap.add_argument("--splits", type=int, default=1)
+    ap.add_argument("--eps", type=float, default=1e-4)
+    ap.add_argument("--out", type=Path, default=C.RESULTS / "compress_study.json")
+    ap.add_argument("--smoke", action="store_true", help="a tiny planted graph, no shared data")
+    ap.add_argument(
+        "--cost",
+        action="store_true",
+        help="only the cost: warm time per node against the default, and the fit's time",
+    )
+    ap.add_argument("--cost-nodes", type=int, default=1000)
+    ap.add_argument(
+        "--plot",
+        type=Q._list(Path),
+        default=None,
+        help="only plot these result files into docs/fig_compress.png",
+    )
+    args = ap.parse_args()
+    if args.plot:
+        plot(args.plot, C.REPO / "docs" / "fig_compress.png")
+        return
+    if args.configs is None:
+        args.configs = default_configs(args.dims)
+    if args.ablations is None:
+        args.ablations = default_ablations()
+    if args.smoke:
+        args.cost_nodes = 20
+        args.out = Path(tempfile.mkdtemp(prefix="compress_smoke_")) / "compress.json"
+        args.datasets, args.peers = ["smoke"], []
+        args.ablations = ["pca-c:256:100:8"]
+        args.configs = [
+            "direct:0:0:8",
+            "pca:256:100:8",
+            "wpca:256:100:8",
+            "gauss:256:100:8",
+        ]
+        try:
+            import instant_embedding as ie
+
+            if "wide_dim" in ie.InstantEmbedding().get_params():
+                args.configs.append("kernel:256:100:8")
+        except ImportError:
+            pass
+    meta = {"machine": C.machine_info(), "argv": sys.argv[1:], "splits": args.splits}
+    out = Q.Results(args.out, meta, merge=not args.smoke)
+    if args.cost:
+        for name in args.datasets:
+            cost(name, args, out)
+        return
+    for name in args.datasets:
+        data = Q.smoke_dataset() if name == "smoke" else Q.load_dataset(name)
+        print(f"{name}: {data.n} nodes", flush=True)
+        rows = run_dataset(data, args, out)
+        C.print_table(
+            rows,
+            ["dataset", "method", "dim", "tuned_10", "tuned_90", "untuned_10", "untuned_90"],
+        )
+    out.save()
+    if args.smoke:
+        args.dims = [8]
+        cost("smoke", args, out)
+        recs = [r for r in out.records.values() if r["task"] == "compress"]
+        bad = [r for r in recs if not all(0 <= r[k] <= 100 for k in ("tuned_10", "untuned_10"))]
+        if bad or not recs:
+            raise SystemExit("smoke check failed: " + json.dumps(bad))
+        print("smoke OK")
+
+
+if __name__ == "__main__":
+    main()
