@@ -19,6 +19,17 @@ from helpers import run_cli
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
+# A file whose reading is a known open bug fails its test until fixed (strict xfail).
+CASES = [
+    pytest.param(
+        e,
+        id=e["file"],
+        marks=[pytest.mark.xfail(strict=True, reason=e["known_issue"])]
+        if "known_issue" in e
+        else [],
+    )
+    for e in MANIFEST
+]
 REFUSALS = (ie.GraphFormatError, ValueError)
 
 
@@ -72,13 +83,13 @@ def check_refusal(err: str, entry: dict[str, Any]) -> None:
     line = err.strip().splitlines()[-1] if err.strip() else ""
     assert line, f"{entry['file']}: refused without a message"
     # a CLI flag, a Python parameter (name=... or a *_col), a function, or what to pass
-    names = ("--", "=", "_col", "pass ", "ie.", "from_", "use ", "write it")
+    names = ("--", "=", "_col", "pass ", "ie.", "from_", "use ", "write it", "convert", "delete")
     assert any(n in line for n in names), (
         f"{entry['file']}: the refusal names nothing that settles it: {line}"
     )
 
 
-@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
+@pytest.mark.parametrize("entry", CASES)
 def test_convert_reads_the_writers_graph_or_refuses(entry, tmp_path):
     _needs(entry)
     src = CORPUS / entry["file"]
@@ -108,7 +119,7 @@ def _flags(options: dict[str, Any]) -> list[str]:
     return flags
 
 
-@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
+@pytest.mark.parametrize("entry", CASES)
 def test_the_convert_command_agrees(entry, tmp_path):
     _needs(entry)
     src = CORPUS / entry["file"]

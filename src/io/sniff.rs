@@ -33,6 +33,8 @@ pub enum Content {
     Dot,
     /// GML (`graph [`, or igraph's `Creator "..."` line, first).
     Gml,
+    /// LEDA's native graph format (`LEDA.GRAPH` first).
+    Leda,
     /// Anything else: text edge lists, CSV, binary data.
     Other,
 }
@@ -49,6 +51,7 @@ impl Content {
             Content::Pajek => "pajek",
             Content::Dot => "dot",
             Content::Gml => "gml",
+            Content::Leda => "leda",
             Content::Other => "",
         }
     }
@@ -126,6 +129,9 @@ pub fn classify(head: &[u8]) -> Content {
             if low.starts_with(kw) {
                 return Content::Pajek;
             }
+        }
+        if low.starts_with(b"leda.graph") {
+            return Content::Leda;
         }
         if is_dot(body) {
             return Content::Dot;
@@ -266,11 +272,13 @@ pub fn unsupported(path: &Path, content: &Content) -> Option<Error> {
         Content::Xml(r) => format!("an XML document (root element <{r}>), not GraphML"),
         Content::Dot => "a Graphviz DOT file".to_string(),
         Content::Gml => "a GML file".to_string(),
+        Content::Leda => "a LEDA graph file".to_string(),
         _ => return None,
     };
     let load = match content {
         Content::Dot => "networkx.nx_pydot.read_dot",
         Content::Gml => "networkx.read_gml",
+        Content::Leda => "networkx.read_leda",
         Content::Xml(r) if r.eq_ignore_ascii_case("gexf") => "networkx.read_gexf",
         _ => "networkx",
     };
@@ -301,6 +309,10 @@ mod tests {
         assert_eq!(classify(b"*vertices 3\n1 \"a\"\n"), Content::Pajek);
         assert_eq!(classify(b"% c\n*Network x\n*Vertices 3\n"), Content::Pajek);
         assert_eq!(classify(b"digraph G {\n a -> b;\n}\n"), Content::Dot);
+        assert_eq!(
+            classify(b"LEDA.GRAPH\nstring\nvoid\n-2\n3\n"),
+            Content::Leda
+        );
         assert_eq!(classify(b"strict graph {\n a -- b\n}\n"), Content::Dot);
         assert_eq!(classify(b"/* x */ graph{a--b}"), Content::Dot);
         assert_eq!(classify(b"  [[1, 2]]"), Content::Json);

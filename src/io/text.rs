@@ -250,6 +250,19 @@ fn read_some(r: &mut dyn Read, buf: &mut [u8], path: &Path, line: u64) -> Result
 /// Refuses the start of a file that is not text: a one-line description and what to do.
 fn check_head(path: &Path, head: &[u8]) -> Result<()> {
     let name = path.display();
+    // Excel's delimiter hint line (`sep=;`) is not data: read as a record it would make the
+    // real header an edge.
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    if text.len() >= 5
+        && text[..4].eq_ignore_ascii_case(b"sep=")
+        && matches!(text.get(5), None | Some(b'\r') | Some(b'\n'))
+    {
+        let c = text[4] as char;
+        return Err(Error::format(format!(
+            "{name}:1: 'sep={c}' is a spreadsheet's delimiter hint, not data: delete that line \
+             and pass delimiter='{c}'"
+        )));
+    }
     if head.starts_with(b"IEGRAPH\0") {
         return Err(Error::format(format!(
             "{name} is an instant-embedding graph file already: open it, there is nothing to convert"
@@ -2039,6 +2052,10 @@ mod tests {
             ),
             (b"alice\nbob\n", "found 1 column"),
             (b"a;b\nc;d\n", "pass delimiter=';'"),
+            (
+                b"sep=;\r\nsource;target\r\n1;2\r\n",
+                "delete that line and pass delimiter=';'",
+            ),
             (b"", "empty file"),
             (b"# only\n\n", "every line is blank or a comment"),
         ] {

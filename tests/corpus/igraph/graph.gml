@@ -1,4 +1,4 @@
-Creator "igraph version 1.0.0 Fri Nov 27 00:39:35 2026"
+Creator "igraph version 1.0.0 Fri Nov 27 01:28:51 2026"
 Version 1
 graph
 [
