@@ -18,7 +18,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::embed::{embed_one, EmbedConfig, Value};
+use instant_embedding::config::{EmbeddingConfig, Value};
+use instant_embedding::embed::embed_one;
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
@@ -86,12 +87,12 @@ fn bench(c: &mut Criterion) {
         });
         grp.finish();
 
-        let ecfg = EmbedConfig {
+        let ecfg = EmbeddingConfig {
             dim: 512,
             seed: 0,
             value: Value::PPlusR,
             ppr: cfg,
-            ..EmbedConfig::default()
+            ..EmbeddingConfig::default()
         };
         let mut out = vec![0f32; 512];
         let mut i = 0usize;

@@ -2,7 +2,8 @@
 //! Usage: cargo run --release --example push_timing -- GRAPH [eps] [dim] [queries] [value]
 use std::time::Instant;
 
-use instant_embedding::embed::{embed_one, EmbedConfig, Value};
+use instant_embedding::config::{EmbeddingConfig, Value};
+use instant_embedding::embed::embed_one;
 use instant_embedding::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
 
@@ -12,10 +13,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Defaults: the library's.
     let eps: f64 = args
         .get(2)
-        .map_or(Ok(EmbedConfig::DEFAULT.ppr.eps), |s| s.parse())?;
+        .map_or(Ok(EmbeddingConfig::DEFAULT.ppr.eps), |s| s.parse())?;
     let dim: usize = args
         .get(3)
-        .map_or(Ok(EmbedConfig::DEFAULT.dim), |s| s.parse())?;
+        .map_or(Ok(EmbeddingConfig::DEFAULT.dim), |s| s.parse())?;
     let queries: usize = args.get(4).map_or(Ok(1000), |s| s.parse())?;
     let value = Value::parse(args.get(5).map_or("p+r", |s| s.as_str()))?;
     let n = g.num_nodes() as u64;
@@ -53,12 +54,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         touched as f64 / queries as f64,
         dt * 1e9 / pushes as f64
     );
-    let ecfg = EmbedConfig {
+    let ecfg = EmbeddingConfig {
         dim,
         seed: 0,
         value,
         ppr: cfg,
-        ..EmbedConfig::default()
+        ..EmbeddingConfig::default()
     };
     let mut out = vec![0f32; dim];
     let mut best = f64::INFINITY;

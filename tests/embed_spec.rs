@@ -10,8 +10,9 @@
 //! signed hash (`SignedHasher`) is pinned by frozen golden values of its own.
 
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::config::{Normalize, Value};
 use instant_embedding::csr::Graph;
-use instant_embedding::embed::{embed_nodes, Normalize, Value};
+use instant_embedding::embed::embed_nodes;
 use instant_embedding::hashing::{splitmix64, SignedHasher};
 use instant_embedding::ppr::{ppr_state, PprConfig, Variant};
 use instant_embedding::EmbeddingConfig;

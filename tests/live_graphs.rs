@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::config::{EmbeddingConfig, Normalize, Value};
 use instant_embedding::csr::{Graph, NodeId};
-use instant_embedding::embed::{embed_nodes, EmbedConfig, Normalize, Value};
+use instant_embedding::embed::embed_nodes;
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::live::{log_path, Ids, LiveWriter};
 use instant_embedding::livelog::{LogId, DATA_START};
@@ -224,7 +225,7 @@ fn assert_same(live: &Graph, want: &Graph, what: &str) {
         (Value::Log1p, Normalize::LnN),
         (Value::PPlusR, Normalize::None),
     ] {
-        let cfg = EmbedConfig {
+        let cfg = EmbeddingConfig {
             dim: 32,
             value,
             normalize,
@@ -232,7 +233,7 @@ fn assert_same(live: &Graph, want: &Graph, what: &str) {
                 eps: 1e-4,
                 ..PprConfig::default()
             },
-            ..EmbedConfig::default()
+            ..EmbeddingConfig::default()
         };
         let a = embed_nodes(live, &order, &cfg, None).unwrap();
         let all: Vec<u32> = (0..n).collect();
@@ -609,10 +610,10 @@ fn touch(g: &Graph) {
     }
     note(g.lookup_str("n5").map(drop));
     let all: Vec<u32> = (0..n).collect();
-    let ecfg = EmbedConfig {
+    let ecfg = EmbeddingConfig {
         dim: 8,
         ppr: cfg,
-        ..EmbedConfig::default()
+        ..EmbeddingConfig::default()
     };
     note(embed_nodes(g, &all, &ecfg, None).map(drop));
     if g.validate().is_ok() {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
 use instant_embedding::csr::Graph;
-use instant_embedding::embed::{embed_one, EmbedConfig};
+use instant_embedding::embed::{embed_one, EmbeddingConfig};
 use instant_embedding::format::{checksum, NBR_CODES_OFF};
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::live::{Ids, LiveWriter};
@@ -188,10 +188,10 @@ fn same_decisions(image: &[u8], floor: &dyn Fn(u32) -> f64, seeds: &[u32]) -> (u
                     }
                 }
                 // Embeddings too (the projection of the same vectors).
-                let ecfg = EmbedConfig {
+                let ecfg = EmbeddingConfig {
                     dim: 32,
                     ppr: cfg,
-                    ..EmbedConfig::DEFAULT
+                    ..EmbeddingConfig::DEFAULT
                 };
                 let (mut a, mut b) = (vec![0f32; 32], vec![0f32; 32]);
                 embed_one(&coded(image, true), seeds[0], &ecfg, &mut a).unwrap();
@@ -265,7 +265,7 @@ fn stored_codes_bound_the_true_strengths_for_every_writer() {
             o
         };
         let path = dir.path().join(format!("p{directed}{weighted}.graph"));
-        let pool = instant_embedding::embed::pool(2).unwrap();
+        let pool = instant_embedding::parallel::pool(2).unwrap();
         let mut stats = instant_embedding::reorder::ReorderStats::default();
         instant_embedding::reorder::write_permuted(
             &graph(&image),
@@ -382,7 +382,7 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
         .map(|i| ((u64::from(i) * 619) % u64::from(n)) as u32)
         .collect();
     let path = dir.path().join("r.graph");
-    let pool = instant_embedding::embed::pool(1).unwrap();
+    let pool = instant_embedding::parallel::pool(1).unwrap();
     let mut stats = instant_embedding::reorder::ReorderStats::default();
     instant_embedding::reorder::write_permuted(
         &graph(&image),

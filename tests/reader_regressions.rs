@@ -9,7 +9,7 @@
 
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::csr::{Graph, NodeId};
-use instant_embedding::embed::{embed_nodes, EmbedConfig};
+use instant_embedding::embed::{embed_nodes, EmbeddingConfig};
 use instant_embedding::format::{checksum, Sec, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::Error;
@@ -134,11 +134,11 @@ fn touch_everything(g: &Graph) -> Vec<Error> {
     }
     record(g.lookup_str("no such node").map(drop));
     let nodes: Vec<u32> = (0..n).collect();
-    let ecfg = EmbedConfig {
+    let ecfg = EmbeddingConfig {
         dim: 8,
         seed: 0,
         ppr: cfg,
-        ..EmbedConfig::default()
+        ..EmbeddingConfig::default()
     };
     record(embed_nodes(g, &nodes, &ecfg, None).map(drop));
     let valid = g.validate();

@@ -16,8 +16,9 @@ use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
 use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::config::{EmbeddingConfig, Normalize, Value};
 use instant_embedding::csr::{Graph, NodeId};
-use instant_embedding::embed::{embed_nodes, embed_one, EmbedConfig, Normalize, Value};
+use instant_embedding::embed::{embed_nodes, embed_one};
 use instant_embedding::format::{checksum, HEADER_LEN, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::{Error, Result};
@@ -223,11 +224,11 @@ pub fn touch_everything(g: &Graph) {
     }
     record(g.lookup_str("").map(drop));
     let nodes: Vec<u32> = (0..n).collect();
-    let ecfg = EmbedConfig {
+    let ecfg = EmbeddingConfig {
         dim: 8,
         seed: 1,
         ppr: cfg,
-        ..EmbedConfig::default()
+        ..EmbeddingConfig::default()
     };
     record(embed_nodes(g, &nodes, &ecfg, None).map(drop));
     let valid = g.validate();
@@ -463,7 +464,7 @@ pub fn push_params(inp: PushInput) {
             a.iter().map(|e| e.1).sum::<f64>() <= 1.0 + 1e-9,
             "mass above 1"
         );
-        let ecfg = EmbedConfig {
+        let ecfg = EmbeddingConfig {
             dim: 1 + inp.dim as usize % 64,
             seed: inp.eps_bits,
             ppr: cfg,
@@ -475,7 +476,7 @@ pub fn push_params(inp: PushInput) {
                 Normalize::None
             },
             smooth: 0,
-            ..EmbedConfig::DEFAULT
+            ..EmbeddingConfig::DEFAULT
         };
         let mut out = vec![0f32; ecfg.dim];
         embed_one(&g, seed, &ecfg, &mut out).expect("embed on a valid graph");

@@ -13,19 +13,14 @@ use rayon::prelude::*;
 
 pub use crate::compress::LinearMap;
 pub use crate::config::EmbeddingConfig;
+use crate::config::Value;
 use crate::csr::Graph;
 use crate::error::{Error, Result};
 use crate::hashing::SignedHasher;
 use crate::ppr::{push, Workspace};
-// The pools moved to `crate::parallel`; these paths stay for the code that still names them.
-pub use crate::parallel::{pool, pool_for, resolve_threads};
-// The setting types live with the settings; these paths stay for the code that names them here.
-pub use crate::config::{Normalize, Value, MAX_DIM};
 
 pub const DEFAULT_DIM: usize = EmbeddingConfig::DEFAULT.dim;
 pub const DEFAULT_SEED: u64 = EmbeddingConfig::DEFAULT.seed;
-/// The short name used throughout the kernel.
-pub type EmbedConfig = EmbeddingConfig;
 
 struct Scratch {
     ws: Workspace,
@@ -48,7 +43,7 @@ thread_local! {
 const FIXED_ONE: f64 = 4294967296.0;
 
 /// Embeds one node into `out` (length `cfg.dim`). Uses this thread's reusable workspace.
-pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -> Result<()> {
+pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbeddingConfig, out: &mut [f32]) -> Result<()> {
     let divisor = cfg.normalize.divisor(graph.num_nodes());
     embed_one_scaled(graph, node, cfg, divisor, out)
 }
@@ -58,7 +53,7 @@ pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbedConfig, out: &mut [f32]) -
 fn embed_one_scaled(
     graph: &Graph,
     node: u32,
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     divisor: Option<f64>,
     out: &mut [f32],
 ) -> Result<()> {
@@ -78,7 +73,7 @@ fn embed_one_scaled(
 fn embed_one_mapped(
     graph: &Graph,
     node: u32,
-    wide_cfg: &EmbedConfig,
+    wide_cfg: &EmbeddingConfig,
     map: &LinearMap,
     divisor: Option<f64>,
     out: &mut [f32],
@@ -116,7 +111,7 @@ fn embed_one_mapped(
 
 /// Pushes from `node` and leaves in `sc.support` the `(node, x)` pairs whose terms can be
 /// non-zero, their pages requested on a cold file.
-fn support(graph: &Graph, node: u32, cfg: &EmbedConfig, sc: &mut Scratch) -> Result<()> {
+fn support(graph: &Graph, node: u32, cfg: &EmbeddingConfig, sc: &mut Scratch) -> Result<()> {
     push(graph, node, &cfg.ppr, &mut sc.ws)?;
     // With `ln(x n)` only x > 1/n contributes: a branch-free pass drops the rest (about half
     // of the touched nodes) before any `ln`. No contributor is dropped: fl(1/n) = (1 + d)/n
@@ -152,7 +147,7 @@ fn support(graph: &Graph, node: u32, cfg: &EmbedConfig, sc: &mut Scratch) -> Res
 pub fn project(
     graph: &Graph,
     support: &[(u32, f64)],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     divisor: Option<f64>,
     acc: &mut Vec<i64>,
     out: &mut [f32],
@@ -196,7 +191,7 @@ fn round_rows(sums: impl Iterator<Item = f64>, divisor: Option<f64>, out: &mut [
 fn accumulate<A>(
     graph: &Graph,
     support: &[(u32, f64)],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     acc: &mut Vec<A>,
 ) -> Result<()>
 where
@@ -226,7 +221,7 @@ where
 fn accumulate_with<A, K>(
     graph: &Graph,
     support: &[(u32, f64)],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     acc: &mut [A],
     key_of: K,
 ) -> Result<()>
@@ -276,7 +271,7 @@ fn fixed_point(v: f64) -> i64 {
 pub fn embed_nodes(
     graph: &Graph,
     nodes: &[u32],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
     embed_nodes_mapped(graph, nodes, cfg, None, pool)
@@ -288,7 +283,7 @@ pub fn embed_nodes(
 pub fn embed_nodes_mapped(
     graph: &Graph,
     nodes: &[u32],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     map: Option<&LinearMap>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
@@ -322,8 +317,8 @@ pub fn embed_nodes_mapped(
 fn embed_row(
     graph: &Graph,
     v: u32,
-    cfg: &EmbedConfig,
-    wide_cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
+    wide_cfg: &EmbeddingConfig,
     map: Option<&LinearMap>,
     divisor: Option<f64>,
     row: &mut [f32],
@@ -338,11 +333,11 @@ fn embed_row(
 fn embed_rows(
     graph: &Graph,
     nodes: &[u32],
-    cfg: &EmbedConfig,
+    cfg: &EmbeddingConfig,
     map: Option<&LinearMap>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Vec<f32>> {
-    let wide_cfg = EmbedConfig {
+    let wide_cfg = EmbeddingConfig {
         dim: if map.is_some() { cfg.wide_dim } else { cfg.dim },
         wide_dim: 0,
         ..*cfg
@@ -374,6 +369,7 @@ fn embed_rows(
 mod tests {
     use super::*;
     use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+    use crate::config::Normalize;
     use crate::hashing::splitmix64;
     use crate::ppr::{sort_by_node, PprConfig};
 
@@ -453,9 +449,9 @@ mod tests {
         // A ring with chords; any graph works: project() only needs n and hash keys.
         let n = 1000u32;
         let g = chord_ring(n, IdTable::Implicit);
-        let cfg = EmbedConfig {
+        let cfg = EmbeddingConfig {
             dim: 64,
-            ..EmbedConfig::default()
+            ..EmbeddingConfig::default()
         };
         let mut support: Vec<(u32, f64)> = (0..n)
             .map(|j| (j, 1.0 / (1.0 + f64::from(j)) + 1e-9 * f64::from(j)))
@@ -482,16 +478,16 @@ mod tests {
         assert_eq!(Normalize::None.divisor(1000), None);
         for n in [1u32, 2, 3, 1000] {
             let g = chord_ring(n, IdTable::Implicit);
-            let base = EmbedConfig {
+            let base = EmbeddingConfig {
                 dim: 24,
                 ppr: PprConfig {
                     eps: 1e-4,
                     ..PprConfig::default()
                 },
-                ..EmbedConfig::default()
+                ..EmbeddingConfig::default()
             };
             assert_eq!(base.normalize, Normalize::LnN, "the default");
-            let plain = EmbedConfig {
+            let plain = EmbeddingConfig {
                 normalize: Normalize::None,
                 ..base
             };
@@ -528,13 +524,13 @@ mod tests {
         let names: Vec<String> = (0..n).map(|i| format!("node-{}", i * 31 % n)).collect();
         let warm = chord_ring(n, IdTable::Str(names.clone()));
         let fresh = chord_ring(n, IdTable::Str(names));
-        let cfg = EmbedConfig {
+        let cfg = EmbeddingConfig {
             dim: 32,
             ppr: PprConfig {
                 eps: 1e-4,
                 ..PprConfig::default()
             },
-            ..EmbedConfig::default()
+            ..EmbeddingConfig::default()
         };
         let nodes: Vec<u32> = (0..n).collect();
         assert!(warm.hash_keys().unwrap().is_none());
@@ -566,14 +562,14 @@ mod tests {
         ] {
             let g = chord_ring(n, ids);
             let d = 16;
-            let cfg = EmbedConfig {
+            let cfg = EmbeddingConfig {
                 dim: d,
                 smooth: 2,
                 ppr: PprConfig {
                     eps: 1e-3,
                     ..PprConfig::default()
                 },
-                ..EmbedConfig::default()
+                ..EmbeddingConfig::default()
             };
             let all: Vec<u32> = (0..n).collect();
             let whole = embed_nodes(&g, &all, &cfg, None).unwrap();
@@ -581,7 +577,7 @@ mod tests {
                 whole,
                 embed_nodes(&g, &all, &cfg.unsmoothed(), None).unwrap()
             );
-            let pool = pool(3).unwrap();
+            let pool = crate::parallel::pool(3).unwrap();
             assert_eq!(whole, embed_nodes(&g, &all, &cfg, Some(&pool)).unwrap());
             let reversed: Vec<u32> = all.iter().rev().copied().collect();
             for pick in [vec![5u32], vec![7, 7, 299, 0], reversed] {

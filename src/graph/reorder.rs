@@ -544,7 +544,8 @@ pub fn reorder(
 mod tests {
     use super::*;
     use crate::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-    use crate::embed::{embed_one, EmbedConfig, Value};
+    use crate::config::{EmbeddingConfig, Value};
+    use crate::embed::embed_one;
     use crate::ppr::{ppr_state, PprConfig};
 
     /// Two dense communities joined by a few edges, plus a path and an isolated node, with the
@@ -658,7 +659,7 @@ mod tests {
                         };
                         assert_eq!(new_keys[nv as usize], keys[v as usize]);
                         for value in [Value::PPlusR, Value::P] {
-                            let cfg = EmbedConfig {
+                            let cfg = EmbeddingConfig {
                                 dim: 32,
                                 seed: 3,
                                 value,
@@ -666,7 +667,7 @@ mod tests {
                                     eps: 1e-7,
                                     ..PprConfig::default()
                                 },
-                                ..EmbedConfig::default()
+                                ..EmbeddingConfig::default()
                             };
                             let (mut a, mut b) = (vec![0f32; 32], vec![0f32; 32]);
                             embed_one(&g, v, &cfg, &mut a).unwrap();

@@ -504,7 +504,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
-    m.add("MAX_DIM", kembed::MAX_DIM)?;
+    m.add("MAX_DIM", crate::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
     m.add("COLUMN_PAIRS", crate::text::COLUMN_PAIRS.to_vec())?;
     m.add("WEIGHT_NAMES", crate::text::WEIGHT_NAMES.to_vec())?;
