@@ -17,11 +17,11 @@ mod model;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::config::{EmbeddingConfig, Value};
+use instant_embedding::embed::config::{EmbeddingConfig, Value};
 use instant_embedding::embed::embed_one;
+use instant_embedding::embed::ppr::{push, PprConfig, Workspace};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::hashing::splitmix64;
-use instant_embedding::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
 
 const NODES: u64 = 100_000;

@@ -2,9 +2,9 @@
 //! Usage: cargo run --release --example push_timing -- GRAPH [eps] [dim] [queries] [value]
 use std::time::Instant;
 
-use instant_embedding::config::{EmbeddingConfig, Value};
+use instant_embedding::embed::config::{EmbeddingConfig, Value};
 use instant_embedding::embed::embed_one;
-use instant_embedding::ppr::{push, PprConfig, Workspace};
+use instant_embedding::embed::ppr::{push, PprConfig, Workspace};
 use instant_embedding::Graph;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -91,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             shuffled.swap(i, j);
         }
         let t = Instant::now();
-        instant_embedding::ppr::sort_by_node(&mut shuffled, &mut sort_buf);
+        instant_embedding::embed::ppr::sort_by_node(&mut shuffled, &mut sort_buf);
         t_sort += t.elapsed().as_secs_f64();
         assert_eq!(shuffled, sup);
         let mut again = sup.clone();

@@ -12,15 +12,9 @@ pub mod io;
 pub mod live;
 pub mod parallel;
 
-// The flat paths of each module, kept as aliases while code moves into the wings above.
-pub use embed::{compress, config, ppr, smooth};
-pub use graph::{build, csr, external, format, reorder, strength_code};
-pub use io::{adjlist, graphml, json, mtx, pajek, sniff, source, text, webgraph};
-pub use live::log as livelog;
-
 #[cfg(feature = "python")]
 mod python;
 
-pub use config::EmbeddingConfig;
-pub use csr::Graph;
+pub use embed::config::EmbeddingConfig;
 pub use error::{Error, Result};
+pub use graph::csr::Graph;

@@ -9,12 +9,12 @@
 //! smoothing steps `E_i[u] = f32(sum w(u,v) E_{i-1}[v] / sum w(u,v))` in f64, in row order. The
 //! signed hash (`SignedHasher`) is pinned by frozen golden values of its own.
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::config::{Normalize, Value};
-use instant_embedding::csr::Graph;
+use instant_embedding::embed::config::{Normalize, Value};
 use instant_embedding::embed::embed_nodes;
+use instant_embedding::embed::ppr::{ppr_state, PprConfig, Variant};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::graph::csr::Graph;
 use instant_embedding::hashing::{splitmix64, SignedHasher};
-use instant_embedding::ppr::{ppr_state, PprConfig, Variant};
 use instant_embedding::EmbeddingConfig;
 
 const VALUES: [Value; 3] = [Value::PPlusR, Value::P, Value::Log1p];

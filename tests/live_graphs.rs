@@ -6,14 +6,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-use instant_embedding::config::{EmbeddingConfig, Normalize, Value};
-use instant_embedding::csr::{Graph, NodeId};
+use instant_embedding::embed::config::{EmbeddingConfig, Normalize, Value};
 use instant_embedding::embed::embed_nodes;
+use instant_embedding::embed::ppr::{ppr_state, PprConfig, Variant};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::graph::csr::{Graph, NodeId};
 use instant_embedding::hashing::splitmix64;
+use instant_embedding::live::log::{LogId, DATA_START};
 use instant_embedding::live::{log_path, Ids, LiveWriter};
-use instant_embedding::livelog::{LogId, DATA_START};
-use instant_embedding::ppr::{ppr_state, PprConfig, Variant};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -418,8 +418,8 @@ fn power_loss_at_every_byte_of_a_commit_shows_a_complete_commit() {
     let mut cuts = 0;
     for k in 1..states.len() {
         let (pre, post) = (&states[k - 1], &states[k]);
-        let slot = instant_embedding::livelog::SLOT_OFFSETS[k % 2] as usize;
-        let slot_len = instant_embedding::livelog::SLOT_LEN;
+        let slot = instant_embedding::live::log::SLOT_OFFSETS[k % 2] as usize;
+        let slot_len = instant_embedding::live::log::SLOT_LEN;
         let seg_start = pre.len();
         assert!(post.len() > seg_start);
         // Only the slot changes in place; the rest is appended.
@@ -633,7 +633,7 @@ fn touch(g: &Graph) {
 /// structural checks, read by `read_log` and attached to their graph.
 #[test]
 fn mutated_logs_never_crash_and_validated_ones_answer_queries() {
-    use instant_embedding::livelog::{forge_checksums, read_log};
+    use instant_embedding::live::log::{forge_checksums, read_log};
     let dir = tempfile::tempdir().unwrap();
     let logs = sample_logs(dir.path());
     // The unmutated logs are valid and read back.

@@ -9,14 +9,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-use instant_embedding::csr::Graph;
+use instant_embedding::embed::ppr::{ppr_state, push, PprConfig, Variant, Workspace};
 use instant_embedding::embed::{embed_one, EmbeddingConfig};
-use instant_embedding::format::{checksum, NBR_CODES_OFF};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::graph::csr::Graph;
+use instant_embedding::graph::format::{checksum, NBR_CODES_OFF};
+use instant_embedding::graph::strength_code::bounds;
 use instant_embedding::hashing::splitmix64;
 use instant_embedding::live::{Ids, LiveWriter};
-use instant_embedding::ppr::{ppr_state, push, PprConfig, Variant, Workspace};
-use instant_embedding::strength_code::bounds;
 
 fn rd(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(b[off..off + 8].try_into().unwrap())
@@ -207,7 +207,7 @@ fn same_decisions(image: &[u8], floor: &dyn Fn(u32) -> f64, seeds: &[u32]) -> (u
 }
 
 fn code_for(weighted: bool, floor: f64) -> u8 {
-    instant_embedding::strength_code::code_of(weighted, floor)
+    instant_embedding::graph::strength_code::code_of(weighted, floor)
 }
 
 #[test]
@@ -266,8 +266,8 @@ fn stored_codes_bound_the_true_strengths_for_every_writer() {
         };
         let path = dir.path().join(format!("p{directed}{weighted}.graph"));
         let pool = instant_embedding::parallel::pool(2).unwrap();
-        let mut stats = instant_embedding::reorder::ReorderStats::default();
-        instant_embedding::reorder::write_permuted(
+        let mut stats = instant_embedding::graph::reorder::ReorderStats::default();
+        instant_embedding::graph::reorder::write_permuted(
             &graph(&image),
             &order,
             &path,
@@ -383,8 +383,8 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
         .collect();
     let path = dir.path().join("r.graph");
     let pool = instant_embedding::parallel::pool(1).unwrap();
-    let mut stats = instant_embedding::reorder::ReorderStats::default();
-    instant_embedding::reorder::write_permuted(
+    let mut stats = instant_embedding::graph::reorder::ReorderStats::default();
+    instant_embedding::graph::reorder::write_permuted(
         &graph(&image),
         &order,
         &path,

@@ -16,10 +16,10 @@
 // Dense matrix code reads best with explicit indices.
 #![allow(clippy::needless_range_loop)]
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::csr::Graph;
+use instant_embedding::embed::ppr::{ppr_state, PprConfig, Variant};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::graph::csr::Graph;
 use instant_embedding::hashing::splitmix64;
-use instant_embedding::ppr::{ppr_state, PprConfig, Variant};
 
 type Matrix = Vec<Vec<f64>>;
 

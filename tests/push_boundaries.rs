@@ -7,9 +7,9 @@
 //! Each case runs through every code path that decides the test: the per-node floor table and
 //! the file's degrees, the dense and the hash workspaces, the plain and the read-ahead push.
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-use instant_embedding::csr::{Graph, TABLE_MAX_NODES};
-use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
+use instant_embedding::embed::ppr::{push, PprConfig, Variant, Workspace};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::graph::csr::{Graph, TABLE_MAX_NODES};
 use instant_embedding::Error;
 
 /// The ways a graph can be queried; each takes a different path to the threshold test.

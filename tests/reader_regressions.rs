@@ -7,11 +7,11 @@
 //! `fuzz/` rely on. Everything runs on in-memory images (`Graph::from_image`), so the suite also
 //! runs under Miri; the mmap path is covered by the `open_*` tests (skipped under Miri).
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::csr::{Graph, NodeId};
+use instant_embedding::embed::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::embed::{embed_nodes, EmbeddingConfig};
-use instant_embedding::format::{checksum, Sec, NBR_CODES_OFF, NUM_SECTIONS};
-use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::graph::csr::{Graph, NodeId};
+use instant_embedding::graph::format::{checksum, Sec, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::Error;
 
 // ------------------------------------------------------------------------------ helpers

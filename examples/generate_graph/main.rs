@@ -19,8 +19,8 @@ mod model;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use instant_embedding::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-use instant_embedding::external::{BuildOptions, ExternalBuilder, SelfLoops};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+use instant_embedding::graph::external::{BuildOptions, ExternalBuilder, SelfLoops};
 use instant_embedding::Graph;
 use model::{Model, Params};
 

@@ -15,12 +15,12 @@
 use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
-use instant_embedding::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-use instant_embedding::config::{EmbeddingConfig, Normalize, Value};
-use instant_embedding::csr::{Graph, NodeId};
+use instant_embedding::embed::config::{EmbeddingConfig, Normalize, Value};
+use instant_embedding::embed::ppr::{push, PprConfig, Variant, Workspace};
 use instant_embedding::embed::{embed_nodes, embed_one};
-use instant_embedding::format::{checksum, HEADER_LEN, NBR_CODES_OFF, NUM_SECTIONS};
-use instant_embedding::ppr::{push, PprConfig, Variant, Workspace};
+use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+use instant_embedding::graph::csr::{Graph, NodeId};
+use instant_embedding::graph::format::{checksum, HEADER_LEN, NBR_CODES_OFF, NUM_SECTIONS};
 use instant_embedding::{Error, Result};
 
 /// Offset of the header checksum (the header's last 8 bytes).
@@ -146,7 +146,7 @@ pub fn valid_logs() -> &'static [(usize, Vec<u8>)] {
             let mut w = LiveWriter::open(&path, None, false).expect("writer");
             let g = w.snapshot();
             let ids = |v: &[i64]| match g.id_kind() {
-                instant_embedding::format::IdKind::Utf8 => {
+                instant_embedding::graph::format::IdKind::Utf8 => {
                     Ids::Str(v.iter().map(|x| format!("new{x}")).collect())
                 }
                 _ => Ids::Int(v.to_vec()),
@@ -510,8 +510,8 @@ pub struct ChangeLogInput {
 /// query must succeed (`touch_everything`). The same kind of mutations run without nightly in
 /// `tests/live_graphs.rs` (`mutated_logs_never_crash_and_validated_ones_answer_queries`).
 pub fn change_log(inp: ChangeLogInput) {
+    use instant_embedding::live::log::{forge_checksums, read_log};
     use instant_embedding::live::with_log_bytes;
-    use instant_embedding::livelog::{forge_checksums, read_log};
     let logs = valid_logs();
     let (base, log) = &logs[inp.which as usize % logs.len()];
     let mut m = log.clone();

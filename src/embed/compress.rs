@@ -13,12 +13,12 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::config::EmbeddingConfig;
-use crate::csr::Graph;
+use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
+use crate::graph::csr::Graph;
 use crate::hashing::splitmix64;
 
-pub use crate::config::MAX_FIT_NODES;
+pub use crate::embed::config::MAX_FIT_NODES;
 /// Subspace-iteration steps after the first range estimate (each: one product with the
 /// sample's rows and one with their transpose).
 const POWER_STEPS: usize = 2;
@@ -124,7 +124,7 @@ impl LinearMap {
     /// The map as bytes: a model file and the form it takes in pickles (docs/SPEC.md §2c).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut settings = String::new();
-        for s in crate::config::SETTINGS {
+        for s in crate::embed::config::SETTINGS {
             if let Some(v) = self.config.get(s.name) {
                 settings.push_str(s.name);
                 settings.push('=');
@@ -141,7 +141,7 @@ impl LinearMap {
         for c in &self.components {
             b.extend_from_slice(&c.to_le_bytes());
         }
-        let sum = crate::format::checksum(&b);
+        let sum = crate::graph::format::checksum(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
     }
@@ -154,7 +154,7 @@ impl LinearMap {
         }
         let (body, tail) = bytes.split_at(bytes.len() - 8);
         let stored = u64::from_le_bytes(tail.try_into().expect("8 bytes"));
-        if crate::format::checksum(body) != stored {
+        if crate::graph::format::checksum(body) != stored {
             return Err(bad("checksum mismatch (corrupted or truncated)"));
         }
         let mut at = MAGIC.len();
@@ -178,9 +178,9 @@ impl LinearMap {
         let mut config = EmbeddingConfig::DEFAULT;
         for line in text.lines() {
             let (name, value) = line.split_once('=').ok_or_else(|| bad("settings line"))?;
-            let s = crate::config::setting(name)
+            let s = crate::embed::config::setting(name)
                 .ok_or_else(|| bad(&format!("unknown setting {name:?}")))?;
-            let v = crate::config::SettingValue::parse(s, value)
+            let v = crate::embed::config::SettingValue::parse(s, value)
                 .ok_or_else(|| bad(&format!("bad value of {name}: {value:?}")))?;
             config.set(s.name, v)?;
         }
@@ -705,7 +705,7 @@ mod tests {
     /// uncompressed wide row (both `apply` forms).
     #[test]
     fn fit_is_pool_independent_and_rows_are_the_mapped_wide_rows() {
-        use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+        use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
         let n = 500u32;
         let src: Vec<u32> = (0..n).collect();
         let dst: Vec<u32> = (0..n).map(|i| (i * 7 + 1) % n).collect();

@@ -6,10 +6,10 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use crate::config::EmbeddingConfig;
-use crate::csr::Graph;
+use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
-use crate::strength_code::CodeBounds;
+use crate::graph::csr::Graph;
+use crate::graph::strength_code::CodeBounds;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
 pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
@@ -18,13 +18,13 @@ pub const DEFAULT_EPS: f64 = EmbeddingConfig::DEFAULT.ppr.eps;
 /// Default cap on the nodes one query may touch (guards memory on huge graphs).
 pub const DEFAULT_MAX_TOUCHED: usize = EmbeddingConfig::DEFAULT.ppr.max_touched;
 
-// The push's settings are defined with the others in `crate::config`.
-pub use crate::config::{PprConfig, Variant, MIN_ALPHA};
+// The push's settings are defined with the others in `crate::embed::config`.
+pub use crate::embed::config::{PprConfig, Variant, MIN_ALPHA};
 
 /// Graphs with at most this many nodes use dense per-thread arrays (20 bytes a node: residual,
 /// estimate and a touched list), allocated once per thread and reset through the touched list,
 /// never per query. Larger graphs use an open-addressing table sized by the touched nodes only.
-pub const DENSE_MAX_NODES: usize = crate::csr::TABLE_MAX_NODES;
+pub const DENSE_MAX_NODES: usize = crate::graph::csr::TABLE_MAX_NODES;
 
 /// Residual bookkeeping. A residual is `+0.0` while a node is untouched; a push leaves `-0.0`
 /// behind, so "first touch" is the bit test `r == +0.0` without a separate flag, and the
@@ -154,7 +154,7 @@ struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds);
 
 impl<'a, const LIVE: bool> FromFile<'a, LIVE> {
     fn new(graph: &'a Graph) -> Self {
-        FromFile(graph, crate::strength_code::bounds(graph.weighted()))
+        FromFile(graph, crate::graph::strength_code::bounds(graph.weighted()))
     }
 }
 
@@ -1216,7 +1216,7 @@ pub fn ppr_state(graph: &Graph, seed: u32, cfg: &PprConfig) -> Result<Vec<(u32, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
     use crate::hashing::splitmix64;
 
     /// Every touched node's (node, p bits, r bits), sorted.

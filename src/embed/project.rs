@@ -11,13 +11,13 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-pub use crate::compress::LinearMap;
-pub use crate::config::EmbeddingConfig;
-use crate::config::Value;
-use crate::csr::Graph;
+pub use crate::embed::compress::LinearMap;
+pub use crate::embed::config::EmbeddingConfig;
+use crate::embed::config::Value;
+use crate::embed::ppr::{push, Workspace};
 use crate::error::{Error, Result};
+use crate::graph::csr::Graph;
 use crate::hashing::SignedHasher;
-use crate::ppr::{push, Workspace};
 
 pub const DEFAULT_DIM: usize = EmbeddingConfig::DEFAULT.dim;
 pub const DEFAULT_SEED: u64 = EmbeddingConfig::DEFAULT.seed;
@@ -308,7 +308,7 @@ pub fn embed_nodes_mapped(
     if cfg.smooth == 0 {
         return embed_rows(graph, nodes, cfg, map, pool);
     }
-    let plan = crate::smooth::Plan::new(graph, nodes, cfg.smooth)?;
+    let plan = crate::embed::smooth::Plan::new(graph, nodes, cfg.smooth)?;
     let rows = embed_rows(graph, &plan.base_nodes(), cfg, map, pool)?;
     plan.apply(graph, rows, cfg.dim, pool)
 }
@@ -368,10 +368,10 @@ fn embed_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-    use crate::config::Normalize;
+    use crate::embed::config::Normalize;
+    use crate::embed::ppr::{sort_by_node, PprConfig};
+    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
     use crate::hashing::splitmix64;
-    use crate::ppr::{sort_by_node, PprConfig};
 
     /// The support filter's cut-off `x > fl(1/n)` (embed_one) never drops a node whose term
     /// `ln(x n)` is positive: at and just below the cut-off, the term is <= 0.

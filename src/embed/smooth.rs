@@ -16,10 +16,10 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use crate::csr::Graph;
 use crate::error::{Error, Result};
+use crate::graph::csr::Graph;
 
-pub use crate::config::MAX_SMOOTH;
+pub use crate::embed::config::MAX_SMOOTH;
 
 /// The rows one smoothing step of `u` reads: `u`'s out-arcs and their weights (None when
 /// unweighted). No arcs means the row is kept as it is.
@@ -276,7 +276,7 @@ fn avx2() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 
     fn graph(weighted: bool, directed: bool) -> Graph {
         // A path 0-1-2-3 plus 4 -> 0 when directed (4 has an arc, 0..3 keep theirs), and node 5

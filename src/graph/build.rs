@@ -4,9 +4,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::csr::Graph;
 use crate::error::{Error, Result};
-use crate::format::{
+use crate::graph::csr::Graph;
+use crate::graph::format::{
     align_up, checksum, Header, IdKind, Sec, Section, HEADER_LEN, NUM_SECTIONS, VERSION,
 };
 
@@ -343,8 +343,8 @@ fn encode(parts: &CsrParts) -> Result<Encoded> {
         .map(|v| {
             let (s, e) = (parts.indptr[v] as usize, parts.indptr[v + 1] as usize);
             match &parts.weights {
-                Some(w) => crate::strength_code::code_of_strength(strength_of(&w[s..e])),
-                None => crate::strength_code::code_of_degree((e - s) as u64),
+                Some(w) => crate::graph::strength_code::code_of_strength(strength_of(&w[s..e])),
+                None => crate::graph::strength_code::code_of_degree((e - s) as u64),
             }
         })
         .collect();
@@ -598,7 +598,7 @@ pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ppr::{push, PprConfig, Variant, Workspace};
+    use crate::embed::ppr::{push, PprConfig, Variant, Workspace};
 
     fn ring(n: u32) -> CsrParts {
         let src: Vec<u32> = (0..n).collect();

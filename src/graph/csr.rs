@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
+use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
 use crate::hashing::fnv1a64;
 use crate::live::{LogState, Overlay};
 
@@ -183,14 +183,16 @@ impl Graph {
                 .take(64)
                 .read_to_end(&mut head)
                 .map_err(|e| Error::io(path, e))?;
-            let magic = &crate::format::MAGIC;
+            let magic = &crate::graph::format::MAGIC;
             let foreign = if head.len() >= 8 {
                 head[..8] != magic[..]
             } else {
                 !magic.starts_with(&head) // a truncated graph file starts with the magic
             };
             if foreign {
-                return Err(Error::format(crate::format::not_a_graph_file(path, &head)));
+                return Err(Error::format(crate::graph::format::not_a_graph_file(
+                    path, &head,
+                )));
             }
         }
         if len < HEADER_LEN as u64 {
@@ -1193,7 +1195,7 @@ impl Graph {
             let codes = self.nbr_codes();
             let mut node_code = Vec::with_capacity(n);
             for v in 0..n as u32 {
-                node_code.push(crate::strength_code::code_of(
+                node_code.push(crate::graph::strength_code::code_of(
                     weighted,
                     self.strength_in::<false>(v)?,
                 ));

@@ -62,9 +62,9 @@ use std::time::Instant;
 use hashbrown::HashTable;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
-use crate::build::{as_bytes, count_edges, section_layout, strength_of, AtomicFile, Merge};
 use crate::error::{Error, Result};
-use crate::format::{Header, IdKind, Sec, HEADER_LEN, NUM_SECTIONS, VERSION};
+use crate::graph::build::{as_bytes, count_edges, section_layout, strength_of, AtomicFile, Merge};
+use crate::graph::format::{Header, IdKind, Sec, HEADER_LEN, NUM_SECTIONS, VERSION};
 use crate::hashing::splitmix64;
 
 /// Default `memory_limit`: 2 GiB.
@@ -784,7 +784,7 @@ impl ExternalBuilder {
             .unwrap_or_else(|| "graph".into());
         let dir = match &opts.tmp_dir {
             Some(d) => {
-                crate::build::remove_stale(d, &name);
+                crate::graph::build::remove_stale(d, &name);
                 d.clone()
             }
             None => match output.parent() {
@@ -793,7 +793,10 @@ impl ExternalBuilder {
             },
         };
         let dir = tempfile::Builder::new()
-            .prefix(&format!(".{name}.build-{}-", crate::build::owner_tag()))
+            .prefix(&format!(
+                ".{name}.build-{}-",
+                crate::graph::build::owner_tag()
+            ))
             .tempdir_in(&dir)
             .map_err(|e| Error::io(&dir, e))?;
         let ids = match ids_mode {
@@ -1504,7 +1507,7 @@ impl ExternalBuilder {
                         }
                         node_code.extend(buf[..got].chunks_exact(8).map(|b| {
                             let st = f64::from_le_bytes(b.try_into().unwrap());
-                            crate::strength_code::code_of_strength(st)
+                            crate::graph::strength_code::code_of_strength(st)
                         }));
                         sw.out
                             .write_all(&buf[..got])
@@ -1521,7 +1524,7 @@ impl ExternalBuilder {
             node_code.extend(
                 sink.indptr
                     .windows(2)
-                    .map(|w| crate::strength_code::code_of_degree(w[1] - w[0])),
+                    .map(|w| crate::graph::strength_code::code_of_degree(w[1] - w[0])),
             );
         }
         if node_code.len() != n {
@@ -1674,7 +1677,7 @@ impl SecWriter<'_> {
         Ok(self.h.digest())
     }
     /// Writes `id_index` = the identity permutation (ids are stored sorted).
-    fn identity(&mut self, n: usize, s: &mut crate::format::Section) -> Result<()> {
+    fn identity(&mut self, n: usize, s: &mut crate::graph::format::Section) -> Result<()> {
         self.begin(s.offset)?;
         let mut buf: Vec<u32> = Vec::with_capacity(1 << 16);
         let mut v = 0usize;
@@ -1696,7 +1699,7 @@ pub(crate) fn put_nbr_codes(
     sw: &mut SecWriter<'_>,
     indices: &mut impl Read,
     node_code: &[u8],
-    s: &mut crate::format::Section,
+    s: &mut crate::graph::format::Section,
 ) -> Result<()> {
     sw.begin(s.offset)?;
     let mut buf = vec![0u8; IO_BUF];
@@ -1825,7 +1828,8 @@ fn scatter_bucket(
         if weighted {
             pairs.clear();
             pairs.extend(cols[s..e].iter().copied().zip(wts[s..e].iter().copied()));
-            let out_n = crate::build::merge_row(v, &mut pairs, merge, &mut cols, &mut wts, s)?;
+            let out_n =
+                crate::graph::build::merge_row(v, &mut pairs, merge, &mut cols, &mut wts, s)?;
             sink.row(v, &cols[s..out_n], Some(&wts[s..out_n]), out, out_path)?;
         } else {
             let row = &mut cols[s..e];
@@ -2035,8 +2039,8 @@ fn merge_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, save, IdTable};
-    use crate::csr::Graph;
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
+    use crate::graph::csr::Graph;
 
     struct Rng(u64);
     impl Rng {

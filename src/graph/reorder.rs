@@ -20,11 +20,11 @@ use std::time::Instant;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3Default;
 
-use crate::build::{as_bytes, section_layout, AtomicFile};
-use crate::csr::Graph;
 use crate::error::{Error, Result};
-use crate::external::{section_lengths, ProgressFn, SecWriter};
-use crate::format::{Header, IdKind, Sec, HEADER_LEN, VERSION};
+use crate::graph::build::{as_bytes, section_layout, AtomicFile};
+use crate::graph::csr::Graph;
+use crate::graph::external::{section_lengths, ProgressFn, SecWriter};
+use crate::graph::format::{Header, IdKind, Sec, HEADER_LEN, VERSION};
 use crate::hashing::splitmix64;
 
 /// How [`locality_order`] orders the nodes.
@@ -451,7 +451,12 @@ pub(crate) fn write_permuted_file(
     // nbr_codes: per arc of the new rows, the code of its target's strength (the strengths
     // read once per node, through the change log when compacting).
     let node_code: Vec<u8> = (0..n as u32)
-        .map(|v| Ok(crate::strength_code::code_of(weighted, g.strength(v)?)))
+        .map(|v| {
+            Ok(crate::graph::strength_code::code_of(
+                weighted,
+                g.strength(v)?,
+            ))
+        })
         .collect::<Result<_>>()?;
     let sec = &mut table[Sec::NbrCodes as usize];
     sw.begin(sec.offset)?;
@@ -543,10 +548,10 @@ pub fn reorder(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
-    use crate::config::{EmbeddingConfig, Value};
+    use crate::embed::config::{EmbeddingConfig, Value};
     use crate::embed::embed_one;
-    use crate::ppr::{ppr_state, PprConfig};
+    use crate::embed::ppr::{ppr_state, PprConfig};
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
 
     /// Two dense communities joined by a few edges, plus a path and an isolated node, with the
     /// node indices shuffled so that a locality order has something to recover.
@@ -654,8 +659,8 @@ mod tests {
                     let new_keys = by_id(&h);
                     for v in 0..g.num_nodes() as u32 {
                         let nv = match g.node_id(v).unwrap() {
-                            crate::csr::NodeId::Int(i) => h.lookup_int(i).unwrap().unwrap(),
-                            crate::csr::NodeId::Str(s) => h.lookup_str(s).unwrap().unwrap(),
+                            crate::graph::csr::NodeId::Int(i) => h.lookup_int(i).unwrap().unwrap(),
+                            crate::graph::csr::NodeId::Str(s) => h.lookup_str(s).unwrap().unwrap(),
                         };
                         assert_eq!(new_keys[nv as usize], keys[v as usize]);
                         for value in [Value::PPlusR, Value::P] {

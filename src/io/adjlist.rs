@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
-use crate::source::EdgeSink;
-use crate::text::{canonical_int, open_input, parse_int, IntTok};
+use crate::graph::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
+use crate::io::input::open_input;
+use crate::io::source::EdgeSink;
+use crate::io::text::{canonical_int, parse_int, IntTok};
 
 /// Options of the adjacency-list reader.
 #[derive(Clone, Debug)]
@@ -248,7 +249,7 @@ pub fn convert_adjlist(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{BufferedIds, EdgeBuffer};
+    use crate::io::source::{BufferedIds, EdgeBuffer};
 
     #[test]
     fn every_neighbour_is_an_edge() {

@@ -22,11 +22,12 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
-use crate::source::EdgeSink;
-use crate::text::{canonical_int, open_input};
+use crate::io::input::open_input;
+use crate::io::source::EdgeSink;
+use crate::io::text::canonical_int;
 
 /// Deepest element nesting read (GraphML needs 4: graphml, graph, edge, data).
 const MAX_DEPTH: usize = 64;
@@ -497,8 +498,8 @@ pub fn read_graphml<S: EdgeSink>(
             return Err(Error::Cancelled);
         }
         let int = |x: &str| -> Result<i64> {
-            match crate::text::parse_int(x.as_bytes()) {
-                crate::text::IntTok::Int(v) => Ok(v),
+            match crate::io::text::parse_int(x.as_bytes()) {
+                crate::io::text::IntTok::Int(v) => Ok(v),
                 _ => Err(Error::format(format!(
                     "{}: node id '{x}' is not an integer (id_kind='int')",
                     path.display()
@@ -562,7 +563,7 @@ pub fn convert_graphml(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{BufferedIds, EdgeBuffer};
+    use crate::io::source::{BufferedIds, EdgeBuffer};
 
     fn read(xml: &str, opts: GraphMlOptions) -> Result<(EdgeBuffer<'static>, GraphMlStats)> {
         let dir = tempfile::tempdir().unwrap();

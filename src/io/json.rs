@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
-use crate::text::open_input;
+use crate::io::input::open_input;
 
 /// Options of [`convert_json`].
 #[derive(Clone, Debug, Default)]
@@ -622,7 +622,7 @@ pub fn convert_json(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csr::{Graph, NodeId};
+    use crate::graph::csr::{Graph, NodeId};
 
     fn conv(files: &[(&str, &str)], opts: &JsonOptions) -> Result<(Graph, JsonStats)> {
         let dir = tempfile::tempdir().unwrap();

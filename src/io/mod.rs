@@ -3,6 +3,7 @@
 
 pub mod adjlist;
 pub mod graphml;
+pub mod input;
 pub mod json;
 pub mod mtx;
 pub mod pajek;

@@ -13,13 +13,13 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use crate::build::Merge;
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::graph::build::Merge;
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
-use crate::source::EdgeSink;
-use crate::text::open_input;
+use crate::io::input::open_input;
+use crate::io::source::EdgeSink;
 
 /// What the banner and size line declare.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -377,7 +377,7 @@ pub fn convert_mtx(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{BufferedIds, EdgeBuffer};
+    use crate::io::source::{BufferedIds, EdgeBuffer};
 
     fn read(
         text: &str,

@@ -14,11 +14,12 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
-use crate::source::EdgeSink;
-use crate::text::{canonical_int, open_input, parse_int, IntTok};
+use crate::io::input::open_input;
+use crate::io::source::EdgeSink;
+use crate::io::text::{canonical_int, parse_int, IntTok};
 
 /// Options of the Pajek reader.
 #[derive(Clone, Copy, Debug, Default)]
@@ -376,7 +377,7 @@ pub fn convert_pajek(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{BufferedIds, EdgeBuffer};
+    use crate::io::source::{BufferedIds, EdgeBuffer};
 
     #[test]
     fn labels_are_ids_and_values_weights() {

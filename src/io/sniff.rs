@@ -9,7 +9,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::text::open_input;
+use crate::io::input::open_input;
 
 /// Bytes of (decompressed) content examined.
 const HEAD: usize = 1 << 16;

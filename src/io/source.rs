@@ -4,9 +4,9 @@
 
 use std::collections::HashSet;
 
-use crate::csr::Graph;
 use crate::error::{Error, Result};
-use crate::external::{ExternalBuilder, IdMode};
+use crate::graph::csr::Graph;
+use crate::graph::external::{ExternalBuilder, IdMode};
 
 /// Receives edges (and isolated nodes) from a reader.
 pub trait EdgeSink {

@@ -37,18 +37,18 @@
 //! line and the offending text; the output path is never left with a partial file.
 
 use std::cell::Cell;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::build::Merge;
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::graph::build::Merge;
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
-use crate::sniff::Content;
-use crate::source::EdgeSink;
+use crate::io::input::open_input;
+use crate::io::sniff::Content;
+use crate::io::source::EdgeSink;
 
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,43 +185,6 @@ const PEEK: usize = 1 << 16;
 
 // ------------------------------------------------------------------------------ input files
 
-struct Counting<R> {
-    inner: R,
-    count: Rc<Cell<u64>>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let k = self.inner.read(buf)?;
-        self.count.set(self.count.get() + k as u64);
-        Ok(k)
-    }
-}
-
-/// Opens `path`, decompressing gzip/zstd/bzip2 (detected from the magic bytes).
-pub(crate) fn open_input(path: &Path, count: Rc<Cell<u64>>) -> Result<Box<dyn Read>> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    if f.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
-        return Err(Error::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"),
-        ));
-    }
-    let mut r = BufReader::with_capacity(1 << 20, Counting { inner: f, count });
-    let head = r.fill_buf().map_err(|e| Error::io(path, e))?.to_vec();
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::bufread::MultiGzDecoder::new(r))
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Box::new(zstd::stream::read::Decoder::with_buffer(r).map_err(|e| Error::io(path, e))?)
-    } else if head.starts_with(b"BZh") {
-        Box::new(bzip2::bufread::MultiBzDecoder::new(r))
-    } else if head.starts_with(b"\xfd7zXZ\x00") {
-        Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(r))
-    } else {
-        Box::new(r)
-    })
-}
-
 /// Reads into `buf`, mapping decompression failures to a format error.
 fn read_some(r: &mut dyn Read, buf: &mut [u8], path: &Path, line: u64) -> Result<usize> {
     loop {
@@ -268,7 +231,7 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
             "{name} is an instant-embedding graph file already: open it, there is nothing to convert"
         )));
     }
-    if crate::format::webgraph_properties(path).is_some() {
+    if crate::graph::format::webgraph_properties(path).is_some() {
         return Err(Error::format(format!(
             "{name} is a WebGraph BV graph (a .properties file is beside it), not a text edge \
              list: convert it with format='webgraph'"
@@ -290,7 +253,7 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
              ids (e.g. prefix the right ones) and convert that file"
         )));
     }
-    let content = crate::sniff::classify(probe);
+    let content = crate::io::sniff::classify(probe);
     match content {
         Content::Json => Err(Error::format(format!(
             "{name} is JSON, not a text edge list: read node-link JSON or JSON Lines edges \
@@ -300,7 +263,7 @@ fn check_head(path: &Path, head: &[u8]) -> Result<()> {
             "{name} is a Matrix Market file (its first line is a %%MatrixMarket banner), not a \
              text edge list: read it with format='mtx'"
         ))),
-        _ => match crate::sniff::unsupported(path, &content) {
+        _ => match crate::io::sniff::unsupported(path, &content) {
             Some(e) => Err(e),
             None => Ok(()),
         },
@@ -1775,8 +1738,8 @@ pub fn read_text<S: EdgeSink>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-    use crate::csr::Graph;
+    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
+    use crate::graph::csr::Graph;
     use std::io::Write;
 
     fn conv(
@@ -1810,7 +1773,7 @@ mod tests {
     fn str_ids(g: &Graph) -> Vec<String> {
         (0..g.num_nodes() as u32)
             .map(|v| match g.node_id(v).unwrap() {
-                crate::csr::NodeId::Str(s) => s.to_string(),
+                crate::graph::csr::NodeId::Str(s) => s.to_string(),
                 other => panic!("not a string id: {other:?}"),
             })
             .collect()

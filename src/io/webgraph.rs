@@ -34,7 +34,7 @@ use dsi_bitstream::prelude::CodesRead;
 use dsi_bitstream::traits::{BitSeek, Endianness, WordRead, WordSeek, BE, LE};
 
 use crate::error::{Error, Result};
-use crate::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
+use crate::graph::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
 
 /// Largest node count (the graph file indexes nodes with u32).
 const MAX_NODES: u64 = u32::MAX as u64;
@@ -668,8 +668,8 @@ impl<D: Decode + BitSeek> Decode for Checked<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::csr::Graph;
-    use crate::external::SelfLoops;
+    use crate::graph::csr::Graph;
+    use crate::graph::external::SelfLoops;
     use ::webgraph::graphs::bvgraph::BvComp;
     use ::webgraph::graphs::vec_graph::VecGraph;
     use dsi_bitstream::dispatch::Codes;
@@ -1137,7 +1137,7 @@ mod tests {
         }
         // A tiny memory limit spills to disk and gives the same graph.
         let small = BuildOptions {
-            memory_limit: crate::external::MIN_MEMORY_LIMIT,
+            memory_limit: crate::graph::external::MIN_MEMORY_LIMIT,
             ..BuildOptions::default()
         };
         let (g, b, _) = convert(&files, &out, &small).unwrap();

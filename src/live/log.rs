@@ -14,7 +14,7 @@
 //! it is what `validate`, `info` and the fuzz target use.
 
 use crate::error::{Error, Result};
-use crate::format::checksum;
+use crate::graph::format::checksum;
 
 pub const LOG_MAGIC: [u8; 8] = *b"IELIVE\0\0";
 pub const LOG_VERSION: u32 = 1;

@@ -23,11 +23,11 @@ use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
-use crate::build::{strength_of, Merge};
-use crate::csr::{Graph, NodeId};
 use crate::error::{Error, Result};
-use crate::format::IdKind;
-use crate::livelog::{
+use crate::graph::build::{strength_of, Merge};
+use crate::graph::csr::{Graph, NodeId};
+use crate::graph::format::IdKind;
+use crate::live::log::{
     best_slot, decode_ops, depth_for, pad8, rd_u64, read_log, LogHeader, LogId, Op, OpsHeader,
     SegmentBuf, Slot, Trailer, DATA_START, DIR_MAGIC, FANOUT, FANOUT_BITS, OPS_HEADER_LEN,
     RECORD_HEADER_LEN, RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN,
@@ -293,7 +293,7 @@ impl Overlay {
 
     /// Every commit's checksums and operations (see `livelog::read_log`), up to this one.
     pub(crate) fn verify(&self) -> Result<()> {
-        crate::livelog::read_log_at(self.bytes(), self.slot).map(|_| ())
+        crate::live::log::read_log_at(self.bytes(), self.slot).map(|_| ())
     }
 
     /// The leaf entry of `v` (`v < n`): its row record's offset (0: none) and the row's
@@ -1198,7 +1198,7 @@ impl Stage {
         match result {
             Ok(()) => {
                 for op in ops {
-                    crate::livelog::encode_op(&mut self.ops, op);
+                    crate::live::log::encode_op(&mut self.ops, op);
                 }
                 self.num_ops += ops.len() as u64;
                 self.undo.clear();
@@ -1553,7 +1553,7 @@ impl BaseReplace {
         let lock = lock(target)?;
         let (dir, name) = dir_and_name(target);
         // Holding the lock, every temporary file of this path on this host is a leftover.
-        crate::build::remove_leftovers(&dir, &name, true);
+        crate::graph::build::remove_leftovers(&dir, &name, true);
         let lp = log_path(target);
         let file = match OpenOptions::new().read(true).write(true).open(&lp) {
             Ok(f) => f,
@@ -1660,10 +1660,10 @@ fn create_log(g: &Graph, target: &Path, merge: Merge) -> Result<LogHeader> {
         base_num_nodes: g.base_num_nodes() as u64,
     };
     let mut bytes = vec![0u8; DATA_START as usize];
-    bytes[..crate::livelog::LOG_HEADER_LEN].copy_from_slice(&header.encode());
+    bytes[..crate::live::log::LOG_HEADER_LEN].copy_from_slice(&header.encode());
     let s = SLOT_OFFSETS[0] as usize;
     bytes[s..s + SLOT_LEN].copy_from_slice(&Slot::default().encode());
-    crate::build::write_atomic(target, &bytes)?;
+    crate::graph::build::write_atomic(target, &bytes)?;
     Ok(header)
 }
 
@@ -1690,7 +1690,7 @@ impl LiveWriter {
         let (dir, name) = dir_and_name(path);
         // Holding the lock, every temporary file of this path on this host is a leftover
         // (e.g. of a killed compaction).
-        crate::build::remove_leftovers(&dir, &name, true);
+        crate::graph::build::remove_leftovers(&dir, &name, true);
         let lp = log_path(path);
         let base = Graph::open_base(path)?;
         let fresh = |merge: Merge| -> Result<()> {
@@ -1807,7 +1807,7 @@ impl LiveWriter {
             if !weighted {
                 return Err(Error::input("weights given but the graph is unweighted"));
             }
-            crate::build::check_edge_weights(w, src.len())?;
+            crate::graph::build::check_edge_weights(w, src.len())?;
         }
         let ops: Vec<Op> = (0..src.len())
             .map(|i| {
@@ -1887,9 +1887,9 @@ impl LiveWriter {
         self.replace_base(|new_base| {
             let pool = crate::parallel::pool(threads.max(1))?;
             let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
-            let mut stats = crate::reorder::ReorderStats::default();
-            let file = crate::build::AtomicFile::create(new_base)?;
-            crate::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)
+            let mut stats = crate::graph::reorder::ReorderStats::default();
+            let file = crate::graph::build::AtomicFile::create(new_base)?;
+            crate::graph::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)
         })
     }
 
@@ -1924,17 +1924,17 @@ impl LiveWriter {
         }
         let str_ids = g.id_kind() == IdKind::Utf8;
         self.replace_base(|new_base| {
-            let opts = crate::external::BuildOptions {
+            let opts = crate::graph::external::BuildOptions {
                 directed: g.directed(),
                 weighted: g.weighted(),
                 ids: if str_ids {
-                    crate::external::IdMode::Str
+                    crate::graph::external::IdMode::Str
                 } else {
-                    crate::external::IdMode::Int
+                    crate::graph::external::IdMode::Int
                 },
                 ..Default::default()
             };
-            let mut b = crate::external::ExternalBuilder::new(new_base, opts)?;
+            let mut b = crate::graph::external::ExternalBuilder::new(new_base, opts)?;
             let _scan = g.scan();
             // Each remaining edge once (undirected: from its endpoint of lower index; a
             // self-loop once), with its stored weight; every remaining node, isolated or not.
@@ -1975,7 +1975,7 @@ impl LiveWriter {
     /// new file with a log readers ignore.
     fn replace_base(&mut self, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
         let (dir, name) = dir_and_name(&self.path);
-        let tag = crate::build::owner_tag();
+        let tag = crate::graph::build::owner_tag();
         let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
         let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
         let result = (|| -> Result<()> {
@@ -2457,7 +2457,7 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
         }
         return Ok(());
     };
-    let contents = crate::livelog::read_log_at(o.bytes(), o.slot)?;
+    let contents = crate::live::log::read_log_at(o.bytes(), o.slot)?;
     // The base file alone (the same bytes this snapshot reads beneath its log).
     let base = match g.path() {
         Some(p) => {
@@ -2611,7 +2611,7 @@ pub(crate) fn read_log_file(g: &Graph) -> Result<Option<Vec<u8>>> {
 }
 
 /// Every commit of `g`'s log with its operations (for `info` and inspection).
-pub fn read_commits(g: &Graph) -> Result<Vec<crate::livelog::Commit>> {
+pub fn read_commits(g: &Graph) -> Result<Vec<crate::live::log::Commit>> {
     match read_log_file(g)? {
         None => Ok(Vec::new()),
         Some(b) => Ok(read_log(&b)?.commits),
@@ -2631,14 +2631,14 @@ pub fn ops_at(log: &[u8], start: u64, header: &LogHeader) -> Result<Vec<Op>> {
 }
 
 /// Writes `graph` to `target` atomically: a graph without a change log as its image
-/// ([`crate::build::save`]), a live graph as its current state, rows merged with the log, in
+/// ([`crate::graph::build::save`]), a live graph as its current state, rows merged with the log, in
 /// its internal order (a permuted file when nodes were created by the log).
 pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
     if !graph.is_live() {
-        return crate::build::save(graph, target);
+        return crate::graph::build::save(graph, target);
     }
     let order: Vec<u32> = (0..graph.num_nodes() as u32).collect();
     let pool = crate::parallel::pool(1)?;
-    let mut stats = crate::reorder::ReorderStats::default();
-    crate::reorder::write_permuted(graph, &order, target.as_ref(), &pool, None, &mut stats)
+    let mut stats = crate::graph::reorder::ReorderStats::default();
+    crate::graph::reorder::write_permuted(graph, &order, target.as_ref(), &pool, None, &mut stats)
 }

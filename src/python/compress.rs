@@ -1,4 +1,4 @@
-//! The Python face of the kernel's fitted linear map (`crate::compress`): a frozen class that
+//! The Python face of the kernel's fitted linear map (`crate::embed::compress`): a frozen class that
 //! pickles as its bytes, and the fit.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyTuple};
 use super::config::PyEmbeddingConfig;
 use super::errors::IntoPy;
 use super::PyGraph;
-use crate::compress::{self, LinearMap};
+use crate::embed::compress::{self, LinearMap};
 
 /// A fitted linear map from the wide hashed rows to ``dim`` dimensions, with the settings it
 /// was fitted for. Immutable; pickles as :meth:`to_bytes`.

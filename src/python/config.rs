@@ -1,5 +1,5 @@
 //! The Python face of the kernel's `EmbeddingConfig`: a frozen, picklable, hashable class built
-//! and read through the kernel's settings table (`crate::config::SETTINGS`), so that no setting
+//! and read through the kernel's settings table (`crate::embed::config::SETTINGS`), so that no setting
 //! is named here. It is validated once, when it is made; every function that takes it passes
 //! it to the kernel whole.
 
@@ -11,7 +11,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 
 use super::errors::IntoPy;
-use crate::config::{setting, EmbeddingConfig, Setting, SettingKind, SettingValue, SETTINGS};
+use crate::embed::config::{
+    setting, EmbeddingConfig, Setting, SettingKind, SettingValue, SETTINGS,
+};
 
 /// The settings that determine an embedding (everything but the graph and the nodes).
 ///

@@ -12,22 +12,22 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::IntoPy;
-use crate::adjlist::{self, AdjOptions};
-use crate::build::Merge;
 use crate::error::Error;
-use crate::external::{
+use crate::graph::build::Merge;
+use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn, SelfLoops,
     DEFAULT_MEMORY_LIMIT,
 };
-use crate::graphml::{self, GraphMlOptions};
-use crate::json::{self, JsonOptions};
-use crate::mtx;
-use crate::pajek::{self, PajekOptions};
-use crate::reorder;
-use crate::sniff;
-use crate::source::{BufferedIds, EdgeBuffer};
-use crate::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
-use crate::webgraph::{self, WebGraphFiles};
+use crate::graph::reorder;
+use crate::io::adjlist::{self, AdjOptions};
+use crate::io::graphml::{self, GraphMlOptions};
+use crate::io::json::{self, JsonOptions};
+use crate::io::mtx;
+use crate::io::pajek::{self, PajekOptions};
+use crate::io::sniff;
+use crate::io::source::{BufferedIds, EdgeBuffer};
+use crate::io::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
+use crate::io::webgraph::{self, WebGraphFiles};
 
 enum State {
     Open(Box<ExternalBuilder>),
@@ -720,7 +720,7 @@ pub fn read_edges<'py>(
     graph: &super::PyGraph,
 ) -> PyResult<Bound<'py, PyDict>> {
     let g = graph.inner.clone();
-    let mode = if matches!(g.id_kind(), crate::format::IdKind::Utf8) {
+    let mode = if matches!(g.id_kind(), crate::graph::format::IdKind::Utf8) {
         IdMode::Str
     } else {
         IdMode::Int
@@ -735,7 +735,7 @@ pub fn read_edges<'py>(
     let merge = Merge::parse(&options.merge).py_err()?;
     let r = py
         .detach(move || -> Result<ReadEdges, Error> {
-            let g: &crate::csr::Graph = &g;
+            let g: &crate::graph::csr::Graph = &g;
             match format.as_str() {
                 "edgelist" | "csv" | "tsv" => {
                     let text = text.expect("text options");

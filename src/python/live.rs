@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 
 use super::errors::IntoPy;
 use super::{to_vec, PyGraph};
-use crate::build::Merge;
 use crate::error::Error;
+use crate::graph::build::Merge;
 use crate::live::{Ids, LiveWriter, LogInfo};
 
 /// The one writer of a live graph file (holds its lock until closed).

@@ -13,14 +13,14 @@ use std::sync::Arc;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use crate::build::{self, IdTable, Merge};
-use crate::csr::{Graph, NodeId};
 use crate::embed as kembed;
+use crate::embed::ppr as kppr;
+use crate::embed::smooth::Plan;
 use crate::error::Error;
-use crate::format::IdKind;
+use crate::graph::build::{self, IdTable, Merge};
+use crate::graph::csr::{Graph, NodeId};
+use crate::graph::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
-use crate::ppr as kppr;
-use crate::smooth::Plan;
 use config::PyEmbeddingConfig;
 use errors::IntoPy;
 
@@ -467,7 +467,7 @@ fn py_fnv1a64(data: &[u8]) -> u64 {
 /// xxh3-64 of `data`: the graph file's checksum (for tests and other implementations).
 #[pyfunction]
 fn xxh3_64(data: &[u8]) -> u64 {
-    crate::format::checksum(data)
+    crate::graph::format::checksum(data)
 }
 
 #[pyfunction]
@@ -504,14 +504,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
-    m.add("MAX_DIM", crate::config::MAX_DIM)?;
+    m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
-    m.add("COLUMN_PAIRS", crate::text::COLUMN_PAIRS.to_vec())?;
-    m.add("WEIGHT_NAMES", crate::text::WEIGHT_NAMES.to_vec())?;
-    m.add("MAX_SMOOTH", crate::smooth::MAX_SMOOTH)?;
-    m.add("MAX_FIT_NODES", crate::compress::MAX_FIT_NODES)?;
-    m.add("DEFAULT_REORDER_ROUNDS", crate::reorder::DEFAULT_ROUNDS)?;
-    m.add("FORMAT_VERSION", crate::format::VERSION)?;
+    m.add("COLUMN_PAIRS", crate::io::text::COLUMN_PAIRS.to_vec())?;
+    m.add("WEIGHT_NAMES", crate::io::text::WEIGHT_NAMES.to_vec())?;
+    m.add("MAX_SMOOTH", crate::embed::smooth::MAX_SMOOTH)?;
+    m.add("MAX_FIT_NODES", crate::embed::compress::MAX_FIT_NODES)?;
+    m.add(
+        "DEFAULT_REORDER_ROUNDS",
+        crate::graph::reorder::DEFAULT_ROUNDS,
+    )?;
+    m.add("FORMAT_VERSION", crate::graph::format::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
