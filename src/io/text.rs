@@ -694,6 +694,18 @@ impl Scanner {
                         shown(raw)
                     )));
                 }
+                if let Delimiter::Byte(c) = self.delim {
+                    if stray_quote(raw, c) {
+                        return Err(Error::format(format!(
+                            "{name}:{}: a quote inside a quoted field is neither doubled nor \
+                             the field's end (RFC 4180 writes a quote as \"\"); a file that \
+                             escapes quotes with a backslash (Spark's default) is not read: \
+                             write it with the quote as its escape (Spark: option escape '\"'): {}",
+                            line_no + 1,
+                            shown(raw)
+                        )));
+                    }
+                }
                 let rec = Rec {
                     line: line_no + 1,
                     raw,
@@ -718,6 +730,49 @@ impl Scanner {
             }
         }
     }
+}
+
+/// Whether a record holds a quote that RFC 4180 does not allow inside a quoted field: one that
+/// is neither doubled nor followed (after blanks) by the delimiter or the record's end. A
+/// lenient parser reads such a field as something else than its writer meant (`"a \"b\""`
+/// written with backslash escapes becomes `a \b\""`), so it is refused, never guessed.
+/// Quotes inside unquoted fields (`5'10"`) are literal text and allowed.
+fn stray_quote(raw: &[u8], delim: u8) -> bool {
+    let n = raw.len();
+    let (mut i, mut field_start, mut quoted) = (0, true, false);
+    while i < n {
+        let c = raw[i];
+        if quoted {
+            if c == b'"' {
+                if raw.get(i + 1) == Some(&b'"') {
+                    i += 2;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < n && raw[j] != delim && is_blank(raw[j]) {
+                    j += 1;
+                }
+                if j < n && raw[j] != delim && raw[j] != b'\r' && raw[j] != b'\n' {
+                    return true;
+                }
+                quoted = false;
+                field_start = false;
+                i = j;
+                continue;
+            }
+            i += 1;
+        } else {
+            if c == delim || c == b'\n' {
+                field_start = true;
+            } else if c == b'"' && field_start {
+                quoted = true;
+            } else if !is_blank(c) {
+                field_start = false;
+            }
+            i += 1;
+        }
+    }
+    false
 }
 
 /// The first data record of `path` (all fields), read with `delim`.
@@ -2018,6 +2073,10 @@ mod tests {
             (
                 b"sep=;\r\nsource;target\r\n1;2\r\n",
                 "delete that line and pass delimiter=';'",
+            ),
+            (
+                b"src,dst\n\"say \\\"hi\\\"\",bob\n",
+                "a quote inside a quoted field is neither doubled",
             ),
             (b"", "empty file"),
             (b"# only\n\n", "every line is blank or a comment"),

@@ -223,9 +223,8 @@ def spark_files() -> None:
         how.format("csv(path, header=True)  # quotes escaped as \\\" (Spark's default)"),
         **str_graph(),
         options={"directed": True, "weighted": True},
-        expect="either",
-        known_issue="a backslash-escaped quote is read leniently as RFC 4180 (a wrong id)",
-        why='Spark escapes a quote as \\" (not RFC 4180\'s ""): read say "hi", or refuse',
+        expect="refuse",
+        why='Spark escapes a quote as \\" (not RFC 4180\'s ""): refused, naming the escape option',
     )
     record(
         out("spark", "csv_noheader_int.csv"),
