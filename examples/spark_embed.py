@@ -41,14 +41,15 @@ def main() -> int:
         spark.sparkContext.setLogLevel("ERROR")
         try:
             nodes = spark.createDataFrame([(i,) for i in range(34)], ["node"]).repartition(3)
-            out = ies.embed(nodes, graph_path, node_col="node", dim=32, seed=7)
+            model = ie.InstantEmbedding(32, seed=7)
+            out = ies.embed(nodes, graph_path, node_col="node", model=model)
             with ies.worker_errors():  # executor errors come back as our exception types
                 rows = sorted(out.collect())
         finally:
             spark.stop()
 
         got = np.array([r.embedding for r in rows], dtype=np.float32)
-        want = ie.InstantEmbedding(dim=32, seed=7).embed(ie.Graph.open(graph_path), range(34))
+        want = model.embed(ie.Graph.open(graph_path), range(34))
         assert np.array_equal(got, want), "Spark and local embeddings differ"
         print(f"embedded {len(rows)} nodes on Spark {spark.version}: identical to the local API")
     return 0
