@@ -137,7 +137,9 @@ def child_ours(inp: str, out: str, limit: str, tmp_dir: str) -> dict[str, Any]:
 
     base_rss = _vm("VmRSS")
     t0 = time.perf_counter()
-    g, st = convert_with_stats(inp, out, memory_limit=limit, tmp_dir=tmp_dir, progress=False)
+    g, st = convert_with_stats(
+        inp, out, header=False, memory_limit=limit, tmp_dir=tmp_dir, progress=False
+    )  # the edge lists are written without a header (a first edge 0 1 is data)
     secs = time.perf_counter() - t0
     res = {
         "seconds": secs,
