@@ -8,6 +8,7 @@ checks that need numba, gensim, h5py or Spark Connect silently disappear.
 from __future__ import annotations
 
 import os
+import sys
 
 import instant_embedding as ie
 import pytest
@@ -57,3 +58,52 @@ def saved_random_graph(tmp_path, random_graph) -> ie.Graph:
     path = tmp_path / "random.graph"
     random_graph.save(path)
     return ie.Graph.open(path)
+
+
+# ---------------------------------------------------------------- engine runtimes
+# One local Spark session and one local Ray runtime for the whole run: the engine suite and
+# the engine-specific tests share them (each costs seconds to start).
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    pytest.importorskip("pyspark")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("instant-embedding-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    pytest.importorskip("pyarrow")
+    try:
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            ignore_reinit_error=True,
+        )
+    except Exception as e:  # no shared memory, no free port, ...
+        pytest.skip(f"Ray cannot start here: {e}")
+    import ray.data
+
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()

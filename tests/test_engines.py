@@ -17,7 +17,6 @@ with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 
 import instant_embedding as ie
@@ -101,62 +100,18 @@ def _ray(ray) -> Embedder:
     return run
 
 
-@pytest.fixture(scope="module")
-def spark_session(tmp_path_factory):
-    pytest.importorskip("pyspark")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("instant-embedding-engine-suite")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
-def ray_runtime():
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("ray.data")
-    pytest.importorskip("pyarrow")
-    try:
-        ray.init(
-            num_cpus=2,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            log_to_driver=False,
-            ignore_reinit_error=True,
-        )
-    except Exception as e:  # no shared memory, no free port, ...
-        pytest.skip(f"Ray cannot start here: {e}")
-    import ray.data
-
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield ray
-    ray.shutdown()
-
-
 # Each engine: its id and how to get its embedder (its runtime started once per module).
 ENGINES = [
     pytest.param(lambda request: _local_task, id="task"),
     pytest.param(lambda request: _dask("threads"), id="dask-threads"),
     pytest.param(lambda request: _dask("processes"), id="dask-cluster"),
     pytest.param(
-        lambda request: _spark(request.getfixturevalue("spark_session")),
+        lambda request: _spark(request.getfixturevalue("spark")),
         id="spark",
         marks=pytest.mark.spark,
     ),
     pytest.param(
-        lambda request: _ray(request.getfixturevalue("ray_runtime")),
+        lambda request: _ray(request.getfixturevalue("ray_local")),
         id="ray",
         marks=pytest.mark.ray,
     ),
@@ -240,7 +195,7 @@ def _dask_build(request):
 
 
 def _spark_build(request):
-    session = request.getfixturevalue("spark_session")
+    session = request.getfixturevalue("spark")
     from instant_embedding import spark as ies
 
     def build(pdf, out: str, **kw) -> ie.Graph:

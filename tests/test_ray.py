@@ -30,28 +30,6 @@ def test_actor_pool_leaves_a_cpu_for_upstream_tasks(threads, cpus, want):
 
 
 @pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("ray.data")
-    pytest.importorskip("pyarrow")
-    try:
-        ray.init(
-            num_cpus=2,
-            include_dashboard=False,
-            _node_ip_address="127.0.0.1",
-            log_to_driver=False,
-            ignore_reinit_error=True,
-        )
-    except Exception as e:  # no shared memory, no free port, ...
-        pytest.skip(f"Ray cannot start here: {e}")
-    import ray.data
-
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     root = tmp_path_factory.mktemp("ray-graphs")
     rng = np.random.default_rng(8)

@@ -32,27 +32,6 @@ MODEL = ie.InstantEmbedding(**PARAMS)
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("instant-embedding-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .config("spark.local.dir", str(tmp_path_factory.mktemp("spark-local")))
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def graphs(tmp_path_factory):
     root = tmp_path_factory.mktemp("spark-graphs")
     rng = np.random.default_rng(31)

@@ -22,11 +22,9 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use crate::error::{Error, Result};
-use crate::graph::external::{
-    check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
-};
+use crate::graph::external::{check_weight, BuildOptions, BuildStats, IdMode, ProgressFn};
 use crate::io::input::open_input;
-use crate::io::source::EdgeSink;
+use crate::io::source::{EdgeSink, MakeSink};
 use crate::io::text::canonical_int;
 
 /// Deepest element nesting read (GraphML needs 4: graphml, graph, edge, data).
@@ -415,7 +413,7 @@ pub fn read_graphml<S: EdgeSink>(
     path: &Path,
     opts: GraphMlOptions,
     ids: IdMode,
-    make: &mut dyn FnMut(IdMode, bool, bool) -> Result<S>,
+    make: &mut MakeSink<'_, S>,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<(S, GraphMlStats)> {
     let total = std::fs::metadata(path)
@@ -542,22 +540,9 @@ pub fn convert_graphml(
     build: &BuildOptions,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<(BuildStats, GraphMlStats)> {
-    let mut make = |ids: IdMode, directed: bool, weighted: bool| {
-        ExternalBuilder::new(
-            output,
-            BuildOptions {
-                ids,
-                directed,
-                weighted,
-                num_nodes: None,
-                ..build.clone()
-            },
-        )
-    };
-    let (b, st) = read_graphml(path, opts, build.ids, &mut make, progress)?;
-    let total = std::fs::metadata(path).map_or(1, |m| m.len().max(1));
-    let hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
-    Ok((b.finish(Some(&hook))?, st))
+    crate::io::source::build_file(path, output, build, progress, |make| {
+        read_graphml(path, opts, build.ids, make, progress)
+    })
 }
 
 #[cfg(test)]

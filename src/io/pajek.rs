@@ -14,11 +14,9 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
-use crate::graph::external::{
-    check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
-};
+use crate::graph::external::{check_weight, BuildOptions, BuildStats, IdMode, ProgressFn};
 use crate::io::input::open_input;
-use crate::io::source::EdgeSink;
+use crate::io::source::{EdgeSink, MakeSink};
 use crate::io::text::{canonical_int, parse_int, IntTok};
 
 /// Options of the Pajek reader.
@@ -205,7 +203,7 @@ pub fn read_pajek<S: EdgeSink>(
     path: &Path,
     opts: PajekOptions,
     ids: IdMode,
-    make: &mut dyn FnMut(IdMode, bool, bool) -> Result<S>,
+    make: &mut MakeSink<'_, S>,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<(S, PajekStats)> {
     // First pass: labels, the kinds of edge sections, whether values are weights.
@@ -356,22 +354,9 @@ pub fn convert_pajek(
     build: &BuildOptions,
     progress: Option<&ProgressFn<'_>>,
 ) -> Result<(BuildStats, PajekStats)> {
-    let mut make = |ids: IdMode, directed: bool, weighted: bool| {
-        ExternalBuilder::new(
-            output,
-            BuildOptions {
-                ids,
-                directed,
-                weighted,
-                num_nodes: None,
-                ..build.clone()
-            },
-        )
-    };
-    let (b, st) = read_pajek(path, opts, build.ids, &mut make, progress)?;
-    let total = std::fs::metadata(path).map_or(1, |m| m.len().max(1));
-    let hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
-    Ok((b.finish(Some(&hook))?, st))
+    crate::io::source::build_file(path, output, build, progress, |make| {
+        read_pajek(path, opts, build.ids, make, progress)
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
-use crate::graph::external::{ExternalBuilder, IdMode};
+use crate::graph::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
 
 /// Receives edges (and isolated nodes) from a reader.
 pub trait EdgeSink {
@@ -131,4 +131,35 @@ impl std::fmt::Debug for EdgeBuffer<'_> {
             .field("weights", &self.weights)
             .finish_non_exhaustive()
     }
+}
+
+/// The signature of a reader that decides the id mode, direction and weights itself (from
+/// the file's declarations) before it adds an edge: it asks `make` for its sink then.
+pub type MakeSink<'a, S> = dyn FnMut(IdMode, bool, bool) -> Result<S> + 'a;
+
+/// Runs such a reader (`read`) into a new out-of-core builder writing `output`, then
+/// finishes the graph file atomically: the `convert_*` of the self-describing formats.
+pub fn build_file<T>(
+    path: &std::path::Path,
+    output: &std::path::Path,
+    build: &BuildOptions,
+    progress: Option<&ProgressFn<'_>>,
+    read: impl FnOnce(&mut MakeSink<'_, ExternalBuilder>) -> Result<(ExternalBuilder, T)>,
+) -> Result<(BuildStats, T)> {
+    let mut make = |ids: IdMode, directed: bool, weighted: bool| {
+        ExternalBuilder::new(
+            output,
+            BuildOptions {
+                ids,
+                directed,
+                weighted,
+                num_nodes: None,
+                ..build.clone()
+            },
+        )
+    };
+    let (b, st) = read(&mut make)?;
+    let total = std::fs::metadata(path).map_or(1, |m| m.len().max(1));
+    let hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
+    Ok((b.finish(Some(&hook))?, st))
 }
