@@ -97,7 +97,7 @@ fn spec_smoothed(g: &Graph, cfg: &EmbeddingConfig, k: usize) -> Vec<Vec<f32>> {
                 continue;
             }
             let weights = g.weights(u).unwrap();
-            let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
+            let w = |i: usize| weights.as_ref().map_or(1.0, |w| f64::from(w[i]));
             let total: f64 = (0..nbrs.len()).map(w).sum();
             for d in 0..cfg.dim {
                 let mut acc = 0f64;

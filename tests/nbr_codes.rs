@@ -241,7 +241,7 @@ fn stored_codes_bound_the_true_strengths_for_every_writer() {
                 let mut want_sorted = want.clone();
                 want_sorted.sort_unstable();
                 assert_eq!(got, want_sorted);
-                for &u in nb {
+                for &u in nb.iter() {
                     let (lo, hi) = table.0[codes[k] as usize];
                     let x = true_floor_strength(&e, &rows, old_of[u as usize] as usize);
                     assert!(lo <= x && x <= hi, "arc {v}->{u}: {x} not in [{lo}, {hi}]");

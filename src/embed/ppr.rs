@@ -10,6 +10,7 @@ use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
 use crate::graph::strength_code::CodeBounds;
+use crate::live::store::RowBuf;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
 pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;
@@ -891,6 +892,8 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
     let lazy = cfg.variant == Variant::Lazy;
     let weighted = graph.weighted();
     let mut pushes = 0u64;
+    // A row with deltas in the change log is merged here (see `Graph::row_in`).
+    let mut row_buf = RowBuf::default();
 
     // SAFETY (all `deposit`/`r` calls below): the seed was range-checked by `push`, queued nodes
     // were deposited before, and every neighbour is checked `< n` before its deposit.
@@ -910,10 +913,10 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
             unsafe { *store.r(w) = PUSHED };
         }
 
-        let (nbrs, codes) = if T::USES_CODES {
-            graph.neighbors_and_codes_in::<LIVE>(w)?
+        let (nbrs, wts, codes) = if T::USES_CODES {
+            graph.row_in::<LIVE, true>(w, &mut row_buf)?
         } else {
-            (graph.neighbors_in::<LIVE>(w)?, None)
+            graph.row_in::<LIVE, false>(w, &mut row_buf)?
         };
         if nbrs.is_empty() {
             // Dangling node: the walk restarts, so its mass returns to the seed.
@@ -921,7 +924,6 @@ fn push_with<S: Store, T: Thresholds, const LIVE: bool>(
             continue;
         }
         if weighted {
-            let wts = graph.weights_in::<LIVE>(w)?.unwrap_or(&[]);
             let st = graph.strength_in::<LIVE>(w)?;
             if st.is_nan() || st <= 0.0 {
                 return Err(Error::format(format!(
@@ -1033,6 +1035,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     let lazy = cfg.variant == Variant::Lazy;
     let weighted = graph.weighted();
     let mut pushes = 0u64;
+    let mut row_buf = RowBuf::default();
 
     // SAFETY: u < n (checked by the callers below); records the deposit as `deposit` does and
     // queues it when it may cross (its residual exceeds eps, the lowest possible threshold).
@@ -1130,17 +1133,16 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
         // The same neighbour loop as `push_with`. Sharing it through a helper taking the
         // deposit as a closure was tried: callgrind counted 55 % more instructions per warm
         // BlogCatalog query, so the loop is written out in both.
-        let (nbrs, codes) = if T::USES_CODES {
-            graph.neighbors_and_codes_in::<LIVE>(w)?
+        let (nbrs, wts, codes) = if T::USES_CODES {
+            graph.row_in::<LIVE, true>(w, &mut row_buf)?
         } else {
-            (graph.neighbors_in::<LIVE>(w)?, None)
+            graph.row_in::<LIVE, false>(w, &mut row_buf)?
         };
         if nbrs.is_empty() {
             deposit(store, pending, hinted, seed, None, spread);
             continue;
         }
         if weighted {
-            let wts = graph.weights_in::<LIVE>(w)?.unwrap_or(&[]);
             let st = graph.strength_in::<LIVE>(w)?;
             if st.is_nan() || st <= 0.0 {
                 return Err(Error::format(format!(

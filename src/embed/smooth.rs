@@ -21,10 +21,13 @@ use crate::graph::csr::Graph;
 
 pub use crate::embed::config::MAX_SMOOTH;
 
+/// Out-arcs and their weights (None when unweighted).
+type SourceRow<'a> = (Cow<'a, [u32]>, Option<Cow<'a, [f32]>>);
+
 /// The rows one smoothing step of `u` reads: `u`'s out-arcs and their weights (None when
 /// unweighted). No arcs means the row is kept as it is.
 #[inline]
-fn inputs(graph: &Graph, u: u32) -> Result<(&[u32], Option<&[f32]>)> {
+fn inputs(graph: &Graph, u: u32) -> Result<SourceRow<'_>> {
     Ok((graph.neighbors_checked(u)?, graph.weights(u)?))
 }
 
@@ -38,7 +41,7 @@ pub fn sources(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
         if nbrs.is_empty() {
             out.push(u);
         } else {
-            out.extend_from_slice(nbrs);
+            out.extend_from_slice(&nbrs);
         }
         // Keep the buffer near the distinct count when rows overlap heavily (dense balls).
         if out.len() > 2 * n.max(1 << 16) {
@@ -177,7 +180,7 @@ pub fn step(
         let mut total = 0f64;
         match weights {
             Some(ws) => {
-                for (&v, &w) in nbrs.iter().zip(ws) {
+                for (&v, &w) in nbrs.iter().zip(ws.iter()) {
                     let w = f64::from(w);
                     total += w;
                     add_scaled_row(acc, row_of(v)?, w);
@@ -185,7 +188,7 @@ pub fn step(
             }
             None => {
                 // w = 1: `1.0 * x` is exact, so the product is skipped.
-                for &v in nbrs {
+                for &v in nbrs.iter() {
                     total += 1.0;
                     add_row(acc, row_of(v)?);
                 }

@@ -19,6 +19,9 @@ use memmap2::Mmap;
 use crate::error::{Error, Result};
 use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
 use crate::hashing::fnv1a64;
+use std::borrow::Cow;
+
+use crate::live::store::{Record, RowBuf};
 use crate::live::{LogState, Overlay};
 
 /// See [`Graph::scan`].
@@ -110,6 +113,18 @@ unsafe impl Sync for Graph {}
 
 /// A row as `live_row` returns it: neighbours and weights (empty on unweighted graphs).
 type LiveRow<'a> = (&'a [u32], &'a [f32]);
+
+/// A row for the push: neighbours, weights, neighbour codes (see [`Graph::row_in`]).
+type PushRow<'a> = (&'a [u32], &'a [f32], Option<&'a [u8]>);
+
+/// A row borrowed or merged (see [`Graph::neighbors`]).
+type OwnedRow<'a> = (Cow<'a, [u32]>, Cow<'a, [f32]>);
+
+/// See [`Graph::live_source`].
+enum LiveSource<'a> {
+    Row(LiveRow<'a>),
+    Delta(crate::live::store::Delta<'a>, LiveRow<'a>),
+}
 
 /// A node's external id.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -371,7 +386,10 @@ impl Graph {
     pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
-            if (v as usize) < self.n && !l.unchanged(v) && l.prefetch_record(v, hinted) {
+            if (v as usize) < self.n && !l.unchanged(v) {
+                l.prefetch_record(v, hinted);
+            }
+            if v >= l.base_n() {
                 return;
             }
         }
@@ -381,7 +399,7 @@ impl Graph {
                 // SAFETY: s <= e <= m = len(indices) (checked by `row`).
                 let p = unsafe { self.hot.indices.add(s) };
                 self.will_need(p.cast(), (e - s) * 4, hinted);
-                if let Ok(Some(w)) = self.weights(v) {
+                if let Ok(Some(w)) = self.base_weights(v) {
                     self.will_need(w.as_ptr().cast(), w.len() * 4, hinted);
                 }
             }
@@ -553,52 +571,61 @@ impl Graph {
         }
     }
 
-    /// Out-neighbours of `v` (internal indices). Neighbour ids are not range-checked here; use
+    /// Out-neighbours of `v` (internal indices), borrowed from the file or the change log, or
+    /// merged from the log's deltas. Neighbour ids are not range-checked here; use
     /// `neighbors_checked` or check each id before using it as an index.
-    #[inline(always)]
-    pub fn neighbors(&self, v: u32) -> Result<&[u32]> {
-        self.neighbors_in::<true>(v)
+    #[inline]
+    pub fn neighbors(&self, v: u32) -> Result<Cow<'_, [u32]>> {
+        if let Some(l) = self.live.as_deref() {
+            return self.owned_live_row(l, v).map(|r| r.0);
+        }
+        self.neighbors_in::<false>(v).map(Cow::Borrowed)
     }
 
-    /// `neighbors`, reading the change log only when `LIVE`: the push is compiled once per
-    /// case, so a graph without a log runs exactly the code it ran before logs existed.
+    /// The base file's row of `v` (`LIVE` must be false: a live graph reads rows with
+    /// [`Graph::row_in`], which may merge them).
     #[inline(always)]
     pub(crate) fn neighbors_in<const LIVE: bool>(&self, v: u32) -> Result<&[u32]> {
-        if LIVE {
-            if let Some(l) = self.live.as_deref() {
-                return self.live_row(l, v).map(|r| r.0);
-            }
-        }
+        debug_assert!(!LIVE);
         let (s, e) = self.row(v)?;
         // SAFETY: s <= e <= m = len(indices), checked by `row`.
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
     }
 
-    /// `neighbors_in`, with the row's neighbour codes when the row is the base file's and the
-    /// file has them (a row from the change log has none: the push then reads exact strengths).
+    /// `v`'s row for the push: neighbours, weights (empty on unweighted graphs) and, when
+    /// `CODES` and the row is the base file's (a row from the change log has none: the push
+    /// then reads exact strengths), the row's neighbour codes. The change log is read only when
+    /// `LIVE`: the push is compiled once per case, so a graph without a log runs exactly the
+    /// code it ran before logs existed. A row with deltas is merged into `buf`.
     #[inline(always)]
-    pub(crate) fn neighbors_and_codes_in<const LIVE: bool>(
-        &self,
+    pub(crate) fn row_in<'a, const LIVE: bool, const CODES: bool>(
+        &'a self,
         v: u32,
-    ) -> Result<(&[u32], Option<&[u8]>)> {
+        buf: &'a mut RowBuf,
+    ) -> Result<PushRow<'a>> {
         if LIVE {
             if let Some(l) = self.live.as_deref() {
                 if v as usize >= self.n {
                     return Err(self.out_of_range(v));
                 }
                 if !l.unchanged(v) || v >= l.base_n() {
-                    return self.live_row(l, v).map(|r| (r.0, None));
+                    return self.live_row(l, v, buf).map(|r| (r.0, r.1, None));
                 }
             }
         }
         let (s, e) = self.row(v)?;
-        // SAFETY: s <= e <= m = len(indices) = len(nbr_codes), checked by `row` and
-        // Header::decode.
+        // SAFETY: s <= e <= m = len(indices) = len(nbr_codes) = len(weights), checked by `row`
+        // and Header::decode.
         unsafe {
             let nbrs = std::slice::from_raw_parts(self.hot.indices.add(s), e - s);
-            let codes = (!self.hot.codes.is_null())
+            let codes = (CODES && !self.hot.codes.is_null())
                 .then(|| std::slice::from_raw_parts(self.hot.codes.add(s), e - s));
-            Ok((nbrs, codes))
+            let wts = if self.header.weighted {
+                &self.weights_all()[s..e]
+            } else {
+                &[]
+            };
+            Ok((nbrs, wts, codes))
         }
     }
 
@@ -614,28 +641,71 @@ impl Graph {
         true
     }
 
-    /// `v`'s row from the log, the base file (unchanged nodes) or empty (created nodes
-    /// without arcs).
+    /// Orders two neighbours as rows are sorted: by index, or by id in a permuted graph.
+    pub(crate) fn row_order(&self, a: u32, b: u32) -> Result<Ordering> {
+        if !self.permuted() || self.id_kind() == IdKind::Implicit {
+            return Ok(a.cmp(&b));
+        }
+        Ok(match (self.node_id(a)?, self.node_id(b)?) {
+            (NodeId::Int(x), NodeId::Int(y)) => x.cmp(&y),
+            (NodeId::Str(x), NodeId::Str(y)) => x.cmp(y),
+            _ => Ordering::Equal,
+        })
+    }
+
+    /// Where `v`'s row is: slices of the log or the base file (unchanged nodes; empty for
+    /// created nodes without arcs), or a delta to merge with the row beneath it.
     #[inline]
-    fn live_row<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<LiveRow<'a>> {
+    fn live_source<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<LiveSource<'a>> {
         if v as usize >= self.n {
             return Err(self.out_of_range(v));
         }
+        let base = || -> Result<LiveRow<'a>> {
+            if v < l.base_n() {
+                let nb = self.neighbors_in::<false>(v)?;
+                let w = self.base_weights(v)?.unwrap_or(&[]);
+                Ok((nb, w))
+            } else {
+                Ok((&[], &[]))
+            }
+        };
         if !l.unchanged(v) {
-            if let Some(r) = l.record(v)? {
-                return Ok((r.nbrs, r.wts));
+            match l.record(v)? {
+                Some(Record::Row(r)) => return Ok(LiveSource::Row((r.nbrs, r.wts))),
+                Some(Record::Delta(d)) => return Ok(LiveSource::Delta(d, base()?)),
+                None => {}
             }
         }
-        if v < l.base_n() {
-            let nb = self.neighbors_in::<false>(v)?;
-            let w = self.weights_in::<false>(v)?.unwrap_or(&[]);
-            return Ok((nb, w));
+        base().map(LiveSource::Row)
+    }
+
+    /// `v`'s row, merged into `buf` when it has deltas.
+    #[inline]
+    fn live_row<'a>(&'a self, l: &'a Overlay, v: u32, buf: &'a mut RowBuf) -> Result<LiveRow<'a>> {
+        match self.live_source(l, v)? {
+            LiveSource::Row(r) => Ok(r),
+            LiveSource::Delta(d, base) => {
+                l.merge_row(v, &d, base, &|a, b| self.row_order(a, b), buf)?;
+                Ok((&buf.nbrs, &buf.wts))
+            }
         }
-        Ok((&[], &[]))
+    }
+
+    /// `live_row`, owned where it was merged.
+    fn owned_live_row<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<OwnedRow<'a>> {
+        match self.live_source(l, v)? {
+            LiveSource::Row((nb, w)) => Ok((Cow::Borrowed(nb), Cow::Borrowed(w))),
+            LiveSource::Delta(d, base) => {
+                let mut buf = RowBuf::default();
+                l.merge_row(v, &d, base, &|a, b| self.row_order(a, b), &mut buf)?;
+                let RowBuf { nbrs, wts, .. } = buf;
+                Ok((Cow::Owned(nbrs), Cow::Owned(wts)))
+            }
+        }
     }
 
     /// Out-neighbours of `v`, each checked to be `< n`.
-    pub fn neighbors_checked(&self, v: u32) -> Result<&[u32]> {
+    pub fn neighbors_checked(&self, v: u32) -> Result<Cow<'_, [u32]>> {
         let nb = self.neighbors(v)?;
         let n = self.num_nodes();
         if let Some(bad) = nb.iter().find(|&&u| u as usize >= n) {
@@ -648,20 +718,21 @@ impl Graph {
 
     /// Edge weights of `v`'s out-arcs (weighted graphs only).
     #[inline]
-    pub fn weights(&self, v: u32) -> Result<Option<&[f32]>> {
-        self.weights_in::<true>(v)
-    }
-
-    /// `weights`, reading the change log only when `LIVE` (see `neighbors_in`).
-    #[inline(always)]
-    pub(crate) fn weights_in<const LIVE: bool>(&self, v: u32) -> Result<Option<&[f32]>> {
+    pub fn weights(&self, v: u32) -> Result<Option<Cow<'_, [f32]>>> {
         if !self.header.weighted {
             return Ok(None);
         }
-        if LIVE {
-            if let Some(l) = self.live.as_deref() {
-                return self.live_row(l, v).map(|r| Some(r.1));
-            }
+        if let Some(l) = self.live.as_deref() {
+            return self.owned_live_row(l, v).map(|r| Some(r.1));
+        }
+        self.base_weights(v).map(|w| w.map(Cow::Borrowed))
+    }
+
+    /// The base file's weights of `v`'s row (weighted graphs only).
+    #[inline(always)]
+    pub(crate) fn base_weights(&self, v: u32) -> Result<Option<&[f32]>> {
+        if !self.header.weighted {
+            return Ok(None);
         }
         let (s, e) = self.row(v)?;
         Ok(Some(&self.weights_all()[s..e]))
@@ -671,7 +742,17 @@ impl Graph {
     #[inline(always)]
     pub fn degree(&self, v: u32) -> Result<u64> {
         if let Some(l) = self.live.as_deref() {
-            return self.live_row(l, v).map(|r| r.0.len() as u64);
+            if v as usize >= self.n {
+                return Err(self.out_of_range(v));
+            }
+            if !l.unchanged(v) {
+                if let Some(r) = l.record(v)? {
+                    return Ok(r.degree());
+                }
+            }
+            if v >= l.base_n() {
+                return Ok(0);
+            }
         }
         let (s, e) = self.row(v)?;
         Ok((e - s) as u64)

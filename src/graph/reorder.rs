@@ -160,7 +160,7 @@ fn bfs_order(
             let v = order[head];
             head += 1;
             let r = g.neighbors_checked(v)?;
-            for &u in r {
+            for &u in r.iter() {
                 if !visited[u as usize] {
                     visited[u as usize] = true;
                     order.push(u);
@@ -351,7 +351,7 @@ pub(crate) fn write_permuted_file(
         let sec = &mut table[Sec::Weights as usize];
         sw.begin(sec.offset)?;
         for &v in order {
-            sw.put(as_bytes(g.weights(v)?.unwrap_or(&[])))?;
+            sw.put(as_bytes(&g.weights(v)?.unwrap_or_default()))?;
         }
         sec.checksum = sw.end(sec.len)?;
         let sec = &mut table[Sec::Strength as usize];

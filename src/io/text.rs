@@ -2051,7 +2051,7 @@ mod tests {
         assert_eq!((g.num_nodes(), t.passes), (2, 2));
         let a = g.lookup_str("a").unwrap().unwrap();
         assert_eq!(
-            g.weights(a).unwrap().unwrap(),
+            &*g.weights(a).unwrap().unwrap(),
             &[(0.1f32 + 0.2f32) + 0.3f32]
         );
     }

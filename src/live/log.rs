@@ -1,5 +1,5 @@
 //! The change log of a live graph: the file `GRAPH.live` next to a graph file `GRAPH`, format
-//! version 1 (specified in docs/FORMAT.md, "Change log").
+//! version 2 (specified in docs/FORMAT.md, "Change log").
 //!
 //! The file is append-only except for two 64-byte superblock slots near its start. Every commit
 //! appends one *segment*: the operations as given (adds and removes by external id, the log
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::graph::format::checksum;
 
 pub const LOG_MAGIC: [u8; 8] = *b"IELIVE\0\0";
-pub const LOG_VERSION: u32 = 1;
+pub const LOG_VERSION: u32 = 2;
 /// File header: bytes `0..128`.
 pub const LOG_HEADER_LEN: usize = 128;
 /// Superblock slots: bytes `128..192` and `192..256`.
@@ -35,6 +35,11 @@ pub const MAX_DEPTH: u32 = 4;
 pub const OPS_HEADER_LEN: usize = 40;
 pub const RUN_HEADER_LEN: usize = 32;
 pub const RECORD_HEADER_LEN: usize = 16;
+/// A delta record: `u32 node`, `u32 count | DELTA_FLAG`, `f64 strength`, `u64 older`,
+/// `u32 degree`, `u32 chain`, then `u32[count]` neighbours and `f32[count]` values.
+pub const DELTA_HEADER_LEN: usize = 32;
+/// Bit 31 of a record's second word: the record is a delta on an older row.
+pub const DELTA_FLAG: u32 = 1 << 31;
 
 pub const OPS_MAGIC: u32 = u32::from_le_bytes(*b"OPS1");
 pub const RUN_MAGIC: u32 = u32::from_le_bytes(*b"RUN1");
@@ -131,6 +136,13 @@ impl LogHeader {
             return Err(Error::format("not a change log (bad magic)"));
         }
         let version = rd_u32(b, 8);
+        if version == 1 {
+            return Err(Error::format(
+                "change log version 1 (whole rows per commit) is not read by this library, which \
+                 reads version 2: fold it into the graph file with the version that wrote it \
+                 (`instant-embedding compact GRAPH`), or re-convert the graph from its edges",
+            ));
+        }
         if version != LOG_VERSION {
             return Err(Error::format(format!(
                 "unsupported change log version {version} (this library reads version {LOG_VERSION})"

@@ -15,6 +15,7 @@
 //! order of their neighbours' external ids, the push performs the same operations on the same
 //! nodes, and embeddings and PPR vectors are bit-identical to those of a rebuild.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
@@ -29,9 +30,9 @@ use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::live::log::{
     best_slot, decode_ops, depth_for, pad8, rd_u64, read_log, LogHeader, LogId, Op, OpsHeader,
-    SegmentBuf, Slot, Trailer, DATA_START, DIR_MAGIC, FANOUT, FANOUT_BITS, OPS_HEADER_LEN,
-    RECORD_HEADER_LEN, RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN,
-    TRAILER_PERMUTED,
+    SegmentBuf, Slot, Trailer, DATA_START, DELTA_FLAG, DELTA_HEADER_LEN, DIR_MAGIC, FANOUT,
+    FANOUT_BITS, OPS_HEADER_LEN, RECORD_HEADER_LEN, RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN,
+    SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 /// The change log of the graph file `base`: `base` with `.live` appended.
@@ -138,11 +139,81 @@ struct Run {
     at: u64,
 }
 
-/// A node's row as the log stores it.
+/// A node's whole row as the log stores it.
 pub(crate) struct Rec<'a> {
     pub nbrs: &'a [u32],
     pub wts: &'a [f32],
     pub strength: f64,
+}
+
+/// A node's row as a delta on an older row: the neighbours it sets (value > 0: the arc's
+/// weight, 1 on unweighted graphs) or removes (value 0), sorted like rows.
+pub(crate) struct Delta<'a> {
+    pub nbrs: &'a [u32],
+    pub vals: &'a [f32],
+    pub strength: f64,
+    pub degree: u32,
+    /// Delta records in the chain, this one included.
+    pub chain: u32,
+    /// The older record (0: the row beneath is the graph file's, or empty for a created node).
+    pub older: u64,
+}
+
+/// A record of the log.
+pub(crate) enum Record<'a> {
+    Row(Rec<'a>),
+    Delta(Delta<'a>),
+}
+
+impl Record<'_> {
+    pub(crate) fn degree(&self) -> u64 {
+        match self {
+            Record::Row(r) => r.nbrs.len() as u64,
+            Record::Delta(d) => u64::from(d.degree),
+        }
+    }
+}
+
+/// A row merged from the log's deltas, and the work space that merging needs.
+#[derive(Default)]
+pub struct RowBuf {
+    pub(crate) nbrs: Vec<u32>,
+    pub(crate) wts: Vec<f32>,
+    acc: Vec<(u32, f32)>,
+    tmp: Vec<(u32, f32)>,
+}
+
+/// Merges two sorted runs of `(neighbour, value)` into `out`; on equal neighbours `newer`'s
+/// entry wins. `cmp` orders neighbours like rows (by index, or by id in a permuted graph).
+fn compose(
+    older: &[(u32, f32)],
+    newer: &[(u32, f32)],
+    cmp: &impl Fn(u32, u32) -> Result<Ordering>,
+    out: &mut Vec<(u32, f32)>,
+) -> Result<()> {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < older.len() || j < newer.len() {
+        let order = if i == older.len() {
+            Ordering::Greater
+        } else if j == newer.len() {
+            Ordering::Less
+        } else {
+            cmp(older[i].0, newer[j].0)?
+        };
+        match order {
+            Ordering::Less => {
+                out.push(older[i]);
+                i += 1;
+            }
+            _ => {
+                out.push(newer[j]);
+                i += usize::from(order.is_eq());
+                j += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One committed state of a change log, mapped: the rows, the tree and the created ids.
@@ -382,7 +453,8 @@ impl Overlay {
         }
     }
 
-    /// Hints `v`'s row record when it has one (returns whether it has).
+    /// Hints `v`'s row record when it has one (returns whether it has). A record may be a delta
+    /// on the base file's row: the caller hints that row too.
     #[cfg(unix)]
     pub(crate) fn prefetch_record(
         &self,
@@ -391,12 +463,14 @@ impl Overlay {
     ) -> bool {
         match self.leaf(v) {
             Ok((off, strength)) if off != 0 => {
-                // The length is known on unweighted graphs (the leaf holds the degree);
-                // otherwise hint a page, which holds most rows.
+                // A whole row's length is known on unweighted graphs (the leaf holds the
+                // degree), a delta's is not: hint at most 16 pages (a delta fits in the first).
                 let len = if self.header.weighted {
                     4096
                 } else {
-                    (RECORD_HEADER_LEN as u64).saturating_add((strength as u64).saturating_mul(4))
+                    (RECORD_HEADER_LEN as u64)
+                        .saturating_add((strength as u64).saturating_mul(4))
+                        .min(1 << 16)
                 };
                 self.will_need(off, len, hinted);
                 true
@@ -481,34 +555,154 @@ impl Overlay {
         Ok((off != 0).then_some(s))
     }
 
-    /// `v`'s row in the log, or None when it is the base file's row (or empty, for a created
-    /// node). `v < n`.
+    /// `v`'s newest record in the log, or None when its row is the base file's (or empty, for
+    /// a created node). `v < n`.
     #[inline]
-    pub(crate) fn record(&self, v: u32) -> Result<Option<Rec<'_>>> {
-        let off = self.entry(v)?;
-        if off == 0 {
-            return Ok(None);
+    pub(crate) fn record(&self, v: u32) -> Result<Option<Record<'_>>> {
+        match self.entry(v)? {
+            0 => Ok(None),
+            off => self.record_at(v, off).map(Some),
         }
+    }
+
+    /// The record of `v` at `off`.
+    pub(crate) fn record_at(&self, v: u32, off: u64) -> Result<Record<'_>> {
         let head: &[u32] = self.slice(off, 4)?;
-        let (node, deg) = (head[0], u64::from(head[1]));
+        let (node, count) = (head[0], head[1]);
         if node != v {
             return Err(Error::format(format!(
                 "change log corrupted: the row of node {v} is that of node {node}"
             )));
         }
         let strength = f64::from_bits(rd_u64(self.bytes(), off as usize + 8));
-        let nb_off = off + RECORD_HEADER_LEN as u64;
-        let nbrs: &[u32] = self.slice(nb_off, deg)?;
-        let wts: &[f32] = if self.header.weighted {
-            self.slice(pad8(nb_off + 4 * deg), deg)?
-        } else {
-            &[]
-        };
-        Ok(Some(Rec {
+        if count & DELTA_FLAG == 0 {
+            let deg = u64::from(count);
+            let nb_off = off + RECORD_HEADER_LEN as u64;
+            let nbrs: &[u32] = self.slice(nb_off, deg)?;
+            let wts: &[f32] = if self.header.weighted {
+                self.slice(pad8(nb_off + 4 * deg), deg)?
+            } else {
+                &[]
+            };
+            return Ok(Record::Row(Rec {
+                nbrs,
+                wts,
+                strength,
+            }));
+        }
+        let count = u64::from(count & !DELTA_FLAG);
+        let more: &[u64] = self.slice(off + 16, 2)?;
+        let older = more[0];
+        let (degree, chain) = (more[1] as u32, (more[1] >> 32) as u32);
+        // Older records lie before this one: a chain always ends.
+        if older != 0 && older >= off || chain == 0 || older == 0 && chain != 1 {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} is malformed"
+            )));
+        }
+        let nb_off = off + DELTA_HEADER_LEN as u64;
+        let nbrs: &[u32] = self.slice(nb_off, count)?;
+        let vals: &[f32] = self.slice(pad8(nb_off + 4 * count), count)?;
+        Ok(Record::Delta(Delta {
+            nbrs,
+            vals,
+            strength,
+            degree,
+            chain,
+            older,
+        }))
+    }
+
+    /// Merges `v`'s row from its delta `d`, the deltas beneath it and the row beneath them
+    /// (`base`: the graph file's row, or empty for a created node) into `buf`. `cmp` orders
+    /// neighbours like rows. The deltas are composed first (newest wins), then merged with the
+    /// row in one pass: O(row + deltas).
+    pub(crate) fn merge_row(
+        &self,
+        v: u32,
+        d: &Delta<'_>,
+        base: (&[u32], &[f32]),
+        cmp: &impl Fn(u32, u32) -> Result<Ordering>,
+        buf: &mut RowBuf,
+    ) -> Result<()> {
+        let RowBuf {
             nbrs,
             wts,
-            strength,
-        }))
+            acc,
+            tmp,
+        } = buf;
+        acc.clear();
+        acc.extend(d.nbrs.iter().copied().zip(d.vals.iter().copied()));
+        let mut older = d.older;
+        let mut whole: Option<Rec<'_>> = None;
+        let mut deltas = 1;
+        while older != 0 {
+            match self.record_at(v, older)? {
+                Record::Delta(o) => {
+                    deltas += 1;
+                    tmp.clear();
+                    tmp.extend(o.nbrs.iter().copied().zip(o.vals.iter().copied()));
+                    let newer = std::mem::take(acc);
+                    compose(tmp, &newer, cmp, acc)?;
+                    older = o.older;
+                }
+                Record::Row(r) => {
+                    whole = Some(r);
+                    break;
+                }
+            }
+        }
+        if deltas != d.chain {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} is malformed"
+            )));
+        }
+        let (bn, bw) = match &whole {
+            Some(r) => (r.nbrs, r.wts),
+            None => base,
+        };
+        let weighted = self.header.weighted;
+        nbrs.clear();
+        wts.clear();
+        let (mut i, mut j) = (0, 0);
+        while i < bn.len() || j < acc.len() {
+            let order = if i == bn.len() {
+                Ordering::Greater
+            } else if j == acc.len() {
+                Ordering::Less
+            } else {
+                cmp(bn[i], acc[j].0)?
+            };
+            if order.is_lt() {
+                nbrs.push(bn[i]);
+                if weighted {
+                    wts.push(bw[i]);
+                }
+                i += 1;
+            } else {
+                let (u, x) = acc[j];
+                if x > 0.0 {
+                    nbrs.push(u);
+                    if weighted {
+                        wts.push(x);
+                    }
+                } else if x != 0.0 {
+                    return Err(Error::format(format!(
+                        "change log corrupted: a delta of node {v} holds the value {x}"
+                    )));
+                }
+                i += usize::from(order.is_eq());
+                j += 1;
+            }
+        }
+        if nbrs.len() as u64 != u64::from(d.degree) {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} gives {} arcs, not {}",
+                nbrs.len(),
+                d.degree
+            )));
+        }
+        Ok(())
     }
 
     pub(crate) fn num_nodes(&self) -> usize {
@@ -907,8 +1101,8 @@ impl Ids {
 type ArcChange = (u32, u32, Option<f32>);
 
 /// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
-/// (None: it had none).
-struct Undo(u32, u32, Option<Option<f32>>);
+/// (None: it had none), and the change it made to `a`'s degree.
+struct Undo(u32, u32, Option<Option<f32>>, i8);
 
 /// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
 /// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
@@ -927,6 +1121,8 @@ struct Stage {
     /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
     /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
     arcs_set: HashMap<(u32, u32), Option<f32>>,
+    /// Node → its degree now minus its committed degree (nodes of `arcs_set` only).
+    degree_change: HashMap<u32, i64>,
     created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     new_ids: Vec<LogId>,
@@ -964,6 +1160,7 @@ impl Stage {
             committed_n: c.n,
             n: c.n,
             arcs_set: HashMap::new(),
+            degree_change: HashMap::new(),
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
@@ -1047,35 +1244,58 @@ impl Stage {
     }
 
     /// The weight of arc `a -> b` in the committed graph `g`, if it has that arc. Rows are
-    /// sorted by index, or by id in a permuted graph: a binary search either way.
+    /// sorted by index, or by id in a permuted graph: a binary search in each delta of `a`'s
+    /// row in the log, newest first, then in the row beneath them. Never merges the row.
     fn committed_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
         let n = g.num_nodes();
         if a as usize >= n || b as usize >= n {
             return Ok(None);
         }
-        let nb = g.neighbors(a)?;
-        let at = if !g.permuted() || g.id_kind() == IdKind::Implicit {
-            nb.binary_search(&b).ok()
-        } else {
+        let find = |nb: &[u32]| -> Result<Option<usize>> {
+            if !g.permuted() || g.id_kind() == IdKind::Implicit {
+                return Ok(nb.binary_search(&b).ok());
+            }
             let key = self.id_of(g, b)?;
             let (mut lo, mut hi) = (0, nb.len());
-            let mut found = None;
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
                 match self.id_of(g, nb[mid])?.cmp(&key) {
                     Ordering::Less => lo = mid + 1,
                     Ordering::Greater => hi = mid,
-                    Ordering::Equal => {
-                        found = Some(mid);
-                        break;
-                    }
+                    Ordering::Equal => return Ok(Some(mid)),
                 }
             }
-            found
+            Ok(None)
         };
-        Ok(match at {
+        let weighted = |w: f32| if g.weighted() { w } else { 1.0 };
+        if let Some(o) = g.overlay() {
+            let mut rec = if o.unchanged(a) { None } else { o.record(a)? };
+            loop {
+                match rec {
+                    Some(Record::Delta(d)) => {
+                        if let Some(k) = find(d.nbrs)? {
+                            let x = d.vals[k];
+                            return Ok((x > 0.0).then(|| weighted(x)));
+                        }
+                        rec = match d.older {
+                            0 => None,
+                            off => Some(o.record_at(a, off)?),
+                        };
+                    }
+                    Some(Record::Row(r)) => {
+                        return Ok(find(r.nbrs)?.map(|k| r.wts.get(k).copied().unwrap_or(1.0)));
+                    }
+                    None => break,
+                }
+            }
+            if a >= o.base_n() {
+                return Ok(None);
+            }
+        }
+        let nb = g.neighbors_in::<false>(a)?;
+        Ok(match find(nb)? {
             None => None,
-            Some(k) => Some(g.weights(a)?.map_or(1.0, |w| w[k])),
+            Some(k) => Some(g.base_weights(a)?.map_or(1.0, |w| w[k])),
         })
     }
 
@@ -1087,9 +1307,11 @@ impl Stage {
         }
     }
 
-    fn set_arc(&mut self, a: u32, b: u32, w: Option<f32>) {
+    /// Sets arc `(a, b)` to `w`; `delta` is the change to `a`'s degree (-1, 0 or 1).
+    fn set_arc(&mut self, a: u32, b: u32, w: Option<f32>, delta: i8) {
         let before = self.arcs_set.insert((a, b), w);
-        self.undo.push(Undo(a, b, before));
+        *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
+        self.undo.push(Undo(a, b, before, delta));
     }
 
     /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
@@ -1108,7 +1330,7 @@ impl Stage {
                 "merged weight of arc ({a}, {b}) overflows float32"
             )));
         }
-        self.set_arc(a, b, Some(new));
+        self.set_arc(a, b, Some(new), i8::from(old.is_none()));
         if old.is_none() {
             self.arcs += 1;
             // Self-loops are counted for undirected graphs only (their edge count).
@@ -1122,7 +1344,7 @@ impl Stage {
     fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<()> {
         // The reverse arc of an undirected edge is looked up too: a damaged file may lack it.
         let old = self.current_arc(g, a, b)?;
-        self.set_arc(a, b, None);
+        self.set_arc(a, b, None, -i8::from(old.is_some()));
         if old.is_some() {
             self.arcs -= 1;
             if a == b && !self.directed {
@@ -1205,7 +1427,8 @@ impl Stage {
                 Ok(changed)
             }
             Err(e) => {
-                while let Some(Undo(a, b, before)) = self.undo.pop() {
+                while let Some(Undo(a, b, before, delta)) = self.undo.pop() {
+                    *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
                     match before {
                         Some(w) => self.arcs_set.insert((a, b), w),
                         None => self.arcs_set.remove(&(a, b)),
@@ -1283,53 +1506,281 @@ impl Stage {
         changes: &[ArcChange],
         mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
     ) -> Result<()> {
-        let by_index = self.rows_by_index();
         let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
         for group in changes.chunk_by(|x, y| x.0 == y.0) {
-            let v = group[0].0;
-            // The committed row is sorted in the output order: by index, or by id, which is
-            // the same order for committed nodes while the graph is not permuted.
-            let (old, old_w) = if (v as usize) < g.num_nodes() {
-                (g.neighbors_checked(v)?, g.weights(v)?)
-            } else {
-                (&[][..], None)
-            };
-            nbrs.clear();
-            wts.clear();
-            let mut emit = |u: u32, w: f32| {
-                nbrs.push(u);
-                if self.weighted {
-                    wts.push(w);
-                }
-            };
-            let (mut i, mut j) = (0, 0);
-            while i < old.len() || j < group.len() {
-                let order = if i == old.len() {
-                    Ordering::Greater
-                } else if j == group.len() {
-                    Ordering::Less
-                } else if by_index {
-                    old[i].cmp(&group[j].1)
-                } else {
-                    self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
-                };
-                match order {
-                    Ordering::Less => {
-                        emit(old[i], old_w.map_or(1.0, |w| w[i]));
-                        i += 1;
-                    }
-                    Ordering::Equal | Ordering::Greater => {
-                        if let Some(w) = group[j].2 {
-                            emit(group[j].1, w);
-                        }
-                        i += usize::from(order.is_eq());
-                        j += 1;
-                    }
-                }
-            }
-            f(v, &nbrs, &wts)?;
+            self.merge_group(g, group, &mut nbrs, &mut wts)?;
+            f(group[0].0, &nbrs, &wts)?;
         }
         Ok(())
+    }
+
+    /// The new row of node `group[0].0`: its committed row merged with `group`, its changed
+    /// arcs (sorted like rows).
+    fn merge_group(
+        &self,
+        g: &Graph,
+        group: &[ArcChange],
+        nbrs: &mut Vec<u32>,
+        wts: &mut Vec<f32>,
+    ) -> Result<()> {
+        let by_index = self.rows_by_index();
+        let v = group[0].0;
+        // The committed row is sorted in the output order: by index, or by id, which is
+        // the same order for committed nodes while the graph is not permuted.
+        let (old, old_w) = if (v as usize) < g.num_nodes() {
+            (g.neighbors_checked(v)?, g.weights(v)?)
+        } else {
+            (Cow::Borrowed(&[][..]), None)
+        };
+        nbrs.clear();
+        wts.clear();
+        let mut emit = |u: u32, w: f32| {
+            nbrs.push(u);
+            if self.weighted {
+                wts.push(w);
+            }
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < group.len() {
+            let order = if i == old.len() {
+                Ordering::Greater
+            } else if j == group.len() {
+                Ordering::Less
+            } else if by_index {
+                old[i].cmp(&group[j].1)
+            } else {
+                self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
+            };
+            match order {
+                Ordering::Less => {
+                    emit(old[i], old_w.as_ref().map_or(1.0, |w| w[i]));
+                    i += 1;
+                }
+                Ordering::Equal | Ordering::Greater => {
+                    if let Some(w) = group[j].2 {
+                        emit(group[j].1, w);
+                    }
+                    i += usize::from(order.is_eq());
+                    j += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(v, row)` with the record that the segment gets for every node this batch
+    /// changed, ascending by node: a delta on the node's committed row, or its whole new row
+    /// (see [`delta_pays`]). Deterministic: the writer calls it twice per commit.
+    fn for_each_record(
+        &self,
+        g: &Graph,
+        changes: &[ArcChange],
+        mut f: impl FnMut(u32, NewRecord<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let by_index = self.rows_by_index();
+        let cmp = |a: u32, b: u32| -> Result<Ordering> {
+            if by_index {
+                Ok(a.cmp(&b))
+            } else {
+                Ok(self.id_of(g, a)?.cmp(&self.id_of(g, b)?))
+            }
+        };
+        let ov = g.overlay();
+        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
+        let (mut entries, mut older_entries, mut merged) = (Vec::new(), Vec::new(), Vec::new());
+        for group in changes.chunk_by(|x, y| x.0 == y.0) {
+            let v = group[0].0;
+            let committed = (v as usize) < g.num_nodes();
+            entries.clear();
+            entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
+            // The committed record and the deltas beneath it: merge the newest deltas into
+            // this one while they are not larger (the binary-counter rule: a chain holds
+            // O(log) deltas, and each entry is rewritten O(log) times).
+            let mut below = match ov {
+                Some(o) if committed && !o.unchanged(v) => o.entry(v)?,
+                _ => 0,
+            };
+            let o = ov.filter(|_| below != 0);
+            let mut rec = match o {
+                Some(o) => Some(o.record_at(v, below)?),
+                None => None,
+            };
+            while let Some(Record::Delta(d)) = &rec {
+                if d.nbrs.len() > entries.len() {
+                    break;
+                }
+                older_entries.clear();
+                older_entries.extend(d.nbrs.iter().copied().zip(d.vals.iter().copied()));
+                compose(&older_entries, &entries, &cmp, &mut merged)?;
+                std::mem::swap(&mut entries, &mut merged);
+                below = d.older;
+                rec = match (o, below) {
+                    (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
+                    _ => None,
+                };
+            }
+            let (mut chain, mut total) = (1u32, entries.len() as u64);
+            let mut r = rec;
+            while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
+                chain += 1;
+                total += d.nbrs.len() as u64;
+                r = match d.older {
+                    0 => None,
+                    off => Some(o.record_at(v, off)?),
+                };
+            }
+            let old_degree = if committed { g.degree(v)? } else { 0 };
+            let change = self.degree_change.get(&v).copied().unwrap_or(0);
+            let degree = u64::try_from(old_degree as i64 + change)
+                .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
+            let delta = committed && delta_pays(total, chain, degree);
+            // A weighted row's strength is the sum of its weights in row order, as a rebuild
+            // computes it: the merged row is read once for it.
+            let strength = if self.weighted || !delta {
+                self.merge_group(g, group, &mut nbrs, &mut wts)?;
+                if nbrs.len() as u64 != degree {
+                    return Err(Error::format(format!(
+                        "the committed row of node {v} is inconsistent with its degree"
+                    )));
+                }
+                if self.weighted {
+                    strength_of(&wts)
+                } else {
+                    0.0
+                }
+            } else {
+                0.0
+            };
+            if delta {
+                f(
+                    v,
+                    NewRecord::Delta {
+                        entries: &entries,
+                        older: below,
+                        degree: degree as u32,
+                        chain,
+                        strength,
+                    },
+                )?;
+            } else {
+                f(
+                    v,
+                    NewRecord::Row {
+                        nbrs: &nbrs,
+                        wts: &wts,
+                        strength,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Longest chain of deltas a row may have: the reader composes them all.
+pub const MAX_DELTA_CHAIN: u32 = 24;
+
+/// Whether a node's new record is a delta (else its whole row): while the chain is short and
+/// its deltas hold at most half as many entries as the row has arcs. A delta entry takes 8
+/// bytes (neighbour and value) where a row's arc takes 4 (8 weighted): past that point the
+/// whole row is smaller, and merging it costs readers more than the row itself.
+fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
+    chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
+}
+
+/// A record for the segment (see [`Stage::for_each_record`]).
+enum NewRecord<'a> {
+    Row {
+        nbrs: &'a [u32],
+        wts: &'a [f32],
+        strength: f64,
+    },
+    Delta {
+        entries: &'a [(u32, f32)],
+        older: u64,
+        degree: u32,
+        chain: u32,
+        strength: f64,
+    },
+}
+
+impl NewRecord<'_> {
+    /// The bytes it takes in a segment (it starts 8-aligned).
+    fn len(&self, weighted: bool) -> u64 {
+        match self {
+            NewRecord::Row { nbrs, .. } => record_len(nbrs.len(), weighted),
+            NewRecord::Delta { entries, .. } => {
+                DELTA_HEADER_LEN as u64 + 2 * pad8(4 * entries.len() as u64)
+            }
+        }
+    }
+
+    /// The leaf's value: the row's strength, or its degree on an unweighted graph.
+    fn leaf(&self, weighted: bool) -> f64 {
+        match self {
+            NewRecord::Row { nbrs, strength, .. } => {
+                if weighted {
+                    *strength
+                } else {
+                    nbrs.len() as f64
+                }
+            }
+            NewRecord::Delta {
+                degree, strength, ..
+            } => {
+                if weighted {
+                    *strength
+                } else {
+                    f64::from(*degree)
+                }
+            }
+        }
+    }
+
+    fn encode(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&v.to_le_bytes());
+        match self {
+            NewRecord::Row {
+                nbrs,
+                wts,
+                strength,
+            } => {
+                out.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
+                out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                for u in *nbrs {
+                    out.extend_from_slice(&u.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+                if weighted {
+                    for w in *wts {
+                        out.extend_from_slice(&w.to_le_bytes());
+                    }
+                    out.resize(pad8(out.len() as u64) as usize, 0);
+                }
+            }
+            NewRecord::Delta {
+                entries,
+                older,
+                degree,
+                chain,
+                strength,
+            } => {
+                out.extend_from_slice(&(entries.len() as u32 | DELTA_FLAG).to_le_bytes());
+                out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                out.extend_from_slice(&older.to_le_bytes());
+                out.extend_from_slice(&degree.to_le_bytes());
+                out.extend_from_slice(&chain.to_le_bytes());
+                for (u, _) in *entries {
+                    out.extend_from_slice(&u.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+                for (_, x) in *entries {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+            }
+        }
     }
 }
 
@@ -1949,7 +2400,7 @@ impl LiveWriter {
                     b.push_node_str(a)?;
                     for (k, &v) in nbrs.iter().enumerate() {
                         if !gone[v as usize] && (g.directed() || u <= v) {
-                            let w = ws.map_or(1.0, |w| w[k]);
+                            let w = ws.as_ref().map_or(1.0, |w| w[k]);
                             b.push_str(a, g.string_id(v)?, w)?;
                         }
                     }
@@ -1958,7 +2409,7 @@ impl LiveWriter {
                     b.push_node_int(a)?;
                     for (k, &v) in nbrs.iter().enumerate() {
                         if !gone[v as usize] && (g.directed() || u <= v) {
-                            let w = ws.map_or(1.0, |w| w[k]);
+                            let w = ws.as_ref().map_or(1.0, |w| w[k]);
                             b.push_int(a, g.int_id(v)?, w)?;
                         }
                     }
@@ -2118,19 +2569,14 @@ fn write_segment(
     let mut entries = Vec::new();
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
     let mut rows_end = head.pos();
-    stage.for_each_row(g, &changes, |v, nbrs, wts| {
+    stage.for_each_record(g, &changes, |v, rec| {
         let had = match ov {
             Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
             _ => false,
         };
         changed += u64::from(!had);
-        let leaf = if stage.weighted {
-            strength_of(wts)
-        } else {
-            nbrs.len() as f64
-        };
-        entries.push((v, rows_end, leaf));
-        rows_end += record_len(nbrs.len(), stage.weighted);
+        entries.push((v, rows_end, rec.leaf(stage.weighted)));
+        rows_end += rec.len(stage.weighted);
         Ok(())
     })?;
 
@@ -2177,29 +2623,18 @@ fn write_segment(
     out.put(&head.bytes)?;
     let mut next = entries.iter();
     let mut record = Vec::new();
-    stage.for_each_row(g, &changes, |v, nbrs, wts| {
-        // The same rows as the first pass, or the segment would not match its tree.
-        let Some(&(_, _, leaf)) = next.next().filter(|e| (e.0, e.1) == (v, out.pos())) else {
+    stage.for_each_record(g, &changes, |v, rec| {
+        // The same records as the first pass, or the segment would not match its tree.
+        if next
+            .next()
+            .filter(|e| (e.0, e.1) == (v, out.pos()))
+            .is_none()
+        {
             return Err(Error::format(format!(
                 "the committed graph changed while a commit was written (node {v})"
             )));
-        };
-        // The first pass's leaf value is the strength of a weighted row.
-        let strength = if stage.weighted { leaf } else { 0.0 };
-        record.clear();
-        record.extend_from_slice(&v.to_le_bytes());
-        record.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
-        record.extend_from_slice(&strength.to_bits().to_le_bytes());
-        for u in nbrs {
-            record.extend_from_slice(&u.to_le_bytes());
         }
-        record.resize(pad8(record.len() as u64) as usize, 0);
-        if stage.weighted {
-            for w in wts {
-                record.extend_from_slice(&w.to_le_bytes());
-            }
-            record.resize(pad8(record.len() as u64) as usize, 0);
-        }
+        rec.encode(v, stage.weighted, &mut record);
         out.put(&record)
     })?;
     if out.pos() != rows_end {
@@ -2514,25 +2949,28 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
         if listed.next() != Some(&v) {
             return Err(differ());
         }
-        let rec = o.record(v)?.expect("listed by the tree walk");
-        let same = rec.nbrs == nbrs
+        let strength = match o.record(v)?.expect("listed by the tree walk") {
+            Record::Row(r) => r.strength,
+            Record::Delta(d) => d.strength,
+        };
+        let (got, got_w) = (g.neighbors(v)?, g.weights(v)?.unwrap_or_default());
+        let same = *got == *nbrs
             && (!g.weighted()
-                || rec.wts.len() == wts.len()
-                    && rec
-                        .wts
+                || got_w.len() == wts.len()
+                    && got_w
                         .iter()
                         .zip(wts)
                         .all(|(a, b)| a.to_bits() == b.to_bits()));
         if !same {
             return Err(bad(format!("the row of node {v} differs from its replay")));
         }
-        if g.weighted() && rec.strength.to_bits() != strength_of(rec.wts).to_bits() {
+        if g.weighted() && strength.to_bits() != strength_of(&got_w).to_bits() {
             return Err(bad(format!("the strength of node {v} is wrong")));
         }
         let leaf = if g.weighted() {
-            rec.strength
+            strength
         } else {
-            rec.nbrs.len() as f64
+            got.len() as f64
         };
         if o.strength(v)?.map(f64::to_bits) != Some(leaf.to_bits()) {
             return Err(bad(format!("the tree's strength of node {v} is wrong")));
@@ -2641,4 +3079,72 @@ pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
     let pool = crate::parallel::pool(1)?;
     let mut stats = crate::graph::reorder::ReorderStats::default();
     crate::graph::reorder::write_permuted(graph, &order, target.as_ref(), &pool, None, &mut stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
+
+    /// A star of 400 leaves whose hub every commit changes by one arc: its records are deltas
+    /// (never the whole row while they are small), their chains stay within the limit, and a
+    /// whole row is written once the deltas would outweigh it.
+    #[test]
+    fn a_change_to_a_large_row_is_a_delta_and_chains_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("star.graph");
+        let leaves: Vec<u32> = (1..=400).collect();
+        let parts = csr_from_edges(
+            401,
+            &vec![0; 400],
+            &leaves,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let (mut deltas, mut rows, mut longest) = (0, 0, 0);
+        for k in 0..600i64 {
+            let leaf = 1 + k % 400;
+            if k < 400 {
+                w.remove_edges(&Ids::Int(vec![0]), &Ids::Int(vec![leaf]))
+                    .unwrap();
+            } else {
+                w.add_edges(&Ids::Int(vec![0]), &Ids::Int(vec![leaf]), None)
+                    .unwrap();
+            }
+            w.commit().unwrap();
+            let g = w.snapshot();
+            let o = g.overlay().unwrap();
+            match o.record(0).unwrap().unwrap() {
+                Record::Delta(d) => {
+                    if k == 0 {
+                        assert_eq!((d.nbrs.len(), d.chain, d.older), (1, 1, 0));
+                        assert_eq!(d.vals, &[0.0]);
+                    }
+                    assert!(2 * d.nbrs.len() as u64 <= u64::from(d.degree));
+                    longest = longest.max(d.chain);
+                    deltas += 1;
+                }
+                Record::Row(r) => {
+                    assert!(k > 0, "the first change to the hub wrote its whole row");
+                    assert_eq!(r.nbrs.len() as u64, g.degree(0).unwrap());
+                    rows += 1;
+                }
+            }
+            let expect = if k < 400 { 399 - k } else { k - 399 } as u64;
+            assert_eq!(g.degree(0).unwrap(), expect);
+        }
+        assert!(
+            longest > 1 && longest <= MAX_DELTA_CHAIN,
+            "longest chain {longest}"
+        );
+        assert!(
+            deltas > 10 * rows && rows > 0,
+            "{deltas} deltas, {rows} rows"
+        );
+    }
 }
