@@ -3,9 +3,9 @@
 //!
 //! The file is append-only except for two 64-byte superblock slots near its start. Every commit
 //! appends one *segment*: the operations as given (adds and removes by external id, the log
-//! proper), the new adjacency rows of the nodes it changed, the ids of the nodes it created, the
-//! changed pages of a copy-on-write radix tree from node index to row, and a checksummed
-//! trailer. The commit becomes visible (and durable) when a superblock slot naming its trailer
+//! proper), a record per node whose row it changed (a delta on the older row, or the whole
+//! row), the ids of the nodes it created, a level of the index from node to record, and a
+//! checksummed trailer. The commit becomes visible (and durable) when a superblock slot naming its trailer
 //! has been written and synced after the segment: a crash before that leaves the previous
 //! commit, and bytes past the committed end are ignored (the next commit overwrites them).
 //!
@@ -26,11 +26,14 @@ pub const SLOT_LEN: usize = 64;
 /// First segment.
 pub const DATA_START: u64 = 256;
 pub const TRAILER_LEN: usize = 128;
-/// Radix tree: 256 entries (2 KiB) per page, one level per byte of the node index.
-pub const FANOUT_BITS: u32 = 8;
-pub const FANOUT: usize = 1 << FANOUT_BITS;
-pub const PAGE_BYTES: usize = FANOUT * 8;
-pub const MAX_DEPTH: u32 = 4;
+/// Index levels: sorted runs from node to record, at most `MAX_LEVELS` of them (the
+/// binary-counter rule keeps O(log) levels: 64 would take 2^64 entries).
+pub const MAX_LEVELS: u32 = 64;
+pub const LEVEL_HEADER_LEN: usize = 24;
+/// A level's fence holds every `FENCE_STRIDE`-th node: one 4 KiB page of its node array.
+pub const FENCE_STRIDE: usize = 1024;
+pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
+pub const LEVEL_DIR_MAGIC: u32 = u32::from_le_bytes(*b"LDR1");
 /// Length of a segment's operations header.
 pub const OPS_HEADER_LEN: usize = 40;
 pub const RUN_HEADER_LEN: usize = 32;
@@ -75,15 +78,6 @@ fn put_u64(b: &mut [u8], off: usize, v: u64) {
 
 pub fn pad8(x: u64) -> u64 {
     x.div_ceil(8) * 8
-}
-
-/// Depth of the radix tree that covers `n` node indices (at least 1).
-pub fn depth_for(n: u64) -> u32 {
-    let mut d = 1;
-    while d < MAX_DEPTH && n > 1u64 << (FANOUT_BITS * d) {
-        d += 1;
-    }
-    d
 }
 
 /// The immutable file header: which base file the log belongs to and how it merges.
@@ -234,9 +228,10 @@ pub struct Trailer {
     pub seq: u64,
     /// Offset of the segment (its operations header).
     pub start: u64,
-    /// Offset of the radix tree's root page; 0 when no node has a row in the log.
-    pub root: u64,
-    pub depth: u32,
+    /// Offset of the index's level directory; 0 when no node has a record in the log.
+    pub index: u64,
+    /// Levels of the index (0 when `index` is 0).
+    pub levels: u32,
     pub num_nodes: u64,
     pub num_arcs: u64,
     pub self_loops: u64,
@@ -261,8 +256,8 @@ impl Trailer {
         put_u32(&mut b, 4, self.flags);
         put_u64(&mut b, 8, self.seq);
         put_u64(&mut b, 16, self.start);
-        put_u64(&mut b, 24, self.root);
-        put_u32(&mut b, 32, self.depth);
+        put_u64(&mut b, 24, self.index);
+        put_u32(&mut b, 32, self.levels);
         put_u64(&mut b, 40, self.num_nodes);
         put_u64(&mut b, 48, self.num_arcs);
         put_u64(&mut b, 56, self.self_loops);
@@ -303,8 +298,8 @@ impl Trailer {
             flags: rd_u32(b, 4),
             seq: rd_u64(b, 8),
             start: rd_u64(b, 16),
-            root: rd_u64(b, 24),
-            depth: rd_u32(b, 32),
+            index: rd_u64(b, 24),
+            levels: rd_u32(b, 32),
             num_nodes: rd_u64(b, 40),
             num_arcs: rd_u64(b, 48),
             self_loops: rd_u64(b, 56),
@@ -315,14 +310,13 @@ impl Trailer {
             segment_checksum: rd_u64(b, 104),
         };
         if t.flags & !TRAILER_PERMUTED != 0
-            || t.depth == 0
-            || t.depth > MAX_DEPTH
+            || (t.index == 0) != (t.levels == 0)
+            || t.levels > MAX_LEVELS
             || t.start < DATA_START
             || t.start >= off
-            || t.root >= off
+            || t.index >= off
             || t.runs >= off
             || t.num_nodes > u64::from(u32::MAX)
-            || t.num_nodes > 1u64 << (FANOUT_BITS * t.depth)
         {
             return Err(Error::format(format!(
                 "change log corrupted: inconsistent commit record at {off}"
@@ -712,10 +706,5 @@ mod tests {
             c[i] ^= 1;
             assert_eq!(Slot::decode(&c), None, "flip at {i}");
         }
-        assert_eq!(depth_for(0), 1);
-        assert_eq!(depth_for(256), 1);
-        assert_eq!(depth_for(257), 2);
-        assert_eq!(depth_for(1 << 24), 3);
-        assert_eq!(depth_for(u64::from(u32::MAX)), 4);
     }
 }

@@ -1,14 +1,17 @@
 //! Live graphs: edges added and removed after conversion, visible to queries at once, without
 //! a rebuild (semantics in docs/LIVE.md, file format in docs/FORMAT.md, "Change log").
 //!
-//! A graph file `GRAPH` may have a change log `GRAPH.live` next to it (see `livelog.rs`). Every
-//! commit appends the operations and, for each node whose row changed, its complete new row
-//! (sorted like a rebuilt file's, with its strength), plus a copy-on-write radix tree from node
-//! index to row. A reader maps the log and, for a node with a row in the log, reads that row;
+//! A graph file `GRAPH` may have a change log `GRAPH.live` next to it (see `log.rs`). Every
+//! commit appends the operations and, for each node whose row changed, a record: a delta on
+//! its older row (the arcs set and removed) or, once the deltas would outweigh it, its whole
+//! new row (sorted like a rebuilt file's, with its strength); then a level of the index from
+//! node to record (sorted runs merged by the binary-counter rule). A reader maps the log and,
+//! for a node with a record, reads that row, merging a delta chain with the row beneath it;
 //! every other node's row comes from the base file. Nothing is replayed when a graph is opened
-//! or queried: opening reads the 256-byte log head and one commit record, and a query walks
-//! the tree (at most 4 pages) for each row it reads. Graphs without a log (or with a log that
-//! changes nothing) read the base file exactly as before, through the same code.
+//! or queried: opening reads the 256-byte log head, one commit record and its level
+//! directory, and a query searches the levels for each row it reads. Graphs without a log (or
+//! with a log that changes nothing) read the base file exactly as before, through the same
+//! code.
 //!
 //! New nodes get the next internal indices. A rebuilt file would number nodes in id order, so
 //! a live graph is like a renumbered ("permuted", see `reorder.rs`) file: rows are kept in the
@@ -17,7 +20,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -29,10 +32,10 @@ use crate::graph::build::{strength_of, Merge};
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::live::log::{
-    best_slot, decode_ops, depth_for, pad8, rd_u64, read_log, LogHeader, LogId, Op, OpsHeader,
-    SegmentBuf, Slot, Trailer, DATA_START, DELTA_FLAG, DELTA_HEADER_LEN, DIR_MAGIC, FANOUT,
-    FANOUT_BITS, OPS_HEADER_LEN, RECORD_HEADER_LEN, RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN,
-    SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+    best_slot, decode_ops, pad8, rd_u64, read_log, LogHeader, LogId, Op, OpsHeader, SegmentBuf,
+    Slot, Trailer, DATA_START, DELTA_FLAG, DELTA_HEADER_LEN, DIR_MAGIC, FENCE_STRIDE,
+    LEVEL_DIR_MAGIC, LEVEL_HEADER_LEN, LEVEL_MAGIC, MAX_LEVELS, OPS_HEADER_LEN, RECORD_HEADER_LEN,
+    RUN_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 /// The change log of the graph file `base`: `base` with `.live` appended.
@@ -227,9 +230,50 @@ pub struct Overlay {
     base_n: u32,
     n: u32,
     runs: Vec<Run>,
+    /// The index's levels, newest first (see [`Level`]).
+    levels: Vec<Level>,
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
-    /// tree could not be read whole (queries then walk it and report what is wrong).
+    /// index could not be read whole (lookups then search it and report what is wrong).
     changed: OnceLock<Box<[u64]>>,
+}
+
+/// A level of the index: `count` nodes ascending, each with its newest record's offset and
+/// its row's strength (its degree on unweighted graphs), so that the push reads a threshold
+/// without touching the record. A node's entry is in the newest level that holds it.
+#[derive(Clone, Copy, Debug)]
+struct Level {
+    /// Offset of the level's header.
+    at: u64,
+    count: u64,
+    /// Offsets of `u32[fences]` (every `FENCE_STRIDE`-th node), `u32[count]` nodes and
+    /// `u64[2 * count]` entries (record offset, strength bits).
+    fence: u64,
+    fences: u64,
+    nodes: u64,
+    entries: u64,
+}
+
+impl Level {
+    /// The level's layout at `at`, whose header says it holds `count` nodes.
+    fn layout(at: u64, count: u64) -> Option<Level> {
+        let fences = count.div_ceil(FENCE_STRIDE as u64);
+        let fence = at.checked_add(LEVEL_HEADER_LEN as u64)?;
+        let nodes = fence.checked_add(pad8(fences.checked_mul(4)?))?;
+        let entries = nodes.checked_add(pad8(count.checked_mul(4)?))?;
+        entries.checked_add(count.checked_mul(16)?)?;
+        Some(Level {
+            at,
+            count,
+            fence,
+            fences,
+            nodes,
+            entries,
+        })
+    }
+
+    fn end(&self) -> u64 {
+        self.entries + 16 * self.count
+    }
 }
 
 impl Overlay {
@@ -257,9 +301,11 @@ impl Overlay {
             base_n,
             n: trailer.num_nodes as u32,
             runs: Vec::new(),
+            levels: Vec::new(),
             changed: OnceLock::new(),
         };
         o.runs = o.read_runs(base.id_kind())?;
+        o.levels = o.read_levels()?;
         Ok(o)
     }
 
@@ -367,16 +413,63 @@ impl Overlay {
         crate::live::log::read_log_at(self.bytes(), self.slot).map(|_| ())
     }
 
-    /// The leaf entry of `v` (`v < n`): its row record's offset (0: none) and the row's
+    /// The index entry of `v` (`v < n`): its newest record's offset (0: none) and the row's
     /// strength (its degree on unweighted graphs), which the push's thresholds read without
-    /// touching the record.
+    /// touching the record. Searches the levels newest first: in each, the fence (one entry
+    /// per 4 KiB of nodes) and then one page of its nodes.
     #[inline]
     fn leaf(&self, v: u32) -> Result<(u64, f64)> {
-        let Some(page) = self.leaf_page(v)? else {
-            return Ok((0, 0.0));
-        };
-        let slot = 2 * (v as usize & (FANOUT - 1));
-        Ok((page[slot], f64::from_bits(page[slot + 1])))
+        for l in &self.levels {
+            if let Some(k) = self.find_in(l, v)? {
+                let e: &[u64] = self.slice(l.entries + 16 * k, 2)?;
+                return Ok((e[0], f64::from_bits(e[1])));
+            }
+        }
+        Ok((0, 0.0))
+    }
+
+    /// The block of `l`'s nodes that may hold `v`: its first index and its nodes.
+    #[inline]
+    fn block_of(&self, l: &Level, v: u32) -> Result<(u64, &[u32])> {
+        let fence: &[u32] = self.slice(l.fence, l.fences)?;
+        let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
+        let first = b * FENCE_STRIDE as u64;
+        let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
+        Ok((first, self.slice(l.nodes + 4 * first, len)?))
+    }
+
+    /// `v`'s position in level `l`, if it has one.
+    #[inline]
+    fn find_in(&self, l: &Level, v: u32) -> Result<Option<u64>> {
+        let (first, block) = self.block_of(l, v)?;
+        Ok(block.binary_search(&v).ok().map(|k| first + k as u64))
+    }
+
+    /// Reads the level directory named by the trailer (O(levels)).
+    fn read_levels(&self) -> Result<Vec<Level>> {
+        let t = &self.trailer;
+        if t.index == 0 {
+            return Ok(Vec::new());
+        }
+        let bad = || Error::format("change log corrupted: its index is malformed");
+        let head: &[u32] = self.slice(t.index, 2)?;
+        if head[0] != LEVEL_DIR_MAGIC || head[1] != t.levels {
+            return Err(bad());
+        }
+        let offs: &[u64] = self.slice(t.index + 8, u64::from(t.levels))?;
+        let mut out = Vec::with_capacity(offs.len());
+        for &at in offs {
+            let head: &[u64] = self.slice(at, 3)?;
+            if head[0] != u64::from(LEVEL_MAGIC) || head[1] == 0 || head[2] != 0 {
+                return Err(bad());
+            }
+            let l = Level::layout(at, head[1]).ok_or_else(bad)?;
+            if l.end() > self.end {
+                return Err(bad());
+            }
+            out.push(l);
+        }
+        Ok(out)
     }
 
     /// Read-ahead hint for the bytes `[off, off + len)` of the mapped log, unless every page
@@ -407,49 +500,34 @@ impl Overlay {
         }
     }
 
-    /// Read-ahead hints (asynchronous) for the tree's pages just above the leaves, for a graph
-    /// opened with `prefetch`: every query's hints for its nodes' leaves walk these pages,
-    /// which on a cold file would otherwise be read one synchronous fault at a time (about one
-    /// per touched node on a large graph with ids in no particular order). The levels above
-    /// them are read now: at most 1 + 256 pages, 5 on a 65-million-node graph.
+    /// Read-ahead hints (asynchronous) for the fences of the index's levels, for a graph
+    /// opened with `prefetch`: every lookup reads its level's fence (4 bytes per 1,024
+    /// changed nodes: 80 KB for 20 M), which on a cold file would otherwise be read one
+    /// synchronous fault at a time.
     #[cfg(unix)]
     pub(crate) fn hint_inner_pages(&self) {
         let Bytes::Map(m) = &self.data else {
             return;
         };
-        let mut pages = vec![self.trailer.root];
-        let mut level = self.trailer.depth - 1;
-        while level > 1 {
-            pages = pages
-                .iter()
-                .filter(|&&off| off != 0)
-                .filter_map(|&off| self.slice::<u64>(off, FANOUT as u64).ok())
-                .flat_map(|page| page.iter().copied().filter(|&c| c != 0))
-                .collect();
-            level -= 1;
-        }
-        if level == 1 {
-            for off in pages.into_iter().filter(|&off| off != 0 && off < self.end) {
-                let len = (8 * FANOUT as u64).min(self.end - off);
-                let _ = m.advise_range(memmap2::Advice::WillNeed, off as usize, len as usize);
-            }
+        for l in &self.levels {
+            let len = (4 * l.fences).min(self.end - l.fence);
+            let _ = m.advise_range(memmap2::Advice::WillNeed, l.fence as usize, len as usize);
         }
     }
 
-    /// Hints the leaf entry of `v` (its threshold), walking only the inner pages.
+    /// Hints the index entry of `v` (its threshold): in each level, the page of nodes that
+    /// may hold it and the entries of that page (reads only the fences).
     #[cfg(unix)]
     pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut std::collections::HashSet<usize>) {
-        let mut off = self.trailer.root;
-        let mut level = self.trailer.depth - 1;
-        while level > 0 && off != 0 {
-            let Ok(page) = self.slice::<u64>(off, FANOUT as u64) else {
+        for l in &self.levels {
+            let Ok(fence) = self.slice::<u32>(l.fence, l.fences) else {
                 return;
             };
-            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
-            level -= 1;
-        }
-        if off != 0 {
-            self.will_need(off + 16 * (v as u64 & (FANOUT as u64 - 1)), 16, hinted);
+            let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
+            let first = b * FENCE_STRIDE as u64;
+            let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
+            self.will_need(l.nodes + 4 * first, 4 * len, hinted);
+            self.will_need(l.entries + 16 * first, 16 * len, hinted);
         }
     }
 
@@ -492,54 +570,35 @@ impl Overlay {
     }
 
     /// Builds the bitmap of nodes whose row is in the log (n/8 bytes, once per snapshot):
-    /// afterwards a lookup of an unchanged node skips the walk to its leaf, which on a graph
-    /// of tens of millions of nodes is a cache miss per lookup (the push looks up every node
-    /// it deposits on). Reads every leaf of the tree, so `Graph::note_work` calls it only
-    /// once the pushes on this snapshot have done enough work to pay for it.
+    /// afterwards a lookup of an unchanged node skips the search of the index, which on a
+    /// graph of tens of millions of nodes costs cache misses (the push looks up every node it
+    /// deposits on). Reads the node arrays of every level, so `Graph::note_work` calls it
+    /// only once the pushes on this snapshot have done enough work to pay for it.
     pub(crate) fn build_changed(&self) {
         self.changed.get_or_init(|| {
-            // The leaves are read in node order, mostly in file order too: read ahead.
             #[cfg(unix)]
             self.advise(memmap2::Advice::Sequential);
             let n = self.n as usize;
             let mut bits = vec![0u64; n.div_ceil(64)];
-            for first in (0..self.n).step_by(FANOUT) {
-                let Ok(page) = self.leaf_page(first) else {
-                    #[cfg(unix)]
-                    self.advise(memmap2::Advice::Random);
-                    return Box::new([]);
-                };
-                let Some(page) = page else { continue };
-                for (i, slot) in page.chunks_exact(2).enumerate() {
-                    let v = first as usize + i;
-                    if slot[0] != 0 && v < n {
-                        bits[v / 64] |= 1 << (v % 64);
+            let mut ok = true;
+            for l in &self.levels {
+                match self.slice::<u32>(l.nodes, l.count) {
+                    Ok(nodes) if nodes.iter().all(|&v| (v as usize) < n) => {
+                        for &v in nodes {
+                            bits[v as usize / 64] |= 1 << (v % 64);
+                        }
                     }
+                    _ => ok = false,
                 }
             }
             #[cfg(unix)]
             self.advise(memmap2::Advice::Random);
-            bits.into_boxed_slice()
-        });
-    }
-
-    /// The leaf page holding `v`'s entry (`2 * FANOUT` words), or None when there is none.
-    #[inline]
-    fn leaf_page(&self, v: u32) -> Result<Option<&[u64]>> {
-        let mut off = self.trailer.root;
-        let mut level = self.trailer.depth - 1;
-        while level > 0 {
-            if off == 0 {
-                return Ok(None);
+            if ok {
+                bits.into_boxed_slice()
+            } else {
+                Box::new([])
             }
-            let page: &[u64] = self.slice(off, FANOUT as u64)?;
-            off = page[(u64::from(v) >> (FANOUT_BITS * level)) as usize & (FANOUT - 1)];
-            level -= 1;
-        }
-        if off == 0 {
-            return Ok(None);
-        }
-        self.slice(off, 2 * FANOUT as u64).map(Some)
+        });
     }
 
     #[inline]
@@ -822,36 +881,32 @@ impl Overlay {
         Ok(v)
     }
 
-    /// Every node with a row in the log, ascending (walks the whole tree).
+    /// Every node with a record in the log, ascending (reads every level; checks that each is
+    /// sorted and its fence right).
     fn changed_nodes(&self) -> Result<Vec<u32>> {
+        let bad = |m: &str| Error::format(format!("change log corrupted: {m}"));
         let mut out = Vec::new();
-        let t = &self.trailer;
-        if t.root != 0 {
-            self.walk(t.root, t.depth - 1, 0, &mut out)?;
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            if nodes.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad("an index level is not sorted"));
+            }
+            let fence: &[u32] = self.slice(l.fence, l.fences)?;
+            if fence
+                .iter()
+                .enumerate()
+                .any(|(b, &x)| nodes[b * FENCE_STRIDE] != x)
+            {
+                return Err(bad("an index level's fence is wrong"));
+            }
+            if nodes.last().is_some_and(|&v| v >= self.n) {
+                return Err(bad("a row for a node that does not exist"));
+            }
+            out.extend_from_slice(nodes);
         }
+        out.sort_unstable();
+        out.dedup();
         Ok(out)
-    }
-
-    fn walk(&self, off: u64, level: u32, prefix: u64, out: &mut Vec<u32>) -> Result<()> {
-        let width = if level == 0 { 2 } else { 1 };
-        let page: &[u64] = self.slice(off, (width * FANOUT) as u64)?;
-        for (i, &e) in page.iter().step_by(width).enumerate() {
-            if e == 0 {
-                continue;
-            }
-            let p = (prefix << FANOUT_BITS) | i as u64;
-            if level == 0 {
-                if p >= u64::from(self.n) {
-                    return Err(Error::format(
-                        "change log corrupted: a row for a node that does not exist",
-                    ));
-                }
-                out.push(p as u32);
-            } else {
-                self.walk(e, level - 1, p, out)?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -980,7 +1035,7 @@ fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     };
     // A log that changes no row and creates no node leaves the base file as it is: keep the
     // plain read path.
-    let changes = t.root != 0 || t.num_nodes != g.base_num_nodes() as u64;
+    let changes = t.index != 0 || t.num_nodes != g.base_num_nodes() as u64;
     g.set_log(changes.then(|| Box::new(ov)), state);
 }
 
@@ -2581,32 +2636,19 @@ fn write_segment(
     })?;
 
     // After the rows: the ids of the created nodes, merged into runs of decreasing size, and
-    // the radix tree's changed pages.
+    // the index's new level.
     let mut tail = SegmentBuf {
         base: rows_end,
         bytes: Vec::new(),
     };
-    // Reserved at once (a graph changed all over has a new leaf, 16 bytes a node, for every
-    // 2^FANOUT_BITS nodes; inner pages add 1/FANOUT of that): doubling would hold two copies.
-    let leaves = entries
-        .chunk_by(|a, b| a.0 >> FANOUT_BITS == b.0 >> FANOUT_BITS)
-        .count();
-    tail.bytes.reserve(leaves * (16 * FANOUT + 8) * 9 / 8);
     let mut runs_at = ov.map_or(0, |o| o.trailer.runs);
     if !stage.new_ids.is_empty() {
         runs_at = write_runs(&mut tail, ov, stage)?;
     }
-    let (old_root, old_depth) = ov.map_or((0, 1), |o| (o.trailer.root, o.trailer.depth));
-    let depth = depth_for(u64::from(stage.n)).max(old_depth);
-    let root = if entries.is_empty() {
-        old_root
+    let (index, levels) = if entries.is_empty() {
+        ov.map_or((0, 0), |o| (o.trailer.index, o.trailer.levels))
     } else {
-        write_tree(&mut tail, ov, old_root, old_depth, depth, &entries)?
-    };
-    let depth = if root == 0 {
-        depth_for(u64::from(stage.n))
-    } else {
-        depth
+        write_levels(&mut tail, ov, &entries)?
     };
     tail.align8();
     let trailer_at = tail.pos();
@@ -2647,8 +2689,8 @@ fn write_segment(
         flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
         seq,
         start: ops_at,
-        root,
-        depth,
+        index,
+        levels,
         num_nodes: u64::from(stage.n),
         num_arcs: stage.arcs,
         self_loops: stage.self_loops,
@@ -2762,120 +2804,79 @@ fn write_run(seg: &mut SegmentBuf, first: u32, ids: &[LogId]) {
     seg.align8();
 }
 
-/// Copy-on-write update of the radix tree: sets `entries` (node, record offset, strength or
-/// degree; ascending) on
-/// top of the tree at `old_root` (depth `old_depth`), growing it to `depth`. Appends the new
-/// pages and returns the new root.
-fn write_tree(
+/// Adds `entries` (node, record offset, strength or degree; ascending by node) to the index:
+/// a new level, merged with the newest levels while they are not larger (the binary-counter
+/// rule: O(log) levels, each entry rewritten O(log) times; an entry of a newer level replaces
+/// an older one's), then the level directory. Returns the directory's offset and the number
+/// of levels.
+fn write_levels(
     seg: &mut SegmentBuf,
     ov: Option<&Overlay>,
-    old_root: u64,
-    old_depth: u32,
-    depth: u32,
     entries: &[(u32, u64, f64)],
-) -> Result<u64> {
-    // Leaves hold (record offset, strength) pairs, inner pages child offsets.
-    let words = |level: u32| if level == 0 { 2 * FANOUT } else { FANOUT };
-    let mut dirty: BTreeMap<(u32, u64), Vec<u64>> = BTreeMap::new();
-    // A deeper tree keeps the old one as its first subtree.
-    if old_root != 0 && depth > old_depth {
-        let mut p = vec![0; words(old_depth)];
-        p[0] = old_root;
-        dirty.insert((old_depth, 0), p);
-        for level in old_depth + 1..depth {
-            dirty.insert((level, 0), vec![0; words(level)]);
-        }
-    }
-    // The committed page at (level, prefix), or zeros.
-    let load = |level: u32, prefix: u64| -> Result<Vec<u64>> {
-        let mut p = vec![0; words(level)];
-        if old_root == 0 || level >= old_depth {
-            return Ok(p);
-        }
-        // Pages beyond the old tree's span (it grew) are new.
-        if prefix >> (FANOUT_BITS * (old_depth - 1 - level)) != 0 {
-            return Ok(p);
-        }
-        let o = ov.expect("a committed tree comes from the overlay");
-        let mut off = old_root;
-        let mut k = old_depth - 1;
-        while k > level {
-            let page: &[u64] = o.slice(off, FANOUT as u64)?;
-            off = page[((prefix >> (FANOUT_BITS * (k - level - 1))) as usize) & (FANOUT - 1)];
-            if off == 0 {
-                return Ok(p);
+) -> Result<(u64, u32)> {
+    let mut merged: Vec<(u32, u64, u64)> = entries
+        .iter()
+        .map(|&(v, at, x)| (v, at, x.to_bits()))
+        .collect();
+    let old = ov.map_or(&[][..], |o| &o.levels[..]);
+    let mut kept = 0;
+    if let Some(o) = ov {
+        for l in old {
+            if l.count > merged.len() as u64 {
+                break;
             }
-            k -= 1;
-        }
-        p.copy_from_slice(o.slice::<u64>(off, words(level) as u64)?);
-        Ok(p)
-    };
-    let set = |dirty: &mut BTreeMap<(u32, u64), Vec<u64>>,
-               level: u32,
-               prefix: u64,
-               slot: usize,
-               values: &[u64]|
-     -> Result<()> {
-        let page = match dirty.entry((level, prefix)) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => e.insert(load(level, prefix)?),
-        };
-        let at = slot * values.len();
-        page[at..at + values.len()].copy_from_slice(values);
-        Ok(())
-    };
-    let mut root = 0;
-    // Writes a finished page and points its parent at it.
-    let mut emit = |seg: &mut SegmentBuf,
-                    dirty: &mut BTreeMap<(u32, u64), Vec<u64>>,
-                    level: u32,
-                    prefix: u64,
-                    page: &[u64]|
-     -> Result<()> {
-        seg.align8();
-        let at = seg.pos();
-        for w in page {
-            seg.put(&w.to_le_bytes());
-        }
-        if level + 1 < depth {
-            let slot = (prefix as usize) & (FANOUT - 1);
-            set(dirty, level + 1, prefix >> FANOUT_BITS, slot, &[at])?;
-        } else {
-            root = at;
-        }
-        Ok(())
-    };
-    // Leaves one at a time, in order (the entries are sorted by node): only the inner pages
-    // wait in `dirty`, so the leaves (16 bytes a node) are never held twice.
-    let mut leaf: Option<(u64, Vec<u64>)> = None;
-    for &(v, off, strength) in entries {
-        let v = u64::from(v);
-        let prefix = v >> FANOUT_BITS;
-        if leaf.as_ref().is_none_or(|l| l.0 != prefix) {
-            if let Some((p, page)) = leaf.take() {
-                emit(seg, &mut dirty, 0, p, &page)?;
+            let nodes: &[u32] = o.slice(l.nodes, l.count)?;
+            let vals: &[u64] = o.slice(l.entries, 2 * l.count)?;
+            let mut out = Vec::with_capacity(merged.len() + nodes.len());
+            let (mut i, mut j) = (0, 0);
+            while i < nodes.len() || j < merged.len() {
+                if j == merged.len() || i < nodes.len() && nodes[i] < merged[j].0 {
+                    out.push((nodes[i], vals[2 * i], vals[2 * i + 1]));
+                    i += 1;
+                } else {
+                    i += usize::from(i < nodes.len() && nodes[i] == merged[j].0);
+                    out.push(merged[j]);
+                    j += 1;
+                }
             }
-            leaf = Some((prefix, load(0, prefix)?));
-        }
-        let page = &mut leaf.as_mut().expect("set above").1;
-        let slot = (v as usize) & (FANOUT - 1);
-        page[2 * slot] = off;
-        page[2 * slot + 1] = strength.to_bits();
-    }
-    if let Some((p, page)) = leaf.take() {
-        emit(seg, &mut dirty, 0, p, &page)?;
-    }
-    for level in 1..depth {
-        let keys: Vec<u64> = dirty
-            .range((level, 0)..(level + 1, 0))
-            .map(|(k, _)| k.1)
-            .collect();
-        for prefix in keys {
-            let page = dirty.remove(&(level, prefix)).expect("listed");
-            emit(seg, &mut dirty, level, prefix, &page)?;
+            merged = out;
+            kept += 1;
         }
     }
-    Ok(root)
+    let rest = &old[kept..];
+    if rest.len() + 1 > MAX_LEVELS as usize {
+        return Err(Error::format("change log corrupted: too many index levels"));
+    }
+    // The level.
+    seg.align8();
+    let at = seg.pos();
+    let count = merged.len() as u64;
+    seg.put(&LEVEL_MAGIC.to_le_bytes());
+    seg.put(&0u32.to_le_bytes());
+    seg.put(&count.to_le_bytes());
+    seg.put(&0u64.to_le_bytes());
+    for e in merged.iter().step_by(FENCE_STRIDE) {
+        seg.put(&e.0.to_le_bytes());
+    }
+    seg.align8();
+    for e in &merged {
+        seg.put(&e.0.to_le_bytes());
+    }
+    seg.align8();
+    for e in &merged {
+        seg.put(&e.1.to_le_bytes());
+        seg.put(&e.2.to_le_bytes());
+    }
+    // The directory, newest first.
+    let dir = seg.pos();
+    let levels = 1 + rest.len() as u32;
+    seg.put(&LEVEL_DIR_MAGIC.to_le_bytes());
+    seg.put(&levels.to_le_bytes());
+    seg.put(&at.to_le_bytes());
+    for l in rest {
+        seg.put(&l.at.to_le_bytes());
+    }
+    Ok((dir, levels))
 }
 
 // ------------------------------------------------------------------------------ checking
@@ -2949,7 +2950,10 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
         if listed.next() != Some(&v) {
             return Err(differ());
         }
-        let strength = match o.record(v)?.expect("listed by the tree walk") {
+        let listed = o
+            .record(v)?
+            .ok_or_else(|| bad(format!("node {v} is in the index but its lookup misses it")))?;
+        let strength = match listed {
             Record::Row(r) => r.strength,
             Record::Delta(d) => d.strength,
         };
