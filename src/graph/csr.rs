@@ -641,9 +641,15 @@ impl Graph {
         true
     }
 
+    /// Whether rows are sorted by index (else by id: a permuted graph).
+    #[inline]
+    pub(crate) fn rows_by_index(&self) -> bool {
+        !self.permuted() || self.id_kind() == IdKind::Implicit
+    }
+
     /// Orders two neighbours as rows are sorted: by index, or by id in a permuted graph.
     pub(crate) fn row_order(&self, a: u32, b: u32) -> Result<Ordering> {
-        if !self.permuted() || self.id_kind() == IdKind::Implicit {
+        if self.rows_by_index() {
             return Ok(a.cmp(&b));
         }
         Ok(match (self.node_id(a)?, self.node_id(b)?) {
@@ -685,7 +691,14 @@ impl Graph {
         match self.live_source(l, v)? {
             LiveSource::Row(r) => Ok(r),
             LiveSource::Delta(d, base) => {
-                l.merge_row(v, &d, base, &|a, b| self.row_order(a, b), buf)?;
+                l.merge_row(
+                    v,
+                    &d,
+                    base,
+                    self.rows_by_index(),
+                    &|a, b| self.row_order(a, b),
+                    buf,
+                )?;
                 Ok((&buf.nbrs, &buf.wts))
             }
         }
@@ -697,7 +710,14 @@ impl Graph {
             LiveSource::Row((nb, w)) => Ok((Cow::Borrowed(nb), Cow::Borrowed(w))),
             LiveSource::Delta(d, base) => {
                 let mut buf = RowBuf::default();
-                l.merge_row(v, &d, base, &|a, b| self.row_order(a, b), &mut buf)?;
+                l.merge_row(
+                    v,
+                    &d,
+                    base,
+                    self.rows_by_index(),
+                    &|a, b| self.row_order(a, b),
+                    &mut buf,
+                )?;
                 let RowBuf { nbrs, wts, .. } = buf;
                 Ok((Cow::Owned(nbrs), Cow::Owned(wts)))
             }

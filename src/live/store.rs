@@ -189,24 +189,25 @@ pub struct RowBuf {
 /// Merges two sorted runs of `(neighbour, value)` into `out`; on equal neighbours `newer`'s
 /// entry wins. `cmp` orders neighbours like rows (by index, or by id in a permuted graph).
 fn compose(
-    older: &[(u32, f32)],
+    older: (&[u32], &[f32]),
     newer: &[(u32, f32)],
     cmp: &impl Fn(u32, u32) -> Result<Ordering>,
     out: &mut Vec<(u32, f32)>,
 ) -> Result<()> {
     out.clear();
+    let (on, ov) = older;
     let (mut i, mut j) = (0, 0);
-    while i < older.len() || j < newer.len() {
-        let order = if i == older.len() {
+    while i < on.len() || j < newer.len() {
+        let order = if i == on.len() {
             Ordering::Greater
         } else if j == newer.len() {
             Ordering::Less
         } else {
-            cmp(older[i].0, newer[j].0)?
+            cmp(on[i], newer[j].0)?
         };
         match order {
             Ordering::Less => {
-                out.push(older[i]);
+                out.push((on[i], ov[i]));
                 i += 1;
             }
             _ => {
@@ -234,7 +235,32 @@ pub struct Overlay {
     levels: Vec<Level>,
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
-    changed: OnceLock<Box<[u64]>>,
+    changed: OnceLock<ChangedIndex>,
+}
+
+/// The index of a snapshot in memory (see [`Overlay::build_changed`]): a bitmap of the nodes
+/// with a record, the count of set bits before each word, and each such node's index entry
+/// in node order. A lookup is then a bit test and a popcount, however many levels the log has.
+#[derive(Default)]
+struct ChangedIndex {
+    bits: Box<[u64]>,
+    ranks: Box<[u32]>,
+    entries: Box<[[u64; 2]]>,
+}
+
+impl ChangedIndex {
+    /// `v`'s entry, or None when it has no record (`v < n`; a failed build holds nothing and
+    /// answers None for every node, and `unchanged` is then false for every node).
+    #[inline(always)]
+    fn entry(&self, v: u32) -> Option<[u64; 2]> {
+        let w = *self.bits.get(v as usize / 64)?;
+        let bit = 1u64 << (v % 64);
+        if w & bit == 0 {
+            return None;
+        }
+        let rank = self.ranks[v as usize / 64] + (w & (bit - 1)).count_ones();
+        self.entries.get(rank as usize).copied()
+    }
 }
 
 /// A level of the index: `count` nodes ascending, each with its newest record's offset and
@@ -419,6 +445,11 @@ impl Overlay {
     /// per 4 KiB of nodes) and then one page of its nodes.
     #[inline]
     fn leaf(&self, v: u32) -> Result<(u64, f64)> {
+        if let Some(c) = self.changed.get().filter(|c| !c.bits.is_empty()) {
+            return Ok(c
+                .entry(v)
+                .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
+        }
         for l in &self.levels {
             if let Some(k) = self.find_in(l, v)? {
                 let e: &[u64] = self.slice(l.entries + 16 * k, 2)?;
@@ -562,7 +593,8 @@ impl Overlay {
     #[inline(always)]
     pub(crate) fn unchanged(&self, v: u32) -> bool {
         match self.changed.get() {
-            Some(bits) => bits
+            Some(c) => c
+                .bits
                 .get(v as usize / 64)
                 .is_some_and(|w| w & (1 << (v % 64)) == 0),
             None => false,
@@ -578,27 +610,52 @@ impl Overlay {
         self.changed.get_or_init(|| {
             #[cfg(unix)]
             self.advise(memmap2::Advice::Sequential);
-            let n = self.n as usize;
-            let mut bits = vec![0u64; n.div_ceil(64)];
-            let mut ok = true;
-            for l in &self.levels {
-                match self.slice::<u32>(l.nodes, l.count) {
-                    Ok(nodes) if nodes.iter().all(|&v| (v as usize) < n) => {
-                        for &v in nodes {
-                            bits[v as usize / 64] |= 1 << (v % 64);
-                        }
-                    }
-                    _ => ok = false,
-                }
-            }
+            let built = self.changed_index();
             #[cfg(unix)]
             self.advise(memmap2::Advice::Random);
-            if ok {
-                bits.into_boxed_slice()
-            } else {
-                Box::new([])
-            }
+            built.unwrap_or_default()
         });
+    }
+
+    fn changed_index(&self) -> Result<ChangedIndex> {
+        let n = self.n as usize;
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            if nodes.iter().any(|&v| v as usize >= n) {
+                return Err(Error::format("change log corrupted: a node out of range"));
+            }
+            for &v in nodes {
+                bits[v as usize / 64] |= 1 << (v % 64);
+            }
+        }
+        let mut ranks = Vec::with_capacity(bits.len());
+        let mut total = 0u32;
+        for w in &bits {
+            ranks.push(total);
+            total += w.count_ones();
+        }
+        let mut index = ChangedIndex {
+            bits: bits.into_boxed_slice(),
+            ranks: ranks.into_boxed_slice(),
+            entries: vec![[0u64; 2]; total as usize].into_boxed_slice(),
+        };
+        // Newest level first: a node's entry is the first one found.
+        let mut entries = std::mem::take(&mut index.entries);
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            let vals: &[u64] = self.slice(l.entries, 2 * l.count)?;
+            for (k, &v) in nodes.iter().enumerate() {
+                let w = index.bits[v as usize / 64];
+                let rank = index.ranks[v as usize / 64] + (w & ((1 << (v % 64)) - 1)).count_ones();
+                let e = &mut entries[rank as usize];
+                if e[0] == 0 {
+                    *e = [vals[2 * k], vals[2 * k + 1]];
+                }
+            }
+        }
+        index.entries = entries;
+        Ok(index)
     }
 
     #[inline]
@@ -673,14 +730,15 @@ impl Overlay {
     }
 
     /// Merges `v`'s row from its delta `d`, the deltas beneath it and the row beneath them
-    /// (`base`: the graph file's row, or empty for a created node) into `buf`. `cmp` orders
-    /// neighbours like rows. The deltas are composed first (newest wins), then merged with the
+    /// (`base`: the graph file's row, or empty for a created node) into `buf`. Rows are sorted
+    /// by index when `by_index`, else by `cmp` (by id, in a permuted graph). The deltas are composed first (newest wins), then merged with the
     /// row in one pass: O(row + deltas).
     pub(crate) fn merge_row(
         &self,
         v: u32,
         d: &Delta<'_>,
         base: (&[u32], &[f32]),
+        by_index: bool,
         cmp: &impl Fn(u32, u32) -> Result<Ordering>,
         buf: &mut RowBuf,
     ) -> Result<()> {
@@ -699,10 +757,8 @@ impl Overlay {
             match self.record_at(v, older)? {
                 Record::Delta(o) => {
                     deltas += 1;
-                    tmp.clear();
-                    tmp.extend(o.nbrs.iter().copied().zip(o.vals.iter().copied()));
-                    let newer = std::mem::take(acc);
-                    compose(tmp, &newer, cmp, acc)?;
+                    compose((o.nbrs, o.vals), acc, cmp, tmp)?;
+                    std::mem::swap(acc, tmp);
                     older = o.older;
                 }
                 Record::Row(r) => {
@@ -723,6 +779,34 @@ impl Overlay {
         let weighted = self.header.weighted;
         nbrs.clear();
         wts.clear();
+        if by_index {
+            // Rows sorted by index: copy the row's runs between the deltas' entries, each
+            // found by binary search (O(row) copying plus O(deltas log row) comparisons).
+            let mut i = 0;
+            for &(u, x) in acc.iter() {
+                let k = i + bn[i..].partition_point(|&b| b < u);
+                nbrs.extend_from_slice(&bn[i..k]);
+                if weighted {
+                    wts.extend_from_slice(&bw[i..k]);
+                }
+                i = k + usize::from(bn.get(k) == Some(&u));
+                if x > 0.0 {
+                    nbrs.push(u);
+                    if weighted {
+                        wts.push(x);
+                    }
+                } else if x != 0.0 {
+                    return Err(Error::format(format!(
+                        "change log corrupted: a delta of node {v} holds the value {x}"
+                    )));
+                }
+            }
+            nbrs.extend_from_slice(&bn[i..]);
+            if weighted {
+                wts.extend_from_slice(&bw[i..]);
+            }
+            return self.check_merged(v, d, nbrs.len());
+        }
         let (mut i, mut j) = (0, 0);
         while i < bn.len() || j < acc.len() {
             let order = if i == bn.len() {
@@ -754,10 +838,14 @@ impl Overlay {
                 j += 1;
             }
         }
-        if nbrs.len() as u64 != u64::from(d.degree) {
+        self.check_merged(v, d, nbrs.len())
+    }
+
+    /// A merged row must have the degree its newest delta records.
+    fn check_merged(&self, v: u32, d: &Delta<'_>, len: usize) -> Result<()> {
+        if len as u64 != u64::from(d.degree) {
             return Err(Error::format(format!(
-                "change log corrupted: the delta chain of node {v} gives {} arcs, not {}",
-                nbrs.len(),
+                "change log corrupted: the delta chain of node {v} gives {len} arcs, not {}",
                 d.degree
             )));
         }
@@ -1642,7 +1730,7 @@ impl Stage {
         };
         let ov = g.overlay();
         let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
-        let (mut entries, mut older_entries, mut merged) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut entries, mut merged) = (Vec::new(), Vec::new());
         for group in changes.chunk_by(|x, y| x.0 == y.0) {
             let v = group[0].0;
             let committed = (v as usize) < g.num_nodes();
@@ -1664,9 +1752,7 @@ impl Stage {
                 if d.nbrs.len() > entries.len() {
                     break;
                 }
-                older_entries.clear();
-                older_entries.extend(d.nbrs.iter().copied().zip(d.vals.iter().copied()));
-                compose(&older_entries, &entries, &cmp, &mut merged)?;
+                compose((d.nbrs, d.vals), &entries, &cmp, &mut merged)?;
                 std::mem::swap(&mut entries, &mut merged);
                 below = d.older;
                 rec = match (o, below) {
@@ -1735,12 +1821,17 @@ impl Stage {
 /// Longest chain of deltas a row may have: the reader composes them all.
 pub const MAX_DELTA_CHAIN: u32 = 24;
 
-/// Whether a node's new record is a delta (else its whole row): while the chain is short and
-/// its deltas hold at most half as many entries as the row has arcs. A delta entry takes 8
-/// bytes (neighbour and value) where a row's arc takes 4 (8 weighted): past that point the
-/// whole row is smaller, and merging it costs readers more than the row itself.
+/// Rows with fewer arcs always get whole-row records: a delta saves them few bytes and costs
+/// every read a merge (docs/LIVE.md, "Cost").
+pub const MIN_DELTA_DEGREE: u64 = 32;
+
+/// Whether a node's new record is a delta (else its whole row): for a row of at least
+/// `MIN_DELTA_DEGREE` arcs, while the chain is short and its deltas hold at most half as many
+/// entries as the row has arcs. A delta entry takes 8 bytes (neighbour and value) where a
+/// row's arc takes 4 (8 weighted): past that point the whole row is smaller, and merging it
+/// costs readers more than the row itself.
 fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
-    chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
+    degree >= MIN_DELTA_DEGREE && chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
 }
 
 /// A record for the segment (see [`Stage::for_each_record`]).
@@ -3090,9 +3181,10 @@ mod tests {
     use super::*;
     use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
 
-    /// A star of 400 leaves whose hub every commit changes by one arc: its records are deltas
-    /// (never the whole row while they are small), their chains stay within the limit, and a
-    /// whole row is written once the deltas would outweigh it.
+    /// A star of 400 leaves whose hub every commit changes by one arc (removed one by one,
+    /// then added back): its records are deltas (never the whole row while they are small and
+    /// the row is not small), their chains stay within the limit, and a whole row is written
+    /// once the deltas would outweigh it.
     #[test]
     fn a_change_to_a_large_row_is_a_delta_and_chains_stay_bounded() {
         let dir = tempfile::tempdir().unwrap();
@@ -3130,6 +3222,7 @@ mod tests {
                         assert_eq!(d.vals, &[0.0]);
                     }
                     assert!(2 * d.nbrs.len() as u64 <= u64::from(d.degree));
+                    assert!(u64::from(d.degree) >= MIN_DELTA_DEGREE);
                     longest = longest.max(d.chain);
                     deltas += 1;
                 }
@@ -3147,7 +3240,7 @@ mod tests {
             "longest chain {longest}"
         );
         assert!(
-            deltas > 10 * rows && rows > 0,
+            deltas > 5 * rows && rows > 0,
             "{deltas} deltas, {rows} rows"
         );
     }
