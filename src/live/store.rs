@@ -1818,6 +1818,17 @@ impl Stage {
     }
 }
 
+/// Builds the committed snapshot's index in memory (see [`Overlay::build_changed`]) before a
+/// call of `ops` operations when they are at least n/64: each operation looks up the index
+/// twice or more, and the build costs O(n/64 + index entries).
+fn index_for_batch(g: &Graph, ops: usize) {
+    if let Some(o) = g.overlay() {
+        if (ops as u64).saturating_mul(64) >= g.num_nodes() as u64 {
+            o.build_changed();
+        }
+    }
+}
+
 /// Longest chain of deltas a row may have: the reader composes them all.
 pub const MAX_DELTA_CHAIN: u32 = 24;
 
@@ -2413,6 +2424,7 @@ impl LiveWriter {
             })
             .collect();
         let g = self.snapshot.clone();
+        index_for_batch(&g, ops.len());
         self.stage()?.apply_call(&g, &ops).map(|_| ())
     }
 
@@ -2430,6 +2442,7 @@ impl LiveWriter {
             .map(|i| Op::Remove(src.get(i), dst.get(i)))
             .collect();
         let g = self.snapshot.clone();
+        index_for_batch(&g, ops.len());
         self.stage()?.apply_call(&g, &ops)
     }
 
