@@ -588,6 +588,19 @@ fn corrupted_logs_are_refused_not_misread() {
         std::fs::write(&log, &good[..cut]).unwrap();
         assert!(Graph::open(&path).is_err(), "cut at {cut}");
     }
+    // A log of version 1 (whole rows, a radix tree) is refused, saying how to convert it.
+    let mut v1 = good.clone();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    instant_embedding::live::log::forge_checksums(&mut v1);
+    std::fs::write(&log, &v1).unwrap();
+    let msg = Graph::open(&path)
+        .err()
+        .expect("a version-1 log opens")
+        .to_string();
+    assert!(
+        msg.contains("version 1") && msg.contains("compact"),
+        "{msg}"
+    );
 }
 
 #[test]
