@@ -9,8 +9,8 @@ use std::collections::{HashSet, VecDeque};
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
+use crate::graph::overlay::RowBuf;
 use crate::graph::strength_code::CodeBounds;
-use crate::live::store::RowBuf;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
 pub const DEFAULT_ALPHA: f64 = EmbeddingConfig::DEFAULT.ppr.alpha;

@@ -396,83 +396,13 @@ pub fn build_in_memory(parts: &CsrParts) -> Result<Graph> {
     Graph::from_image(words, len)
 }
 
-/// Tag naming this process in temporary file names: `{pid}@{host hash}`. A leftover whose tag
-/// names this host and a process that no longer runs was abandoned by a killed writer
-/// (SIGKILL, OOM killer, power loss) and is removed by [`remove_stale`].
-pub(crate) fn owner_tag() -> String {
-    format!("{}@{:08x}", std::process::id(), host_hash())
-}
-
-fn host_hash() -> u32 {
-    static HOST: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *HOST.get_or_init(|| {
-        let host = fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
-        xxhash_rust::xxh3::xxh3_64(&host) as u32
-    })
-}
-
-/// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*`,
-/// `.{name}.build-{tag}-*`, `..{name}.tmp-{tag}-*` and `.{name}.live.tmp-{tag}-*` whose tag
-/// names this host and a dead process. Only on Linux (a
-/// missing `/proc/{pid}` proves the process is gone); never touches other hosts' files on a
-/// shared filesystem. Errors are ignored: cleanup must not fail a build.
-pub(crate) fn remove_stale(dir: &Path, name: &str) {
-    remove_leftovers(dir, name, false)
-}
-
-/// [`remove_stale`], or with `any_pid` every such entry of this host whatever its process:
-/// for a caller holding the path's writers' lock (`live::lock`), which every writer of that
-/// path takes, so no other process is writing them (a dead writer's process id may have been
-/// reused by another process since).
-pub(crate) fn remove_leftovers(dir: &Path, name: &str, any_pid: bool) {
-    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let host = format!("@{:08x}-", host_hash());
-    // Also the temporary files of a writer's own temporary files (compaction's new file and
-    // log) and of its change log.
-    let prefixes = [
-        format!(".{name}.tmp-"),
-        format!(".{name}.build-"),
-        format!("..{name}.tmp-"),
-        format!(".{name}.live.tmp-"),
-    ];
-    for e in entries.flatten() {
-        let file_name = e.file_name();
-        let Some(f) = file_name.to_str() else {
-            continue;
-        };
-        let Some(rest) = prefixes.iter().find_map(|p| f.strip_prefix(p.as_str())) else {
-            continue;
-        };
-        let Some(at) = rest.find(&host) else {
-            continue;
-        };
-        let Ok(pid) = rest[..at].parse::<u32>() else {
-            continue;
-        };
-        if !any_pid && (pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()) {
-            continue;
-        }
-        let path = e.path();
-        let _ = if path.is_dir() {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
-        };
-    }
-}
-
 /// A temporary file next to `target`, renamed over it on `commit`, removed on drop otherwise.
 pub struct AtomicFile {
     tmp: PathBuf,
     target: PathBuf,
     file: Option<BufWriter<File>>,
     /// For graph files: the lock and change-log handling of the replaced path.
-    replace: Option<crate::live::BaseReplace>,
+    replace: Option<crate::graph::replace::BaseReplace>,
 }
 
 impl AtomicFile {
@@ -481,17 +411,20 @@ impl AtomicFile {
     }
 
     /// A temporary file for a new graph file at `target`: takes the path's writers' lock and
-    /// checks its change log before anything is written (see [`crate::live::BaseReplace`]).
+    /// checks its change log before anything is written (see [`crate::graph::replace::BaseReplace`]).
     pub fn create_graph(target: impl AsRef<Path>) -> Result<AtomicFile> {
         let target = target.as_ref();
         if target.is_dir() {
             return Self::create_with(target, None);
         }
-        let replace = crate::live::BaseReplace::begin(target)?;
+        let replace = crate::graph::replace::BaseReplace::begin(target)?;
         Self::create_with(target, Some(replace))
     }
 
-    fn create_with(target: &Path, replace: Option<crate::live::BaseReplace>) -> Result<AtomicFile> {
+    fn create_with(
+        target: &Path,
+        replace: Option<crate::graph::replace::BaseReplace>,
+    ) -> Result<AtomicFile> {
         let target = target.to_path_buf();
         if target.is_dir() {
             return Err(Error::io(
@@ -511,8 +444,11 @@ impl AtomicFile {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        remove_stale(&dir, &name);
-        let tmp = dir.join(format!(".{name}.tmp-{}-{nonce:08x}", owner_tag()));
+        crate::graph::replace::remove_stale(&dir, &name);
+        let tmp = dir.join(format!(
+            ".{name}.tmp-{}-{nonce:08x}",
+            crate::graph::replace::owner_tag()
+        ));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -21,8 +21,7 @@ use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NA
 use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
-use crate::live::store::{Record, RowBuf};
-use crate::live::{LogState, Overlay};
+use crate::graph::overlay::{LogState, Overlay, Record, RowBuf};
 
 /// See [`Graph::scan`].
 pub(crate) struct ScanGuard<'a>(&'a Graph);
@@ -85,7 +84,7 @@ pub struct Graph {
     keyed: AtomicU64,
     /// Node count: the base file's, plus the nodes its change log created.
     n: usize,
-    /// The change log's rows and ids, when it changes anything (see `live.rs`); None reads
+    /// The change log's rows and ids, when it changes anything (see `overlay.rs`); None reads
     /// the base file alone, through the same code as a graph without a log.
     live: Option<Box<Overlay>>,
     /// Which change log (if any) and which commit of it this snapshot shows.
@@ -123,15 +122,10 @@ type OwnedRow<'a> = (Cow<'a, [u32]>, Cow<'a, [f32]>);
 /// See [`Graph::live_source`].
 enum LiveSource<'a> {
     Row(LiveRow<'a>),
-    Delta(crate::live::store::Delta<'a>, LiveRow<'a>),
+    Delta(crate::graph::overlay::Delta<'a>, LiveRow<'a>),
 }
 
-/// A node's external id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NodeId<'a> {
-    Int(i64),
-    Str(&'a str),
-}
+pub use crate::graph::format::NodeId;
 
 macro_rules! section_view {
     ($name:ident, $ty:ty, $sec:expr) => {
@@ -158,14 +152,8 @@ macro_rules! section_view {
 }
 
 impl Graph {
-    /// Memory-maps a graph file and, when there is one, its change log (`PATH.live`, see
-    /// `live.rs`). Cost O(1) in the graph and log sizes: only the headers and the newest commit
-    /// record are read and checked.
-    pub fn open(path: impl AsRef<Path>) -> Result<Graph> {
-        crate::live::open(path.as_ref(), false)
-    }
-
-    /// Memory-maps a graph file alone, ignoring any change log.
+    /// Memory-maps a graph file alone, ignoring any change log (`Graph::open`, in the live
+    /// wing, reads the change log too).
     pub fn open_base(path: impl AsRef<Path>) -> Result<Graph> {
         let path = path.as_ref();
         // Opening a FIFO blocks until a writer appears: refuse anything but a regular file or a
@@ -518,7 +506,7 @@ impl Graph {
         let _ = scan;
     }
 
-    /// Whether rows are read through a change log (see `live.rs`).
+    /// Whether rows are read through a change log (see `overlay.rs`).
     #[inline]
     pub fn is_live(&self) -> bool {
         self.live.is_some()
@@ -1189,17 +1177,8 @@ impl Graph {
         Ok(())
     }
 
-    /// Full check of every invariant and checksum: O(n + m) for the graph file; for a live
-    /// graph also the whole change log, its operations replayed against the rows it stores
-    /// (see `live.rs`). Returns the first problem found.
-    pub fn validate(&self) -> Result<()> {
-        let _scan = self.scan();
-        self.validate_base()?;
-        crate::live::validate_log(self)
-    }
-
     /// Full O(n + m) check of the graph file's invariants and checksums.
-    fn validate_base(&self) -> Result<()> {
+    pub(crate) fn validate_base(&self) -> Result<()> {
         let bytes = self.backing.bytes();
         for (i, s) in self.header.sections.iter().enumerate() {
             let data = &bytes[s.offset as usize..(s.offset + s.len) as usize];
@@ -1352,4 +1331,15 @@ fn corrupt_row(v: u32, s: u64, e: u64, m: u64) -> Error {
     Error::format(format!(
         "corrupted indptr at node {v}: [{s}, {e}) with {m} arcs"
     ))
+}
+
+/// The base file's identity as a log records it: its header checksum and length.
+pub(crate) fn base_identity(g: &Graph) -> (u64, u64) {
+    let img = g.image();
+    // A graph's image holds at least its 256-byte header (checked when it was opened).
+    let checksum = img
+        .get(248..256)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes);
+    (checksum, img.len() as u64)
 }

@@ -45,7 +45,7 @@
 //!
 //! Temporary files are named `.{output}.build-{pid}@{host}-*` (and the output's
 //! `.{output}.tmp-{pid}@{host}-*`): a later build of the same output removes those left by a
-//! killed process of this host (see `build::remove_stale`).
+//! killed process of this host (see `replace::remove_stale`).
 //!
 //! # Failure
 //! Errors, cancellation (the progress hook returns false) and dropping an unfinished builder
@@ -784,7 +784,7 @@ impl ExternalBuilder {
             .unwrap_or_else(|| "graph".into());
         let dir = match &opts.tmp_dir {
             Some(d) => {
-                crate::graph::build::remove_stale(d, &name);
+                crate::graph::replace::remove_stale(d, &name);
                 d.clone()
             }
             None => match output.parent() {
@@ -795,7 +795,7 @@ impl ExternalBuilder {
         let dir = tempfile::Builder::new()
             .prefix(&format!(
                 ".{name}.build-{}-",
-                crate::graph::build::owner_tag()
+                crate::graph::replace::owner_tag()
             ))
             .tempdir_in(&dir)
             .map_err(|e| Error::io(&dir, e))?;

@@ -469,3 +469,10 @@ mod tests {
         }
     }
 }
+
+/// A node's external id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeId<'a> {
+    Int(i64),
+    Str(&'a str),
+}

@@ -43,7 +43,9 @@ impl PyGraph {
     #[staticmethod]
     #[pyo3(signature = (path, prefetch=false))]
     fn open(py: Python<'_>, path: PathBuf, prefetch: bool) -> PyResult<Self> {
-        let g = py.detach(|| crate::live::open(&path, prefetch)).py_err()?;
+        let g = py
+            .detach(|| crate::live::open::open(&path, prefetch))
+            .py_err()?;
         Ok(PyGraph { inner: Arc::new(g) })
     }
 

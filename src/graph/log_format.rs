@@ -9,9 +9,9 @@
 //! has been written and synced after the segment: a crash before that leaves the previous
 //! commit, and bytes past the committed end are ignored (the next commit overwrites them).
 //!
-//! This module encodes and decodes those structures; `live.rs` reads rows through them and
-//! writes commits. [`read_log`] walks the whole log (every segment's checksum and operations):
-//! it is what `validate`, `info` and the fuzz target use.
+//! This module encodes and decodes those structures; `overlay.rs` reads rows through them and
+//! the live wing writes commits. [`read_log`] walks the whole log (every segment's checksum
+//! and operations): it is what `validate`, `info` and the fuzz target use.
 
 use crate::error::{Error, Result};
 use crate::graph::format::checksum;

@@ -1,0 +1,983 @@
+//! Reading a change log: the committed snapshot of a graph file's `GRAPH.live` (format in
+//! docs/FORMAT.md, "Change log"), mapped: its records (whole rows and deltas, merged with the
+//! row beneath them as they are read), its index from node to record, the ids of the nodes it
+//! created. The graph reads rows through it; the live wing (`crate::live`) writes it.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::graph::format::IdKind;
+use crate::graph::format::NodeId;
+use crate::graph::log_format::{
+    pad8, rd_u64, LogHeader, Slot, Trailer, DATA_START, DELTA_FLAG, DELTA_HEADER_LEN, DIR_MAGIC,
+    FENCE_STRIDE, LEVEL_DIR_MAGIC, LEVEL_HEADER_LEN, LEVEL_MAGIC, RECORD_HEADER_LEN,
+    RUN_HEADER_LEN, RUN_MAGIC,
+};
+
+/// The change log of the graph file `base`: `base` with `.live` appended.
+pub fn log_path(base: &Path) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(".live");
+    PathBuf::from(s)
+}
+
+/// The writers' lock file of `base`: `base` with `.lock` appended. Never replaced, so the lock
+/// survives compactions (which replace the graph and the log by rename).
+pub fn lock_path(base: &Path) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// A file's identity: replaced files (rename) get another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileIdent(pub(crate) u64, pub(crate) u64);
+
+pub(crate) fn ident(meta: &std::fs::Metadata) -> FileIdent {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        FileIdent(meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let t = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        FileIdent(meta.len(), t)
+    }
+}
+
+/// What a reader knows about the change log it opened (for `refresh` and `info`).
+#[derive(Clone, Debug)]
+pub struct LogState {
+    pub(crate) base_ident: FileIdent,
+    /// None when there was no log file.
+    pub(crate) log_ident: Option<FileIdent>,
+    pub info: LogInfo,
+}
+
+/// Cheap facts about a change log (from its newest commit record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogInfo {
+    /// Whether `GRAPH.live` exists.
+    pub exists: bool,
+    /// Commits in the log (0 for a new or just compacted log).
+    pub commits: u64,
+    pub adds: u64,
+    pub removes: u64,
+    /// Nodes whose row lives in the log.
+    pub changed_nodes: u64,
+    /// Nodes created by the log (not in the base file).
+    pub new_nodes: u64,
+    /// Committed bytes of the log file.
+    pub bytes: u64,
+    pub merge_max: bool,
+}
+
+pub(crate) enum Bytes {
+    Map(Mmap),
+    /// `u64` storage so typed views are aligned.
+    Owned(Vec<u64>, usize),
+}
+
+impl Bytes {
+    pub(crate) fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            // SAFETY: a Vec<u64> of v.len() words holds 8 * v.len() >= len initialised bytes.
+            Bytes::Owned(v, len) => unsafe {
+                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), *len)
+            },
+        }
+    }
+}
+
+/// A run of ids of created nodes: nodes `first .. first + count` (consecutive), their ids in
+/// node order and a permutation of `0..count` sorting them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Run {
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    /// Offset of `i64[count]` (int ids) or `u64[count + 1]` string offsets.
+    pub(crate) ids: u64,
+    /// utf8: offset and length of the string bytes.
+    pub(crate) bytes: u64,
+    pub(crate) bytes_len: u64,
+    /// Offset of `u32[count]`.
+    pub(crate) order: u64,
+    /// Offset of the run's header.
+    pub(crate) at: u64,
+}
+
+/// A node's whole row as the log stores it.
+pub(crate) struct Rec<'a> {
+    pub nbrs: &'a [u32],
+    pub wts: &'a [f32],
+    pub strength: f64,
+}
+
+/// A node's row as a delta on an older row: the neighbours it sets (value > 0: the arc's
+/// weight, 1 on unweighted graphs) or removes (value 0), sorted like rows.
+pub(crate) struct Delta<'a> {
+    pub nbrs: &'a [u32],
+    pub vals: &'a [f32],
+    pub strength: f64,
+    pub degree: u32,
+    /// Delta records in the chain, this one included.
+    pub chain: u32,
+    /// The older record (0: the row beneath is the graph file's, or empty for a created node).
+    pub older: u64,
+}
+
+/// A record of the log.
+pub(crate) enum Record<'a> {
+    Row(Rec<'a>),
+    Delta(Delta<'a>),
+}
+
+impl Record<'_> {
+    pub(crate) fn degree(&self) -> u64 {
+        match self {
+            Record::Row(r) => r.nbrs.len() as u64,
+            Record::Delta(d) => u64::from(d.degree),
+        }
+    }
+}
+
+/// A row merged from the log's deltas, and the work space that merging needs.
+#[derive(Default)]
+pub struct RowBuf {
+    pub(crate) nbrs: Vec<u32>,
+    pub(crate) wts: Vec<f32>,
+    acc: Vec<(u32, f32)>,
+    tmp: Vec<(u32, f32)>,
+}
+
+/// Merges two sorted runs of `(neighbour, value)` into `out`; on equal neighbours `newer`'s
+/// entry wins. `cmp` orders neighbours like rows (by index, or by id in a permuted graph).
+pub(crate) fn compose(
+    older: (&[u32], &[f32]),
+    newer: &[(u32, f32)],
+    cmp: &impl Fn(u32, u32) -> Result<Ordering>,
+    out: &mut Vec<(u32, f32)>,
+) -> Result<()> {
+    out.clear();
+    let (on, ov) = older;
+    let (mut i, mut j) = (0, 0);
+    while i < on.len() || j < newer.len() {
+        let order = if i == on.len() {
+            Ordering::Greater
+        } else if j == newer.len() {
+            Ordering::Less
+        } else {
+            cmp(on[i], newer[j].0)?
+        };
+        match order {
+            Ordering::Less => {
+                out.push((on[i], ov[i]));
+                i += 1;
+            }
+            _ => {
+                out.push(newer[j]);
+                i += usize::from(order.is_eq());
+                j += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One committed state of a change log, mapped: the rows, the tree and the created ids.
+pub struct Overlay {
+    pub(crate) data: Bytes,
+    /// Committed end: nothing at or past it is read.
+    pub(crate) end: u64,
+    pub(crate) trailer: Trailer,
+    pub(crate) slot: Slot,
+    pub(crate) header: LogHeader,
+    pub(crate) base_n: u32,
+    pub(crate) n: u32,
+    pub(crate) runs: Vec<Run>,
+    /// The index's levels, newest first (see [`Level`]).
+    pub(crate) levels: Vec<Level>,
+    /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
+    /// index could not be read whole (lookups then search it and report what is wrong).
+    pub(crate) changed: OnceLock<ChangedIndex>,
+}
+
+/// The index of a snapshot in memory (see [`Overlay::build_changed`]): a bitmap of the nodes
+/// with a record, the count of set bits before each word, and each such node's index entry
+/// in node order. A lookup is then a bit test and a popcount, however many levels the log has.
+#[derive(Default)]
+pub(crate) struct ChangedIndex {
+    pub(crate) bits: Box<[u64]>,
+    pub(crate) ranks: Box<[u32]>,
+    pub(crate) entries: Box<[[u64; 2]]>,
+}
+
+impl ChangedIndex {
+    /// `v`'s entry, or None when it has no record (`v < n`; a failed build holds nothing and
+    /// answers None for every node, and `unchanged` is then false for every node).
+    #[inline(always)]
+    pub(crate) fn entry(&self, v: u32) -> Option<[u64; 2]> {
+        let w = *self.bits.get(v as usize / 64)?;
+        let bit = 1u64 << (v % 64);
+        if w & bit == 0 {
+            return None;
+        }
+        let rank = self.ranks[v as usize / 64] + (w & (bit - 1)).count_ones();
+        self.entries.get(rank as usize).copied()
+    }
+}
+
+/// A level of the index: `count` nodes ascending, each with its newest record's offset and
+/// its row's strength (its degree on unweighted graphs), so that the push reads a threshold
+/// without touching the record. A node's entry is in the newest level that holds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Level {
+    /// Offset of the level's header.
+    pub(crate) at: u64,
+    pub(crate) count: u64,
+    /// Offsets of `u32[fences]` (every `FENCE_STRIDE`-th node), `u32[count]` nodes and
+    /// `u64[2 * count]` entries (record offset, strength bits).
+    pub(crate) fence: u64,
+    pub(crate) fences: u64,
+    pub(crate) nodes: u64,
+    pub(crate) entries: u64,
+}
+
+impl Level {
+    /// The level's layout at `at`, whose header says it holds `count` nodes.
+    pub(crate) fn layout(at: u64, count: u64) -> Option<Level> {
+        let fences = count.div_ceil(FENCE_STRIDE as u64);
+        let fence = at.checked_add(LEVEL_HEADER_LEN as u64)?;
+        let nodes = fence.checked_add(pad8(fences.checked_mul(4)?))?;
+        let entries = nodes.checked_add(pad8(count.checked_mul(4)?))?;
+        entries.checked_add(count.checked_mul(16)?)?;
+        Some(Level {
+            at,
+            count,
+            fence,
+            fences,
+            nodes,
+            entries,
+        })
+    }
+
+    pub(crate) fn end(&self) -> u64 {
+        self.entries + 16 * self.count
+    }
+}
+
+impl Overlay {
+    /// Reads the commit named by `slot` (O(1) plus the run directory, at most ~64 entries).
+    pub(crate) fn new(
+        data: Bytes,
+        header: LogHeader,
+        slot: Slot,
+        base_n: u32,
+        kind: IdKind,
+    ) -> Result<Overlay> {
+        let bytes = data.get();
+        let (trailer, c) = Trailer::decode(bytes, slot.trailer)?;
+        if c != slot.trailer_checksum || trailer.seq != slot.seq {
+            return Err(Error::format(
+                "change log corrupted: the superblock does not match its commit record",
+            ));
+        }
+        if trailer.num_nodes < u64::from(base_n) {
+            return Err(Error::format(
+                "change log corrupted: fewer nodes than the base file",
+            ));
+        }
+        let mut o = Overlay {
+            data,
+            end: slot.trailer,
+            trailer,
+            slot,
+            header,
+            base_n,
+            n: trailer.num_nodes as u32,
+            runs: Vec::new(),
+            levels: Vec::new(),
+            changed: OnceLock::new(),
+        };
+        o.runs = o.read_runs(kind)?;
+        o.levels = o.read_levels()?;
+        Ok(o)
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.data.get()
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn advise(&self, advice: memmap2::Advice) {
+        if let Bytes::Map(m) = &self.data {
+            let _ = m.advise(advice);
+        }
+    }
+
+    /// `count` items of `T` at `off`, inside the committed bytes and aligned.
+    pub(crate) fn slice<T: Copy>(&self, off: u64, count: u64) -> Result<&[T]> {
+        let size = std::mem::size_of::<T>() as u64;
+        let end = count
+            .checked_mul(size)
+            .and_then(|l| off.checked_add(l))
+            .filter(|&e| off >= DATA_START && off % size == 0 && e <= self.end)
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "change log corrupted: a reference to [{off}, +{count}) lies outside it"
+                ))
+            })?;
+        let _ = end;
+        let b = self.bytes();
+        // SAFETY: in bounds (checked above, end <= self.end <= b.len()) and aligned (offsets are
+        // multiples of the item size and the map or Vec<u64> base is 8-byte aligned); every bit
+        // pattern is a valid u32/u64/f32/f64/i64.
+        Ok(unsafe {
+            std::slice::from_raw_parts(b.as_ptr().add(off as usize).cast::<T>(), count as usize)
+        })
+    }
+
+    pub(crate) fn read_runs(&self, kind: IdKind) -> Result<Vec<Run>> {
+        let t = &self.trailer;
+        let bad = |m: &str| Error::format(format!("change log corrupted: {m}"));
+        if t.runs == 0 {
+            if kind != IdKind::Implicit && t.num_nodes > u64::from(self.base_n) {
+                return Err(bad("created nodes have no ids"));
+            }
+            return Ok(Vec::new());
+        }
+        if kind == IdKind::Implicit {
+            return Err(bad("id runs in a graph with implicit ids"));
+        }
+        let head: &[u32] = self.slice(t.runs, 2)?;
+        if head[0] != DIR_MAGIC || head[1] as u64 > 64 {
+            return Err(bad("bad id-run directory"));
+        }
+        let offs: &[u64] = self.slice(t.runs + 8, u64::from(head[1]))?;
+        let mut runs = Vec::with_capacity(offs.len());
+        let mut next = u64::from(self.base_n);
+        for &at in offs {
+            let h: &[u64] = self.slice(at, 4)?;
+            if h[0] != u64::from(RUN_MAGIC) || h[1] != next || h[2] == 0 {
+                return Err(bad("bad id run"));
+            }
+            let (first, count, bytes_len) = (h[1], h[2], h[3]);
+            if count > t.num_nodes || first + count > t.num_nodes {
+                return Err(bad("id run past the node count"));
+            }
+            let ids = at + RUN_HEADER_LEN as u64;
+            let (bytes, order) = if kind == IdKind::Utf8 {
+                let b = ids + 8 * (count + 1);
+                let b_end = b.checked_add(bytes_len).ok_or_else(|| bad("bad id run"))?;
+                (b, pad8(b_end))
+            } else {
+                (0, ids + 8 * count)
+            };
+            // Bounds of every part (the values are checked when read).
+            self.slice::<u64>(
+                ids,
+                if kind == IdKind::Utf8 {
+                    count + 1
+                } else {
+                    count
+                },
+            )?;
+            self.slice::<u32>(order, count)?;
+            if kind == IdKind::Utf8 {
+                self.slice::<u8>(bytes, bytes_len)?;
+            }
+            runs.push(Run {
+                first: first as u32,
+                count: count as u32,
+                ids,
+                bytes,
+                bytes_len,
+                order,
+                at,
+            });
+            next = first + count;
+        }
+        if next != t.num_nodes {
+            return Err(bad("id runs do not cover the created nodes"));
+        }
+        Ok(runs)
+    }
+
+    /// Every commit's checksums and operations (see `log_format::read_log`), up to this one.
+    pub(crate) fn verify(&self) -> Result<()> {
+        crate::graph::log_format::read_log_at(self.bytes(), self.slot).map(|_| ())
+    }
+
+    /// The index entry of `v` (`v < n`): its newest record's offset (0: none) and the row's
+    /// strength (its degree on unweighted graphs), which the push's thresholds read without
+    /// touching the record. Searches the levels newest first: in each, the fence (one entry
+    /// per 4 KiB of nodes) and then one page of its nodes.
+    #[inline]
+    pub(crate) fn leaf(&self, v: u32) -> Result<(u64, f64)> {
+        if let Some(c) = self.changed.get().filter(|c| !c.bits.is_empty()) {
+            return Ok(c
+                .entry(v)
+                .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
+        }
+        for l in &self.levels {
+            if let Some(k) = self.find_in(l, v)? {
+                let e: &[u64] = self.slice(l.entries + 16 * k, 2)?;
+                return Ok((e[0], f64::from_bits(e[1])));
+            }
+        }
+        Ok((0, 0.0))
+    }
+
+    /// The block of `l`'s nodes that may hold `v`: its first index and its nodes.
+    #[inline]
+    pub(crate) fn block_of(&self, l: &Level, v: u32) -> Result<(u64, &[u32])> {
+        let fence: &[u32] = self.slice(l.fence, l.fences)?;
+        let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
+        let first = b * FENCE_STRIDE as u64;
+        let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
+        Ok((first, self.slice(l.nodes + 4 * first, len)?))
+    }
+
+    /// `v`'s position in level `l`, if it has one.
+    #[inline]
+    pub(crate) fn find_in(&self, l: &Level, v: u32) -> Result<Option<u64>> {
+        let (first, block) = self.block_of(l, v)?;
+        Ok(block.binary_search(&v).ok().map(|k| first + k as u64))
+    }
+
+    /// Reads the level directory named by the trailer (O(levels)).
+    pub(crate) fn read_levels(&self) -> Result<Vec<Level>> {
+        let t = &self.trailer;
+        if t.index == 0 {
+            return Ok(Vec::new());
+        }
+        let bad = || Error::format("change log corrupted: its index is malformed");
+        let head: &[u32] = self.slice(t.index, 2)?;
+        if head[0] != LEVEL_DIR_MAGIC || head[1] != t.levels {
+            return Err(bad());
+        }
+        let offs: &[u64] = self.slice(t.index + 8, u64::from(t.levels))?;
+        let mut out = Vec::with_capacity(offs.len());
+        for &at in offs {
+            let head: &[u64] = self.slice(at, 3)?;
+            if head[0] != u64::from(LEVEL_MAGIC) || head[1] == 0 || head[2] != 0 {
+                return Err(bad());
+            }
+            let l = Level::layout(at, head[1]).ok_or_else(bad)?;
+            if l.end() > self.end {
+                return Err(bad());
+            }
+            out.push(l);
+        }
+        Ok(out)
+    }
+
+    /// Read-ahead hint for the bytes `[off, off + len)` of the mapped log, unless every page
+    /// of it was hinted in this query (`hinted`, shared with the graph file's hints: log pages
+    /// are keyed with a high bit set).
+    #[cfg(unix)]
+    pub(crate) fn will_need(
+        &self,
+        off: u64,
+        len: u64,
+        hinted: &mut std::collections::HashSet<usize>,
+    ) {
+        const LOG_PAGE: usize = 1 << 62;
+        if let Bytes::Map(m) = &self.data {
+            let end = off.saturating_add(len).min(self.end);
+            if off >= end {
+                return;
+            }
+            let (first, last) = (off / 4096, (end - 1) / 4096);
+            let mut fresh = last - first > 64;
+            if !fresh {
+                for page in first..=last {
+                    fresh |= hinted.insert(LOG_PAGE | page as usize);
+                }
+            }
+            if fresh {
+                let _ = m.advise_range(
+                    memmap2::Advice::WillNeed,
+                    off as usize,
+                    (end - off) as usize,
+                );
+            }
+        }
+    }
+
+    /// Read-ahead hints (asynchronous) for the fences of the index's levels, for a graph
+    /// opened with `prefetch`: every lookup reads its level's fence (4 bytes per 1,024
+    /// changed nodes: 80 KB for 20 M), which on a cold file would otherwise be read one
+    /// synchronous fault at a time.
+    #[cfg(unix)]
+    pub(crate) fn hint_inner_pages(&self) {
+        let Bytes::Map(m) = &self.data else {
+            return;
+        };
+        for l in &self.levels {
+            let len = (4 * l.fences).min(self.end - l.fence);
+            let _ = m.advise_range(memmap2::Advice::WillNeed, l.fence as usize, len as usize);
+        }
+    }
+
+    /// Hints the index entry of `v` (its threshold): in each level, the page of nodes that
+    /// may hold it and the entries of that page (reads only the fences).
+    #[cfg(unix)]
+    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut std::collections::HashSet<usize>) {
+        for l in &self.levels {
+            let Ok(fence) = self.slice::<u32>(l.fence, l.fences) else {
+                return;
+            };
+            let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
+            let first = b * FENCE_STRIDE as u64;
+            let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
+            self.will_need(l.nodes + 4 * first, 4 * len, hinted);
+            self.will_need(l.entries + 16 * first, 16 * len, hinted);
+        }
+    }
+
+    /// Hints `v`'s row record when it has one (returns whether it has). A record may be a delta
+    /// on the base file's row: the caller hints that row too.
+    #[cfg(unix)]
+    pub(crate) fn prefetch_record(
+        &self,
+        v: u32,
+        hinted: &mut std::collections::HashSet<usize>,
+    ) -> bool {
+        match self.leaf(v) {
+            Ok((off, strength)) if off != 0 => {
+                // A whole row's length is known on unweighted graphs (the leaf holds the
+                // degree), a delta's is not: hint at most 16 pages (a delta fits in the first).
+                let len = if self.header.weighted {
+                    4096
+                } else {
+                    (RECORD_HEADER_LEN as u64)
+                        .saturating_add((strength as u64).saturating_mul(4))
+                        .min(1 << 16)
+                };
+                self.will_need(off, len, hinted);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `v`'s row is known not to be in the log, without walking the tree: true only
+    /// once the bitmap of changed nodes is built (`build_changed`) and `v`'s bit is clear.
+    #[inline(always)]
+    pub(crate) fn unchanged(&self, v: u32) -> bool {
+        match self.changed.get() {
+            Some(c) => c
+                .bits
+                .get(v as usize / 64)
+                .is_some_and(|w| w & (1 << (v % 64)) == 0),
+            None => false,
+        }
+    }
+
+    /// Builds the bitmap of nodes whose row is in the log (n/8 bytes, once per snapshot):
+    /// afterwards a lookup of an unchanged node skips the search of the index, which on a
+    /// graph of tens of millions of nodes costs cache misses (the push looks up every node it
+    /// deposits on). Reads the node arrays of every level, so `Graph::note_work` calls it
+    /// only once the pushes on this snapshot have done enough work to pay for it.
+    pub(crate) fn build_changed(&self) {
+        self.changed.get_or_init(|| {
+            #[cfg(unix)]
+            self.advise(memmap2::Advice::Sequential);
+            let built = self.changed_index();
+            #[cfg(unix)]
+            self.advise(memmap2::Advice::Random);
+            built.unwrap_or_default()
+        });
+    }
+
+    pub(crate) fn changed_index(&self) -> Result<ChangedIndex> {
+        let n = self.n as usize;
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            if nodes.iter().any(|&v| v as usize >= n) {
+                return Err(Error::format("change log corrupted: a node out of range"));
+            }
+            for &v in nodes {
+                bits[v as usize / 64] |= 1 << (v % 64);
+            }
+        }
+        let mut ranks = Vec::with_capacity(bits.len());
+        let mut total = 0u32;
+        for w in &bits {
+            ranks.push(total);
+            total += w.count_ones();
+        }
+        let mut index = ChangedIndex {
+            bits: bits.into_boxed_slice(),
+            ranks: ranks.into_boxed_slice(),
+            entries: vec![[0u64; 2]; total as usize].into_boxed_slice(),
+        };
+        // Newest level first: a node's entry is the first one found.
+        let mut entries = std::mem::take(&mut index.entries);
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            let vals: &[u64] = self.slice(l.entries, 2 * l.count)?;
+            for (k, &v) in nodes.iter().enumerate() {
+                let w = index.bits[v as usize / 64];
+                let rank = index.ranks[v as usize / 64] + (w & ((1 << (v % 64)) - 1)).count_ones();
+                let e = &mut entries[rank as usize];
+                if e[0] == 0 {
+                    *e = [vals[2 * k], vals[2 * k + 1]];
+                }
+            }
+        }
+        index.entries = entries;
+        Ok(index)
+    }
+
+    #[inline]
+    pub(crate) fn entry(&self, v: u32) -> Result<u64> {
+        self.leaf(v).map(|e| e.0)
+    }
+
+    /// The strength (unweighted: degree) of `v`'s row in the log, or None when the row is
+    /// not in the log. `v < n`.
+    #[inline]
+    pub(crate) fn strength(&self, v: u32) -> Result<Option<f64>> {
+        let (off, s) = self.leaf(v)?;
+        Ok((off != 0).then_some(s))
+    }
+
+    /// `v`'s newest record in the log, or None when its row is the base file's (or empty, for
+    /// a created node). `v < n`.
+    #[inline]
+    pub(crate) fn record(&self, v: u32) -> Result<Option<Record<'_>>> {
+        match self.entry(v)? {
+            0 => Ok(None),
+            off => self.record_at(v, off).map(Some),
+        }
+    }
+
+    /// The record of `v` at `off`.
+    pub(crate) fn record_at(&self, v: u32, off: u64) -> Result<Record<'_>> {
+        let head: &[u32] = self.slice(off, 4)?;
+        let (node, count) = (head[0], head[1]);
+        if node != v {
+            return Err(Error::format(format!(
+                "change log corrupted: the row of node {v} is that of node {node}"
+            )));
+        }
+        let strength = f64::from_bits(rd_u64(self.bytes(), off as usize + 8));
+        if count & DELTA_FLAG == 0 {
+            let deg = u64::from(count);
+            let nb_off = off + RECORD_HEADER_LEN as u64;
+            let nbrs: &[u32] = self.slice(nb_off, deg)?;
+            let wts: &[f32] = if self.header.weighted {
+                self.slice(pad8(nb_off + 4 * deg), deg)?
+            } else {
+                &[]
+            };
+            return Ok(Record::Row(Rec {
+                nbrs,
+                wts,
+                strength,
+            }));
+        }
+        let count = u64::from(count & !DELTA_FLAG);
+        let more: &[u64] = self.slice(off + 16, 2)?;
+        let older = more[0];
+        let (degree, chain) = (more[1] as u32, (more[1] >> 32) as u32);
+        // Older records lie before this one: a chain always ends.
+        if older != 0 && older >= off || chain == 0 || older == 0 && chain != 1 {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} is malformed"
+            )));
+        }
+        let nb_off = off + DELTA_HEADER_LEN as u64;
+        let nbrs: &[u32] = self.slice(nb_off, count)?;
+        let vals: &[f32] = self.slice(pad8(nb_off + 4 * count), count)?;
+        Ok(Record::Delta(Delta {
+            nbrs,
+            vals,
+            strength,
+            degree,
+            chain,
+            older,
+        }))
+    }
+
+    /// Merges `v`'s row from its delta `d`, the deltas beneath it and the row beneath them
+    /// (`base`: the graph file's row, or empty for a created node) into `buf`. Rows are sorted
+    /// by index when `by_index`, else by `cmp` (by id, in a permuted graph). The deltas are composed first (newest wins), then merged with the
+    /// row in one pass: O(row + deltas).
+    pub(crate) fn merge_row(
+        &self,
+        v: u32,
+        d: &Delta<'_>,
+        base: (&[u32], &[f32]),
+        by_index: bool,
+        cmp: &impl Fn(u32, u32) -> Result<Ordering>,
+        buf: &mut RowBuf,
+    ) -> Result<()> {
+        let RowBuf {
+            nbrs,
+            wts,
+            acc,
+            tmp,
+        } = buf;
+        acc.clear();
+        acc.extend(d.nbrs.iter().copied().zip(d.vals.iter().copied()));
+        let mut older = d.older;
+        let mut whole: Option<Rec<'_>> = None;
+        let mut deltas = 1;
+        while older != 0 {
+            match self.record_at(v, older)? {
+                Record::Delta(o) => {
+                    deltas += 1;
+                    compose((o.nbrs, o.vals), acc, cmp, tmp)?;
+                    std::mem::swap(acc, tmp);
+                    older = o.older;
+                }
+                Record::Row(r) => {
+                    whole = Some(r);
+                    break;
+                }
+            }
+        }
+        if deltas != d.chain {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} is malformed"
+            )));
+        }
+        let (bn, bw) = match &whole {
+            Some(r) => (r.nbrs, r.wts),
+            None => base,
+        };
+        let weighted = self.header.weighted;
+        nbrs.clear();
+        wts.clear();
+        if by_index {
+            // Rows sorted by index: copy the row's runs between the deltas' entries, each
+            // found by binary search (O(row) copying plus O(deltas log row) comparisons).
+            let mut i = 0;
+            for &(u, x) in acc.iter() {
+                let k = i + bn[i..].partition_point(|&b| b < u);
+                nbrs.extend_from_slice(&bn[i..k]);
+                if weighted {
+                    wts.extend_from_slice(&bw[i..k]);
+                }
+                i = k + usize::from(bn.get(k) == Some(&u));
+                if x > 0.0 {
+                    nbrs.push(u);
+                    if weighted {
+                        wts.push(x);
+                    }
+                } else if x != 0.0 {
+                    return Err(Error::format(format!(
+                        "change log corrupted: a delta of node {v} holds the value {x}"
+                    )));
+                }
+            }
+            nbrs.extend_from_slice(&bn[i..]);
+            if weighted {
+                wts.extend_from_slice(&bw[i..]);
+            }
+            return self.check_merged(v, d, nbrs.len());
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < bn.len() || j < acc.len() {
+            let order = if i == bn.len() {
+                Ordering::Greater
+            } else if j == acc.len() {
+                Ordering::Less
+            } else {
+                cmp(bn[i], acc[j].0)?
+            };
+            if order.is_lt() {
+                nbrs.push(bn[i]);
+                if weighted {
+                    wts.push(bw[i]);
+                }
+                i += 1;
+            } else {
+                let (u, x) = acc[j];
+                if x > 0.0 {
+                    nbrs.push(u);
+                    if weighted {
+                        wts.push(x);
+                    }
+                } else if x != 0.0 {
+                    return Err(Error::format(format!(
+                        "change log corrupted: a delta of node {v} holds the value {x}"
+                    )));
+                }
+                i += usize::from(order.is_eq());
+                j += 1;
+            }
+        }
+        self.check_merged(v, d, nbrs.len())
+    }
+
+    /// A merged row must have the degree its newest delta records.
+    pub(crate) fn check_merged(&self, v: u32, d: &Delta<'_>, len: usize) -> Result<()> {
+        if len as u64 != u64::from(d.degree) {
+            return Err(Error::format(format!(
+                "change log corrupted: the delta chain of node {v} gives {len} arcs, not {}",
+                d.degree
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn num_nodes(&self) -> usize {
+        self.n as usize
+    }
+    pub(crate) fn base_n(&self) -> u32 {
+        self.base_n
+    }
+
+    pub(crate) fn run_of(&self, v: u32) -> Result<&Run> {
+        let i = self.runs.partition_point(|r| r.first <= v);
+        self.runs
+            .get(i.wrapping_sub(1))
+            .filter(|r| v - r.first < r.count)
+            .ok_or_else(|| Error::format(format!("change log has no id for node {v}")))
+    }
+
+    pub(crate) fn run_int(&self, r: &Run, k: u32) -> Result<i64> {
+        Ok(self.slice::<u64>(r.ids + 8 * u64::from(k), 1)?[0] as i64)
+    }
+
+    pub(crate) fn run_str(&self, r: &Run, k: u32) -> Result<&str> {
+        let o: &[u64] = self.slice(r.ids + 8 * u64::from(k), 2)?;
+        let (s, e) = (o[0], o[1]);
+        if s > e || e > r.bytes_len {
+            return Err(Error::format(format!(
+                "change log corrupted: bad string id offsets of node {}",
+                r.first + k
+            )));
+        }
+        let b: &[u8] = self.slice(r.bytes + s, e - s)?;
+        std::str::from_utf8(b).map_err(|_| {
+            Error::format(format!(
+                "change log corrupted: string id of node {} is not valid UTF-8",
+                r.first + k
+            ))
+        })
+    }
+
+    /// The id of a created node `v` (`base_n <= v < n`; implicit ids: `v` itself).
+    pub(crate) fn new_id(&self, v: u32, kind: IdKind) -> Result<NodeId<'_>> {
+        match kind {
+            IdKind::Implicit => Ok(NodeId::Int(i64::from(v))),
+            IdKind::Int64 => {
+                let r = self.run_of(v)?;
+                Ok(NodeId::Int(self.run_int(r, v - r.first)?))
+            }
+            IdKind::Utf8 => {
+                let r = self.run_of(v)?;
+                Ok(NodeId::Str(self.run_str(r, v - r.first)?))
+            }
+        }
+    }
+
+    /// Binary search of each run for an id; `cmp(k)` compares the run's `k`-th id to the target.
+    pub(crate) fn search_runs(
+        &self,
+        mut cmp: impl FnMut(&Run, u32) -> Result<Ordering>,
+    ) -> Result<Option<u32>> {
+        for r in &self.runs {
+            let order: &[u32] = self.slice(r.order, u64::from(r.count))?;
+            let (mut lo, mut hi) = (0usize, order.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let k = order[mid];
+                if k >= r.count {
+                    return Err(Error::format("change log corrupted: bad id-run order"));
+                }
+                match cmp(r, k)? {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => return Ok(Some(r.first + k)),
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) fn lookup_int(&self, id: i64) -> Result<Option<u32>> {
+        self.search_runs(|r, k| Ok(self.run_int(r, k)?.cmp(&id)))
+    }
+
+    pub(crate) fn lookup_str(&self, id: &str) -> Result<Option<u32>> {
+        self.search_runs(|r, k| Ok(self.run_str(r, k)?.as_bytes().cmp(id.as_bytes())))
+    }
+
+    /// The created nodes sorted by id.
+    pub(crate) fn new_nodes_by_id(&self, kind: IdKind) -> Result<Vec<u32>> {
+        let mut v: Vec<u32> = (self.base_n..self.n).collect();
+        match kind {
+            IdKind::Implicit => {}
+            IdKind::Int64 => {
+                let ids = v
+                    .iter()
+                    .map(|&x| match self.new_id(x, kind)? {
+                        NodeId::Int(i) => Ok(i),
+                        NodeId::Str(_) => unreachable!(),
+                    })
+                    .collect::<Result<Vec<i64>>>()?;
+                v.sort_unstable_by_key(|&x| ids[(x - self.base_n) as usize]);
+            }
+            IdKind::Utf8 => {
+                let ids = v
+                    .iter()
+                    .map(|&x| match self.new_id(x, kind)? {
+                        NodeId::Str(s) => Ok(s),
+                        NodeId::Int(_) => unreachable!(),
+                    })
+                    .collect::<Result<Vec<&str>>>()?;
+                v.sort_unstable_by(|&a, &b| {
+                    ids[(a - self.base_n) as usize]
+                        .as_bytes()
+                        .cmp(ids[(b - self.base_n) as usize].as_bytes())
+                });
+            }
+        }
+        Ok(v)
+    }
+
+    /// Every node with a record in the log, ascending (reads every level; checks that each is
+    /// sorted and its fence right).
+    pub(crate) fn changed_nodes(&self) -> Result<Vec<u32>> {
+        let bad = |m: &str| Error::format(format!("change log corrupted: {m}"));
+        let mut out = Vec::new();
+        for l in &self.levels {
+            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            if nodes.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(bad("an index level is not sorted"));
+            }
+            let fence: &[u32] = self.slice(l.fence, l.fences)?;
+            if fence
+                .iter()
+                .enumerate()
+                .any(|(b, &x)| nodes[b * FENCE_STRIDE] != x)
+            {
+                return Err(bad("an index level's fence is wrong"));
+            }
+            if nodes.last().is_some_and(|&v| v >= self.n) {
+                return Err(bad("a row for a node that does not exist"));
+            }
+            out.extend_from_slice(nodes);
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+}

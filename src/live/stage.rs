@@ -1,0 +1,820 @@
+//! Staged changes of a live graph: the arcs a batch sets and removes, the nodes it creates, and
+//! the records a commit writes for them (deltas or whole rows).
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::graph::build::{strength_of, Merge};
+use crate::graph::csr::{Graph, NodeId};
+use crate::graph::format::IdKind;
+use crate::graph::log_format::{pad8, LogId, Op, DELTA_FLAG, DELTA_HEADER_LEN, RECORD_HEADER_LEN};
+
+use crate::graph::overlay::*;
+
+/// Node ids as a caller passes them.
+#[derive(Clone, Debug)]
+pub enum Ids {
+    Int(Vec<i64>),
+    Str(Vec<String>),
+}
+
+impl Ids {
+    pub fn len(&self) -> usize {
+        match self {
+            Ids::Int(v) => v.len(),
+            Ids::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub(crate) fn get(&self, i: usize) -> LogId {
+        match self {
+            Ids::Int(v) => LogId::Int(v[i]),
+            Ids::Str(v) => LogId::Str(v[i].clone()),
+        }
+    }
+}
+
+/// A changed arc `(a, b)` and its weight now (None: removed).
+pub(crate) type ArcChange = (u32, u32, Option<f32>);
+
+/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
+/// (None: it had none), and the change it made to `a`'s degree.
+pub(crate) struct Undo(u32, u32, Option<Option<f32>>, i8);
+
+/// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
+/// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
+///
+/// Only the changed arcs are kept, not the rows they belong to: memory grows with the batch,
+/// not with the degrees of the nodes it touches. The new rows are merged from the committed
+/// ones while the segment is written ([`Stage::for_each_row`]).
+pub(crate) struct Stage {
+    pub(crate) kind: IdKind,
+    pub(crate) directed: bool,
+    pub(crate) weighted: bool,
+    pub(crate) merge: Merge,
+    /// Node count of the committed graph, and with this batch's created nodes.
+    pub(crate) committed_n: u32,
+    pub(crate) n: u32,
+    /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
+    /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
+    pub(crate) arcs_set: HashMap<(u32, u32), Option<f32>>,
+    /// Node → its degree now minus its committed degree (nodes of `arcs_set` only).
+    pub(crate) degree_change: HashMap<u32, i64>,
+    pub(crate) created: HashMap<LogId, u32>,
+    /// Ids of created nodes `committed_n..n` (empty for implicit ids).
+    pub(crate) new_ids: Vec<LogId>,
+    pub(crate) arcs: u64,
+    pub(crate) self_loops: u64,
+    pub(crate) adds: u64,
+    pub(crate) removes: u64,
+    pub(crate) permuted: bool,
+    /// Largest id in the graph (internal order equals id order while ids arrive increasing).
+    pub(crate) max_id: Option<LogId>,
+    pub(crate) ops: Vec<u8>,
+    pub(crate) num_ops: u64,
+    pub(crate) undo: Vec<Undo>,
+}
+
+/// The counts a stage starts from.
+#[derive(Clone)]
+pub(crate) struct Counts {
+    pub(crate) n: u32,
+    pub(crate) arcs: u64,
+    pub(crate) self_loops: u64,
+    pub(crate) adds: u64,
+    pub(crate) removes: u64,
+    pub(crate) permuted: bool,
+    pub(crate) max_id: Option<LogId>,
+}
+
+impl Stage {
+    pub(crate) fn new(g: &Graph, merge: Merge, c: Counts) -> Stage {
+        Stage {
+            kind: g.id_kind(),
+            directed: g.directed(),
+            weighted: g.weighted(),
+            merge,
+            committed_n: c.n,
+            n: c.n,
+            arcs_set: HashMap::new(),
+            degree_change: HashMap::new(),
+            created: HashMap::new(),
+            new_ids: Vec::new(),
+            arcs: c.arcs,
+            self_loops: c.self_loops,
+            adds: c.adds,
+            removes: c.removes,
+            permuted: c.permuted,
+            max_id: c.max_id,
+            ops: Vec::new(),
+            num_ops: 0,
+            undo: Vec::new(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.num_ops == 0
+    }
+
+    pub(crate) fn lookup(&self, g: &Graph, id: &LogId) -> Result<Option<u32>> {
+        match (self.kind, id) {
+            (IdKind::Implicit, LogId::Int(i)) => {
+                Ok((*i >= 0 && (*i as u64) < u64::from(self.n)).then_some(*i as u32))
+            }
+            (IdKind::Utf8, LogId::Int(_)) | (IdKind::Implicit | IdKind::Int64, LogId::Str(_)) => {
+                Ok(None)
+            }
+            _ => {
+                if let Some(&v) = self.created.get(id) {
+                    return Ok(Some(v));
+                }
+                match id {
+                    LogId::Int(i) => g.lookup_int(*i),
+                    LogId::Str(s) => g.lookup_str(s),
+                }
+            }
+        }
+    }
+
+    pub(crate) fn check_id(&self, id: &LogId) -> Result<()> {
+        match (self.kind, id) {
+            (IdKind::Implicit, LogId::Int(i)) if *i < 0 || *i >= i64::from(u32::MAX) => {
+                Err(Error::input(format!(
+                    "node id {i} is outside 0..2**32-2: this graph has implicit ids 0..n-1"
+                )))
+            }
+            (IdKind::Utf8, LogId::Int(i)) => Err(Error::input(format!(
+                "node id {i} is an int but this graph has string ids"
+            ))),
+            (IdKind::Implicit | IdKind::Int64, LogId::Str(s)) => Err(Error::input(format!(
+                "node id {s:?} is a string but this graph has integer ids"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn resolve_or_create(&mut self, g: &Graph, id: &LogId) -> Result<u32> {
+        if let Some(v) = self.lookup(g, id)? {
+            return Ok(v);
+        }
+        if self.kind == IdKind::Implicit {
+            let LogId::Int(i) = id else { unreachable!() };
+            // Ids are indices: every id up to this one becomes a node (isolated unless given
+            // edges), as a rebuild with these ids would have them.
+            self.n = *i as u32 + 1;
+            return Ok(*i as u32);
+        }
+        if self.n == u32::MAX {
+            return Err(Error::input("the graph would exceed 2**32-1 nodes"));
+        }
+        let v = self.n;
+        self.n += 1;
+        if self.max_id.as_ref().is_some_and(|m| m > id) {
+            self.permuted = true;
+        }
+        if self.max_id.as_ref().is_none_or(|m| m < id) {
+            self.max_id = Some(id.clone());
+        }
+        self.created.insert(id.clone(), v);
+        self.new_ids.push(id.clone());
+        Ok(v)
+    }
+
+    /// The weight of arc `a -> b` in the committed graph `g`, if it has that arc. Rows are
+    /// sorted by index, or by id in a permuted graph: a binary search in each delta of `a`'s
+    /// row in the log, newest first, then in the row beneath them. Never merges the row.
+    pub(crate) fn committed_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
+        let n = g.num_nodes();
+        if a as usize >= n || b as usize >= n {
+            return Ok(None);
+        }
+        let find = |nb: &[u32]| -> Result<Option<usize>> {
+            if !g.permuted() || g.id_kind() == IdKind::Implicit {
+                return Ok(nb.binary_search(&b).ok());
+            }
+            let key = self.id_of(g, b)?;
+            let (mut lo, mut hi) = (0, nb.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                match self.id_of(g, nb[mid])?.cmp(&key) {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => return Ok(Some(mid)),
+                }
+            }
+            Ok(None)
+        };
+        let weighted = |w: f32| if g.weighted() { w } else { 1.0 };
+        if let Some(o) = g.overlay() {
+            let mut rec = if o.unchanged(a) { None } else { o.record(a)? };
+            loop {
+                match rec {
+                    Some(Record::Delta(d)) => {
+                        if let Some(k) = find(d.nbrs)? {
+                            let x = d.vals[k];
+                            return Ok((x > 0.0).then(|| weighted(x)));
+                        }
+                        rec = match d.older {
+                            0 => None,
+                            off => Some(o.record_at(a, off)?),
+                        };
+                    }
+                    Some(Record::Row(r)) => {
+                        return Ok(find(r.nbrs)?.map(|k| r.wts.get(k).copied().unwrap_or(1.0)));
+                    }
+                    None => break,
+                }
+            }
+            if a >= o.base_n() {
+                return Ok(None);
+            }
+        }
+        let nb = g.neighbors_in::<false>(a)?;
+        Ok(match find(nb)? {
+            None => None,
+            Some(k) => Some(g.base_weights(a)?.map_or(1.0, |w| w[k])),
+        })
+    }
+
+    /// The weight of arc `a -> b` with this batch applied, if the arc exists.
+    pub(crate) fn current_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
+        match self.arcs_set.get(&(a, b)) {
+            Some(&w) => Ok(w),
+            None => self.committed_arc(g, a, b),
+        }
+    }
+
+    /// Sets arc `(a, b)` to `w`; `delta` is the change to `a`'s degree (-1, 0 or 1).
+    pub(crate) fn set_arc(&mut self, a: u32, b: u32, w: Option<f32>, delta: i8) {
+        let before = self.arcs_set.insert((a, b), w);
+        *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
+        self.undo.push(Undo(a, b, before, delta));
+    }
+
+    /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
+    pub(crate) fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
+        let old = self.current_arc(g, a, b)?;
+        let new = match old {
+            None => w,
+            Some(_) if !self.weighted => 1.0,
+            Some(x) => match self.merge {
+                Merge::Sum => x + w,
+                Merge::Max => x.max(w),
+            },
+        };
+        if !new.is_finite() {
+            return Err(Error::input(format!(
+                "merged weight of arc ({a}, {b}) overflows float32"
+            )));
+        }
+        self.set_arc(a, b, Some(new), i8::from(old.is_none()));
+        if old.is_none() {
+            self.arcs += 1;
+            // Self-loops are counted for undirected graphs only (their edge count).
+            if a == b && !self.directed {
+                self.self_loops += 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<()> {
+        // The reverse arc of an undirected edge is looked up too: a damaged file may lack it.
+        let old = self.current_arc(g, a, b)?;
+        self.set_arc(a, b, None, -i8::from(old.is_some()));
+        if old.is_some() {
+            self.arcs -= 1;
+            if a == b && !self.directed {
+                self.self_loops -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn has_arc(&self, g: &Graph, a: u32, b: u32) -> Result<bool> {
+        Ok(self.current_arc(g, a, b)?.is_some())
+    }
+
+    pub(crate) fn apply_add(
+        &mut self,
+        g: &Graph,
+        a: &LogId,
+        b: &LogId,
+        w: Option<f32>,
+    ) -> Result<()> {
+        let s = self.resolve_or_create(g, a)?;
+        let d = self.resolve_or_create(g, b)?;
+        let w = w.unwrap_or(1.0);
+        self.add_arc(g, s, d, w)?;
+        if !self.directed && s != d {
+            self.add_arc(g, d, s, w)?;
+        }
+        self.adds += 1;
+        Ok(())
+    }
+
+    /// Returns whether the edge existed.
+    pub(crate) fn apply_remove(&mut self, g: &Graph, a: &LogId, b: &LogId) -> Result<bool> {
+        let (Some(s), Some(d)) = (self.lookup(g, a)?, self.lookup(g, b)?) else {
+            self.removes += 1;
+            return Ok(false);
+        };
+        self.removes += 1;
+        if !self.has_arc(g, s, d)? {
+            return Ok(false);
+        }
+        self.remove_arc(g, s, d)?;
+        if !self.directed && s != d {
+            self.remove_arc(g, d, s)?;
+        }
+        Ok(true)
+    }
+
+    pub(crate) fn apply(&mut self, g: &Graph, op: &Op) -> Result<bool> {
+        match op {
+            Op::Add(a, b, w) => self.apply_add(g, a, b, *w).map(|_| true),
+            Op::Remove(a, b) => self.apply_remove(g, a, b),
+        }
+    }
+
+    /// Applies one call's operations, all or none: on an error the stage is as before.
+    pub(crate) fn apply_call(&mut self, g: &Graph, ops: &[Op]) -> Result<u64> {
+        for op in ops {
+            let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+            self.check_id(a)?;
+            self.check_id(b)?;
+        }
+        self.undo.clear();
+        let saved = (
+            self.n,
+            self.arcs,
+            self.self_loops,
+            self.adds,
+            self.removes,
+            self.permuted,
+            self.max_id.clone(),
+            self.new_ids.len(),
+        );
+        let mut changed = 0u64;
+        let result = ops.iter().try_for_each(|op| {
+            changed += u64::from(self.apply(g, op)?);
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                for op in ops {
+                    crate::live::log::encode_op(&mut self.ops, op);
+                }
+                self.num_ops += ops.len() as u64;
+                self.undo.clear();
+                Ok(changed)
+            }
+            Err(e) => {
+                while let Some(Undo(a, b, before, delta)) = self.undo.pop() {
+                    *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
+                    match before {
+                        Some(w) => self.arcs_set.insert((a, b), w),
+                        None => self.arcs_set.remove(&(a, b)),
+                    };
+                }
+                for id in self.new_ids.drain(saved.7..) {
+                    self.created.remove(&id);
+                }
+                (
+                    self.n,
+                    self.arcs,
+                    self.self_loops,
+                    self.adds,
+                    self.removes,
+                    self.permuted,
+                    self.max_id,
+                ) = (
+                    saved.0, saved.1, saved.2, saved.3, saved.4, saved.5, saved.6,
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// The external id of `v` for sorting rows.
+    pub(crate) fn id_of<'a>(&'a self, g: &'a Graph, v: u32) -> Result<LogIdRef<'a>> {
+        if v >= self.committed_n {
+            return Ok(match &self.new_ids[(v - self.committed_n) as usize] {
+                LogId::Int(i) => LogIdRef::Int(*i),
+                LogId::Str(s) => LogIdRef::Str(s),
+            });
+        }
+        Ok(match g.node_id(v)? {
+            NodeId::Int(i) => LogIdRef::Int(i),
+            NodeId::Str(s) => LogIdRef::Str(s),
+        })
+    }
+
+    /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
+    /// by node, then by the neighbours' ids (by index while internal order is id order).
+    pub(crate) fn sorted_changes(&self, g: &Graph) -> Result<Vec<ArcChange>> {
+        let mut changes: Vec<ArcChange> = self
+            .arcs_set
+            .iter()
+            .map(|(&(a, b), &w)| (a, b, w))
+            .collect();
+        changes.sort_unstable_by_key(|c| (c.0, c.1));
+        if !self.rows_by_index() {
+            for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
+                let mut keyed = group
+                    .iter()
+                    .map(|c| Ok((self.id_of(g, c.1)?, *c)))
+                    .collect::<Result<Vec<_>>>()?;
+                keyed.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+                for (slot, (_, c)) in group.iter_mut().zip(keyed) {
+                    *slot = c;
+                }
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Whether rows are sorted by index (internal order is id order) rather than by id.
+    pub(crate) fn rows_by_index(&self) -> bool {
+        !self.permuted || self.kind == IdKind::Implicit
+    }
+
+    /// Calls `f(v, neighbours, weights)` with the new row of every node this batch changed,
+    /// ascending by node; each row sorted like `changes` (from [`Stage::sorted_changes`]),
+    /// weights merged (`weights` is empty for an unweighted graph). The rows are merged one at
+    /// a time from the committed rows and the changed arcs.
+    pub(crate) fn for_each_row(
+        &self,
+        g: &Graph,
+        changes: &[ArcChange],
+        mut f: impl FnMut(u32, &[u32], &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
+        for group in changes.chunk_by(|x, y| x.0 == y.0) {
+            self.merge_group(g, group, &mut nbrs, &mut wts)?;
+            f(group[0].0, &nbrs, &wts)?;
+        }
+        Ok(())
+    }
+
+    /// The new row of node `group[0].0`: its committed row merged with `group`, its changed
+    /// arcs (sorted like rows).
+    pub(crate) fn merge_group(
+        &self,
+        g: &Graph,
+        group: &[ArcChange],
+        nbrs: &mut Vec<u32>,
+        wts: &mut Vec<f32>,
+    ) -> Result<()> {
+        let by_index = self.rows_by_index();
+        let v = group[0].0;
+        // The committed row is sorted in the output order: by index, or by id, which is
+        // the same order for committed nodes while the graph is not permuted.
+        let (old, old_w) = if (v as usize) < g.num_nodes() {
+            (g.neighbors_checked(v)?, g.weights(v)?)
+        } else {
+            (Cow::Borrowed(&[][..]), None)
+        };
+        nbrs.clear();
+        wts.clear();
+        let mut emit = |u: u32, w: f32| {
+            nbrs.push(u);
+            if self.weighted {
+                wts.push(w);
+            }
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < group.len() {
+            let order = if i == old.len() {
+                Ordering::Greater
+            } else if j == group.len() {
+                Ordering::Less
+            } else if by_index {
+                old[i].cmp(&group[j].1)
+            } else {
+                self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
+            };
+            match order {
+                Ordering::Less => {
+                    emit(old[i], old_w.as_ref().map_or(1.0, |w| w[i]));
+                    i += 1;
+                }
+                Ordering::Equal | Ordering::Greater => {
+                    if let Some(w) = group[j].2 {
+                        emit(group[j].1, w);
+                    }
+                    i += usize::from(order.is_eq());
+                    j += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(v, row)` with the record that the segment gets for every node this batch
+    /// changed, ascending by node: a delta on the node's committed row, or its whole new row
+    /// (see [`delta_pays`]). Deterministic: the writer calls it twice per commit.
+    pub(crate) fn for_each_record(
+        &self,
+        g: &Graph,
+        changes: &[ArcChange],
+        mut f: impl FnMut(u32, NewRecord<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let by_index = self.rows_by_index();
+        let cmp = |a: u32, b: u32| -> Result<Ordering> {
+            if by_index {
+                Ok(a.cmp(&b))
+            } else {
+                Ok(self.id_of(g, a)?.cmp(&self.id_of(g, b)?))
+            }
+        };
+        let ov = g.overlay();
+        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
+        let (mut entries, mut merged) = (Vec::new(), Vec::new());
+        for group in changes.chunk_by(|x, y| x.0 == y.0) {
+            let v = group[0].0;
+            let committed = (v as usize) < g.num_nodes();
+            entries.clear();
+            entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
+            // The committed record and the deltas beneath it: merge the newest deltas into
+            // this one while they are not larger (the binary-counter rule: a chain holds
+            // O(log) deltas, and each entry is rewritten O(log) times).
+            let mut below = match ov {
+                Some(o) if committed && !o.unchanged(v) => o.entry(v)?,
+                _ => 0,
+            };
+            let o = ov.filter(|_| below != 0);
+            let mut rec = match o {
+                Some(o) => Some(o.record_at(v, below)?),
+                None => None,
+            };
+            while let Some(Record::Delta(d)) = &rec {
+                if d.nbrs.len() > entries.len() {
+                    break;
+                }
+                compose((d.nbrs, d.vals), &entries, &cmp, &mut merged)?;
+                std::mem::swap(&mut entries, &mut merged);
+                below = d.older;
+                rec = match (o, below) {
+                    (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
+                    _ => None,
+                };
+            }
+            let (mut chain, mut total) = (1u32, entries.len() as u64);
+            let mut r = rec;
+            while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
+                chain += 1;
+                total += d.nbrs.len() as u64;
+                r = match d.older {
+                    0 => None,
+                    off => Some(o.record_at(v, off)?),
+                };
+            }
+            let old_degree = if committed { g.degree(v)? } else { 0 };
+            let change = self.degree_change.get(&v).copied().unwrap_or(0);
+            let degree = u64::try_from(old_degree as i64 + change)
+                .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
+            let delta = committed && delta_pays(total, chain, degree);
+            // A weighted row's strength is the sum of its weights in row order, as a rebuild
+            // computes it: the merged row is read once for it.
+            let strength = if self.weighted || !delta {
+                self.merge_group(g, group, &mut nbrs, &mut wts)?;
+                if nbrs.len() as u64 != degree {
+                    return Err(Error::format(format!(
+                        "the committed row of node {v} is inconsistent with its degree"
+                    )));
+                }
+                if self.weighted {
+                    strength_of(&wts)
+                } else {
+                    0.0
+                }
+            } else {
+                0.0
+            };
+            if delta {
+                f(
+                    v,
+                    NewRecord::Delta {
+                        entries: &entries,
+                        older: below,
+                        degree: degree as u32,
+                        chain,
+                        strength,
+                    },
+                )?;
+            } else {
+                f(
+                    v,
+                    NewRecord::Row {
+                        nbrs: &nbrs,
+                        wts: &wts,
+                        strength,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the committed snapshot's index in memory (see [`Overlay::build_changed`]) before a
+/// call of `ops` operations when they are at least n/64: each operation looks up the index
+/// twice or more, and the build costs O(n/64 + index entries).
+pub(crate) fn index_for_batch(g: &Graph, ops: usize) {
+    if let Some(o) = g.overlay() {
+        if (ops as u64).saturating_mul(64) >= g.num_nodes() as u64 {
+            o.build_changed();
+        }
+    }
+}
+
+/// Longest chain of deltas a row may have: the reader composes them all.
+pub const MAX_DELTA_CHAIN: u32 = 24;
+
+/// Rows with fewer arcs always get whole-row records: a delta saves them few bytes and costs
+/// every read a merge (docs/LIVE.md, "Cost").
+pub const MIN_DELTA_DEGREE: u64 = 32;
+
+/// Whether a node's new record is a delta (else its whole row): for a row of at least
+/// `MIN_DELTA_DEGREE` arcs, while the chain is short and its deltas hold at most half as many
+/// entries as the row has arcs. A delta entry takes 8 bytes (neighbour and value) where a
+/// row's arc takes 4 (8 weighted): past that point the whole row is smaller, and merging it
+/// costs readers more than the row itself.
+pub(crate) fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
+    degree >= MIN_DELTA_DEGREE && chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
+}
+
+/// A record for the segment (see [`Stage::for_each_record`]).
+pub(crate) enum NewRecord<'a> {
+    Row {
+        nbrs: &'a [u32],
+        wts: &'a [f32],
+        strength: f64,
+    },
+    Delta {
+        entries: &'a [(u32, f32)],
+        older: u64,
+        degree: u32,
+        chain: u32,
+        strength: f64,
+    },
+}
+
+impl NewRecord<'_> {
+    /// The bytes it takes in a segment (it starts 8-aligned).
+    pub(crate) fn len(&self, weighted: bool) -> u64 {
+        match self {
+            NewRecord::Row { nbrs, .. } => record_len(nbrs.len(), weighted),
+            NewRecord::Delta { entries, .. } => {
+                DELTA_HEADER_LEN as u64 + 2 * pad8(4 * entries.len() as u64)
+            }
+        }
+    }
+
+    /// The leaf's value: the row's strength, or its degree on an unweighted graph.
+    pub(crate) fn leaf(&self, weighted: bool) -> f64 {
+        match self {
+            NewRecord::Row { nbrs, strength, .. } => {
+                if weighted {
+                    *strength
+                } else {
+                    nbrs.len() as f64
+                }
+            }
+            NewRecord::Delta {
+                degree, strength, ..
+            } => {
+                if weighted {
+                    *strength
+                } else {
+                    f64::from(*degree)
+                }
+            }
+        }
+    }
+
+    pub(crate) fn encode(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&v.to_le_bytes());
+        match self {
+            NewRecord::Row {
+                nbrs,
+                wts,
+                strength,
+            } => {
+                out.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
+                out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                for u in *nbrs {
+                    out.extend_from_slice(&u.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+                if weighted {
+                    for w in *wts {
+                        out.extend_from_slice(&w.to_le_bytes());
+                    }
+                    out.resize(pad8(out.len() as u64) as usize, 0);
+                }
+            }
+            NewRecord::Delta {
+                entries,
+                older,
+                degree,
+                chain,
+                strength,
+            } => {
+                out.extend_from_slice(&(entries.len() as u32 | DELTA_FLAG).to_le_bytes());
+                out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                out.extend_from_slice(&older.to_le_bytes());
+                out.extend_from_slice(&degree.to_le_bytes());
+                out.extend_from_slice(&chain.to_le_bytes());
+                for (u, _) in *entries {
+                    out.extend_from_slice(&u.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+                for (_, x) in *entries {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+                out.resize(pad8(out.len() as u64) as usize, 0);
+            }
+        }
+    }
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LogIdRef<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// The counts of `g`'s current state (its newest commit, or its base file).
+pub(crate) fn counts_of(g: &Graph) -> Result<Counts> {
+    let (adds, removes) = g
+        .overlay()
+        .map_or((0, 0), |o| (o.trailer.adds, o.trailer.removes));
+    let info = g.log_state().map(|s| s.info).unwrap_or_default();
+    let self_loops = if g.directed() {
+        0
+    } else {
+        2 * g.num_edges() - g.num_arcs()
+    };
+    Ok(Counts {
+        n: g.num_nodes() as u32,
+        arcs: g.num_arcs(),
+        self_loops,
+        adds: adds.max(info.adds),
+        removes: removes.max(info.removes),
+        permuted: g.permuted(),
+        max_id: max_id(g)?,
+    })
+}
+
+/// The largest id of `g` (None when empty).
+pub(crate) fn max_id(g: &Graph) -> Result<Option<LogId>> {
+    let n = g.num_nodes();
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut best: Option<LogId> = None;
+    let mut consider = |v: u32| -> Result<()> {
+        let id = match g.node_id(v)? {
+            NodeId::Int(i) => LogId::Int(i),
+            NodeId::Str(s) => LogId::Str(s.to_owned()),
+        };
+        if best.as_ref().is_none_or(|b| *b < id) {
+            best = Some(id);
+        }
+        Ok(())
+    };
+    match g.id_kind() {
+        IdKind::Implicit => consider(n as u32 - 1)?,
+        _ => {
+            let base_n = g.base_num_nodes();
+            if base_n > 0 {
+                consider(g.id_index()[base_n - 1])?;
+            }
+            if let Some(o) = g.overlay() {
+                for r in &o.runs {
+                    let order: &[u32] = o.slice(r.order, u64::from(r.count))?;
+                    if let Some(&k) = order.last() {
+                        if k >= r.count {
+                            return Err(Error::format("change log corrupted: bad id-run order"));
+                        }
+                        consider(r.first + k)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(best)
+}
+
+/// The bytes a record of `degree` arcs takes in a segment (it starts 8-aligned).
+pub(crate) fn record_len(degree: usize, weighted: bool) -> u64 {
+    let arcs = pad8(4 * degree as u64);
+    RECORD_HEADER_LEN as u64 + arcs * (1 + u64::from(weighted))
+}

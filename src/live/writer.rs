@@ -1,0 +1,821 @@
+//! The one writer of a live graph: the lock, staging, durable commits (segments, the index's
+//! levels, the superblock), compaction and node removal.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::graph::build::Merge;
+use crate::graph::csr::base_identity;
+use crate::graph::csr::{Graph, NodeId};
+use crate::graph::format::IdKind;
+use crate::graph::log_format::{
+    best_slot, rd_u64, LogHeader, LogId, Op, OpsHeader, SegmentBuf, Slot, Trailer, DATA_START,
+    DIR_MAGIC, FENCE_STRIDE, LEVEL_DIR_MAGIC, LEVEL_MAGIC, MAX_LEVELS, OPS_HEADER_LEN, RUN_MAGIC,
+    SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+};
+
+use crate::graph::overlay::*;
+use crate::graph::replace::*;
+use crate::live::open::*;
+use crate::live::stage::*;
+
+// ------------------------------------------------------------------------------ writing
+
+/// The one writer of a live graph: holds the lock, stages calls, commits them durably.
+pub struct LiveWriter {
+    path: PathBuf,
+    log_path: PathBuf,
+    _lock: PathLock,
+    file: File,
+    header: LogHeader,
+    slot: Slot,
+    /// End of the committed bytes: the next segment goes here (bytes past it are garbage from
+    /// an interrupted commit and are overwritten).
+    end: u64,
+    snapshot: Arc<Graph>,
+    merge: Merge,
+    prefetch: bool,
+    stage: Option<Stage>,
+}
+
+/// Writes a new empty log for the base file `g` to `target` (atomically).
+pub(crate) fn create_log(g: &Graph, target: &Path, merge: Merge) -> Result<LogHeader> {
+    let (cs, flen) = base_identity(g);
+    let header = LogHeader {
+        merge_max: merge == Merge::Max,
+        str_ids: g.id_kind() == IdKind::Utf8,
+        weighted: g.weighted(),
+        directed: g.directed(),
+        base_checksum: cs,
+        base_file_len: flen,
+        base_num_nodes: g.base_num_nodes() as u64,
+    };
+    let mut bytes = vec![0u8; DATA_START as usize];
+    bytes[..crate::live::log::LOG_HEADER_LEN].copy_from_slice(&header.encode());
+    let s = SLOT_OFFSETS[0] as usize;
+    bytes[s..s + SLOT_LEN].copy_from_slice(&Slot::default().encode());
+    crate::graph::build::write_atomic(target, &bytes)?;
+    Ok(header)
+}
+
+impl LiveWriter {
+    /// Opens `path` for writing: takes the lock, creates the change log if there is none.
+    /// `merge` is how weights of duplicate edges merge; it is fixed when the log is created
+    /// (None: the log's, or `Sum` for a new log) and must match an existing log's.
+    pub fn open(path: &Path, merge: Option<Merge>, prefetch: bool) -> Result<LiveWriter> {
+        let lock = lock(path)?;
+        let (dir, name) = dir_and_name(path);
+        // Holding the lock, every temporary file of this path on this host is a leftover
+        // (e.g. of a killed compaction).
+        crate::graph::replace::remove_leftovers(&dir, &name, true);
+        let lp = log_path(path);
+        let base = Graph::open_base(path)?;
+        let fresh = |merge: Merge| -> Result<()> {
+            create_log(&base, &lp, merge)?;
+            sync_dir(&lp);
+            Ok(())
+        };
+        match File::open(&lp) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fresh(merge.unwrap_or(Merge::Sum))?;
+            }
+            Err(e) => return Err(Error::io(&lp, e)),
+            Ok(f) => {
+                let mut head = [0u8; DATA_START as usize];
+                read_at(&f, &mut head, 0).map_err(|e| {
+                    Error::format(format!("{}: change log is too short ({e})", lp.display()))
+                })?;
+                let h = LogHeader::decode(&head)
+                    .map_err(|e| Error::format(format!("{}: {e}", lp.display())))?;
+                let slot = best_slot(&head)
+                    .map_err(|e| Error::format(format!("{}: {e}", lp.display())))?;
+                let (cs, flen) = base_identity(&base);
+                if slot.superseded_by == cs {
+                    // A compaction (or another write of the file) replaced the graph file
+                    // but was killed before it replaced or removed the log.
+                    let m = if h.merge_max { Merge::Max } else { Merge::Sum };
+                    fresh(m)?;
+                } else if (h.base_checksum, h.base_file_len) != (cs, flen) {
+                    return Err(Error::format(format!(
+                        "{} belongs to another graph file than {} (was the graph file \
+                         replaced? delete the log to discard its changes)",
+                        lp.display(),
+                        path.display()
+                    )));
+                }
+            }
+        }
+        drop(base);
+        let snapshot = open(path, prefetch)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lp)
+            .map_err(|e| Error::io(&lp, e))?;
+        let mut head = [0u8; DATA_START as usize];
+        read_at(&file, &mut head, 0).map_err(|e| Error::io(&lp, e))?;
+        let header = LogHeader::decode(&head)?;
+        let slot = best_slot(&head)?;
+        let log_merge = if header.merge_max {
+            Merge::Max
+        } else {
+            Merge::Sum
+        };
+        if let Some(m) = merge {
+            if m != log_merge && snapshot.weighted() {
+                return Err(Error::param(format!(
+                    "merge={:?} differs from the change log's merge={:?} (fixed when the log was \
+                     created; compact and delete the log to change it)",
+                    merge_name(m),
+                    merge_name(log_merge)
+                )));
+            }
+        }
+        let end = if slot.seq == 0 {
+            DATA_START
+        } else {
+            slot.trailer + TRAILER_LEN as u64
+        };
+        Ok(LiveWriter {
+            path: path.to_path_buf(),
+            log_path: lp,
+            _lock: lock,
+            file,
+            header,
+            slot,
+            end,
+            snapshot: Arc::new(snapshot),
+            merge: log_merge,
+            prefetch,
+            stage: None,
+        })
+    }
+
+    /// The newest committed state.
+    pub fn snapshot(&self) -> Arc<Graph> {
+        self.snapshot.clone()
+    }
+
+    /// Operations staged and not yet committed.
+    pub fn staged_ops(&self) -> u64 {
+        self.stage.as_ref().map_or(0, |s| s.num_ops)
+    }
+
+    pub(crate) fn stage(&mut self) -> Result<&mut Stage> {
+        if self.stage.is_none() {
+            let c = counts_of(&self.snapshot)?;
+            self.stage = Some(Stage::new(&self.snapshot, self.merge, c));
+        }
+        Ok(self.stage.as_mut().expect("set above"))
+    }
+
+    /// Stages edges `src[i] -> dst[i]` (both directions on undirected graphs), creating nodes
+    /// for unknown ids. All or nothing: on an error nothing of this call is staged.
+    pub fn add_edges(&mut self, src: &Ids, dst: &Ids, weights: Option<&[f32]>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::input(format!(
+                "src and dst have different lengths ({} and {})",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let weighted = self.snapshot.weighted();
+        if let Some(w) = weights {
+            if !weighted {
+                return Err(Error::input("weights given but the graph is unweighted"));
+            }
+            crate::graph::build::check_edge_weights(w, src.len())?;
+        }
+        let ops: Vec<Op> = (0..src.len())
+            .map(|i| {
+                let w = weighted.then(|| weights.map_or(1.0, |w| w[i]));
+                Op::Add(src.get(i), dst.get(i), w)
+            })
+            .collect();
+        let g = self.snapshot.clone();
+        index_for_batch(&g, ops.len());
+        self.stage()?.apply_call(&g, &ops).map(|_| ())
+    }
+
+    /// Stages the removal of edges `src[i] -> dst[i]`; absent edges and unknown ids are
+    /// ignored. Returns how many edges existed and are removed.
+    pub fn remove_edges(&mut self, src: &Ids, dst: &Ids) -> Result<u64> {
+        if src.len() != dst.len() {
+            return Err(Error::input(format!(
+                "src and dst have different lengths ({} and {})",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let ops: Vec<Op> = (0..src.len())
+            .map(|i| Op::Remove(src.get(i), dst.get(i)))
+            .collect();
+        let g = self.snapshot.clone();
+        index_for_batch(&g, ops.len());
+        self.stage()?.apply_call(&g, &ops)
+    }
+
+    /// Drops the staged operations.
+    pub fn discard(&mut self) {
+        self.stage = None;
+    }
+
+    /// Writes the staged operations as one commit, durably (returns after the data and then
+    /// the superblock are synced). Returns false when nothing was staged.
+    pub fn commit(&mut self) -> Result<bool> {
+        let Some(stage) = self.stage.take() else {
+            return Ok(false);
+        };
+        if stage.is_empty() {
+            return Ok(false);
+        }
+        let g = self.snapshot.clone();
+        let seq = self.slot.seq + 1;
+        let lp = &self.log_path;
+        let (trailer_at, trailer_checksum) =
+            write_segment(&self.file, lp, &g, &stage, seq, self.end)?;
+        self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+        let slot = Slot {
+            seq,
+            trailer: trailer_at,
+            trailer_checksum,
+            superseded_by: 0,
+        };
+        write_at(&self.file, &slot.encode(), SLOT_OFFSETS[(seq % 2) as usize])
+            .map_err(|e| Error::io(lp, e))?;
+        self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+        self.slot = slot;
+        self.end = trailer_at + TRAILER_LEN as u64;
+        self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
+        Ok(true)
+    }
+
+    /// Folds the log into a new graph file, atomically, and starts an empty log. Readers keep
+    /// the state they opened until they refresh; the graph stays the same, only its storage
+    /// changes. Fails if operations are staged.
+    pub fn compact(&mut self, threads: usize) -> Result<()> {
+        if self.staged_ops() > 0 {
+            return Err(Error::input(
+                "operations are staged: commit or discard them before compacting",
+            ));
+        }
+        if self.slot.seq == 0 {
+            return Ok(());
+        }
+        let g = self.snapshot.clone();
+        self.replace_base(|new_base| {
+            let pool = crate::parallel::pool(threads.max(1))?;
+            let order: Vec<u32> = (0..g.num_nodes() as u32).collect();
+            let mut stats = crate::graph::reorder::ReorderStats::default();
+            let file = crate::graph::build::AtomicFile::create(new_base)?;
+            crate::graph::reorder::write_permuted_file(&g, &order, file, &pool, None, &mut stats)
+        })
+    }
+
+    /// Removes the nodes with these ids and all their edges: writes the graph without them
+    /// as a new file (as a rebuild from the remaining edges and nodes would, in id order) and
+    /// replaces the file and the log as [`LiveWriter::compact`] does, so the ids are gone from
+    /// both when it returns. Unknown ids are ignored; returns how many nodes were removed.
+    /// Costs a compaction (O(n + m)), whatever the number of ids. Fails if operations are
+    /// staged.
+    pub fn remove_nodes(&mut self, ids: &Ids) -> Result<u64> {
+        if self.staged_ops() > 0 {
+            return Err(Error::input(
+                "operations are staged: commit or discard them before removing nodes",
+            ));
+        }
+        let g = self.snapshot.clone();
+        let n = g.num_nodes();
+        let mut gone = vec![false; n];
+        let mut removed = 0u64;
+        for i in 0..ids.len() {
+            let v = match ids {
+                Ids::Int(v) => g.lookup_int(v[i])?,
+                Ids::Str(v) => g.lookup_str(&v[i])?,
+            };
+            if let Some(v) = v {
+                removed += u64::from(!gone[v as usize]);
+                gone[v as usize] = true;
+            }
+        }
+        if removed == 0 {
+            return Ok(0);
+        }
+        let str_ids = g.id_kind() == IdKind::Utf8;
+        self.replace_base(|new_base| {
+            let opts = crate::graph::external::BuildOptions {
+                directed: g.directed(),
+                weighted: g.weighted(),
+                ids: if str_ids {
+                    crate::graph::external::IdMode::Str
+                } else {
+                    crate::graph::external::IdMode::Int
+                },
+                ..Default::default()
+            };
+            let mut b = crate::graph::external::ExternalBuilder::new(new_base, opts)?;
+            let _scan = g.scan();
+            // Each remaining edge once (undirected: from its endpoint of lower index; a
+            // self-loop once), with its stored weight; every remaining node, isolated or not.
+            for u in 0..n as u32 {
+                if gone[u as usize] {
+                    continue;
+                }
+                let nbrs = g.neighbors(u)?;
+                let ws = g.weights(u)?;
+                if str_ids {
+                    let a = g.string_id(u)?;
+                    b.push_node_str(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.as_ref().map_or(1.0, |w| w[k]);
+                            b.push_str(a, g.string_id(v)?, w)?;
+                        }
+                    }
+                } else {
+                    let a = g.int_id(u)?;
+                    b.push_node_int(a)?;
+                    for (k, &v) in nbrs.iter().enumerate() {
+                        if !gone[v as usize] && (g.directed() || u <= v) {
+                            let w = ws.as_ref().map_or(1.0, |w| w[k]);
+                            b.push_int(a, g.int_id(v)?, w)?;
+                        }
+                    }
+                }
+            }
+            b.finish(None).map(|_| ())
+        })?;
+        Ok(removed)
+    }
+
+    /// Replaces the graph file by the one `write` writes to the path it is given (the graph
+    /// file's temporary name) and the log by a new empty one for it: the old log is marked as
+    /// superseded by the new file first, so that a crash between the two renames leaves the
+    /// new file with a log readers ignore.
+    pub(crate) fn replace_base(&mut self, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+        let (dir, name) = dir_and_name(&self.path);
+        let tag = crate::graph::replace::owner_tag();
+        let new_base = dir.join(format!(".{name}.tmp-{tag}-compacted"));
+        let new_log = dir.join(format!(".{name}.tmp-{tag}-compacted.live"));
+        let result = (|| -> Result<()> {
+            write(&new_base)?;
+            let fresh = Graph::open_base(&new_base)?;
+            let (cs, _) = base_identity(&fresh);
+            let merge = self.merge;
+            create_log(&fresh, &new_log, merge)?;
+            drop(fresh);
+            // Mark the old log as folded into the new file before the file replaces the old
+            // one: a reader that finds the new file with the old log then ignores the log.
+            let mark = Slot {
+                superseded_by: cs,
+                ..self.slot
+            };
+            let lp = &self.log_path;
+            write_at(
+                &self.file,
+                &mark.encode(),
+                SLOT_OFFSETS[((self.slot.seq + 1) % 2) as usize],
+            )
+            .map_err(|e| Error::io(lp, e))?;
+            self.file.sync_data().map_err(|e| Error::io(lp, e))?;
+            std::fs::rename(&new_base, &self.path).map_err(|e| Error::io(&self.path, e))?;
+            std::fs::rename(&new_log, lp).map_err(|e| Error::io(lp, e))?;
+            sync_dir(&self.path);
+            Ok(())
+        })();
+        let _ = std::fs::remove_file(&new_base);
+        let _ = std::fs::remove_file(&new_log);
+        result?;
+        let lp = &self.log_path;
+        self.file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lp)
+            .map_err(|e| Error::io(lp, e))?;
+        let mut head = [0u8; DATA_START as usize];
+        read_at(&self.file, &mut head, 0).map_err(|e| Error::io(lp, e))?;
+        self.header = LogHeader::decode(&head)?;
+        self.slot = best_slot(&head)?;
+        self.end = DATA_START;
+        self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+pub(crate) fn merge_name(m: Merge) -> &'static str {
+    match m {
+        Merge::Sum => "sum",
+        Merge::Max => "max",
+    }
+}
+
+/// Appends a segment's bytes to the log file, hashing all but the trailer.
+pub(crate) struct SegmentWriter<'a> {
+    file: &'a File,
+    log_path: &'a Path,
+    /// Offset of `bytes[0]` in the file.
+    base: u64,
+    bytes: Vec<u8>,
+    hash: xxhash_rust::xxh3::Xxh3Default,
+}
+
+impl SegmentWriter<'_> {
+    /// Buffered bytes written at once: large rows stream out, small commits take one write.
+    const CHUNK: usize = 8 << 20;
+
+    pub(crate) fn pos(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+
+    pub(crate) fn put(&mut self, b: &[u8]) -> Result<()> {
+        self.hash.update(b);
+        self.put_unhashed(b)
+    }
+
+    pub(crate) fn put_unhashed(&mut self, b: &[u8]) -> Result<()> {
+        self.bytes.extend_from_slice(b);
+        if self.bytes.len() >= Self::CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        write_at(self.file, &self.bytes, self.base).map_err(|e| Error::io(self.log_path, e))?;
+        self.base += self.bytes.len() as u64;
+        self.bytes.clear();
+        Ok(())
+    }
+}
+
+/// Writes a commit's segment at `at`, the committed end (a crash before the superblock names
+/// it leaves the log as it was), without syncing; returns its trailer's offset and checksum.
+///
+/// The segment's length heads it and is under its checksum, so the new rows are merged twice
+/// from the committed rows and the batch's changes: once for their sizes, offsets and
+/// strengths, once to stream them to the file. The writer never holds them all.
+pub(crate) fn write_segment(
+    file: &File,
+    log_path: &Path,
+    g: &Graph,
+    stage: &Stage,
+    seq: u64,
+    at: u64,
+) -> Result<(u64, u64)> {
+    // Operations.
+    let ops_at = at;
+    let mut head = SegmentBuf {
+        base: at,
+        bytes: Vec::with_capacity(OPS_HEADER_LEN + stage.ops.len() + 8),
+    };
+    head.put(
+        &OpsHeader {
+            seq,
+            num_ops: stage.num_ops,
+            payload_len: stage.ops.len() as u64,
+            segment_len: 0, // patched in below
+        }
+        .encode(),
+    );
+    head.put(&stage.ops);
+    head.align8();
+
+    // First pass over the rows of the changed nodes (ascending): where each goes, and the
+    // tree leaf's value (the threshold's input: the strength, or the degree).
+    let ov = g.overlay();
+    let changes = stage.sorted_changes(g)?;
+    let mut entries = Vec::new();
+    let mut changed = ov.map_or(0, |o| o.trailer.changed);
+    let mut rows_end = head.pos();
+    stage.for_each_record(g, &changes, |v, rec| {
+        let had = match ov {
+            Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
+            _ => false,
+        };
+        changed += u64::from(!had);
+        entries.push((v, rows_end, rec.leaf(stage.weighted)));
+        rows_end += rec.len(stage.weighted);
+        Ok(())
+    })?;
+
+    // After the rows: the ids of the created nodes, merged into runs of decreasing size, and
+    // the index's new level.
+    let mut tail = SegmentBuf {
+        base: rows_end,
+        bytes: Vec::new(),
+    };
+    let mut runs_at = ov.map_or(0, |o| o.trailer.runs);
+    if !stage.new_ids.is_empty() {
+        runs_at = write_runs(&mut tail, ov, stage)?;
+    }
+    let (index, levels) = if entries.is_empty() {
+        ov.map_or((0, 0), |o| (o.trailer.index, o.trailer.levels))
+    } else {
+        write_levels(&mut tail, ov, &entries)?
+    };
+    tail.align8();
+    let trailer_at = tail.pos();
+    head.patch_u64(ops_at + 32, trailer_at + TRAILER_LEN as u64 - ops_at);
+
+    // Second pass: the bytes, in order.
+    let mut out = SegmentWriter {
+        file,
+        log_path,
+        base: at,
+        bytes: Vec::with_capacity(SegmentWriter::CHUNK + (1 << 16)),
+        hash: xxhash_rust::xxh3::Xxh3Default::new(),
+    };
+    out.put(&head.bytes)?;
+    let mut next = entries.iter();
+    let mut record = Vec::new();
+    stage.for_each_record(g, &changes, |v, rec| {
+        // The same records as the first pass, or the segment would not match its tree.
+        if next
+            .next()
+            .filter(|e| (e.0, e.1) == (v, out.pos()))
+            .is_none()
+        {
+            return Err(Error::format(format!(
+                "the committed graph changed while a commit was written (node {v})"
+            )));
+        }
+        rec.encode(v, stage.weighted, &mut record);
+        out.put(&record)
+    })?;
+    if out.pos() != rows_end {
+        return Err(Error::format(
+            "the committed graph changed while a commit was written",
+        ));
+    }
+    out.put(&tail.bytes)?;
+    let trailer = Trailer {
+        flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
+        seq,
+        start: ops_at,
+        index,
+        levels,
+        num_nodes: u64::from(stage.n),
+        num_arcs: stage.arcs,
+        self_loops: stage.self_loops,
+        runs: runs_at,
+        adds: stage.adds,
+        removes: stage.removes,
+        changed,
+        segment_checksum: out.hash.digest(),
+    };
+    let tb = trailer.encode();
+    out.put_unhashed(&tb)?;
+    out.flush()?;
+    Ok((trailer_at, rd_u64(&tb, 120)))
+}
+
+/// Writes the id runs after adding this stage's created nodes (merging the newest runs while
+/// the older one is not larger than twice... the binary-counter rule below), and the run
+/// directory; returns the directory's offset.
+pub(crate) fn write_runs(seg: &mut SegmentBuf, ov: Option<&Overlay>, stage: &Stage) -> Result<u64> {
+    enum R {
+        Old(Run),
+        New(u32, Vec<LogId>),
+    }
+    let load = |r: &R| -> Result<(u32, Vec<LogId>)> {
+        match r {
+            R::New(f, ids) => Ok((*f, ids.clone())),
+            R::Old(run) => {
+                let o = ov.expect("old runs come from the overlay");
+                let ids = (0..run.count)
+                    .map(|k| match o.new_id(run.first + k, stage.kind)? {
+                        NodeId::Int(i) => Ok(LogId::Int(i)),
+                        NodeId::Str(s) => Ok(LogId::Str(s.to_owned())),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok((run.first, ids))
+            }
+        }
+    };
+    let count = |r: &R| match r {
+        R::Old(run) => run.count as usize,
+        R::New(_, ids) => ids.len(),
+    };
+    let mut runs: Vec<R> = ov.map_or(Vec::new(), |o| o.runs.iter().map(|&r| R::Old(r)).collect());
+    runs.push(R::New(stage.committed_n, stage.new_ids.clone()));
+    // Binary-counter merging: an older run at most as large as the newest absorbs it, so sizes
+    // strictly decrease, there are O(log n) runs, and each id is rewritten O(log n) times.
+    while runs.len() >= 2 && count(&runs[runs.len() - 2]) <= count(&runs[runs.len() - 1]) {
+        let b = runs.pop().expect("len >= 2");
+        let a = runs.pop().expect("len >= 2");
+        let (fa, mut ia) = load(&a)?;
+        let (_, ib) = load(&b)?;
+        ia.extend(ib);
+        runs.push(R::New(fa, ia));
+    }
+    let mut offsets = Vec::with_capacity(runs.len());
+    for r in &runs {
+        match r {
+            R::Old(run) => offsets.push(run.at),
+            R::New(first, ids) => {
+                offsets.push(seg.pos());
+                write_run(seg, *first, ids);
+            }
+        }
+    }
+    let dir = seg.pos();
+    seg.put(&DIR_MAGIC.to_le_bytes());
+    seg.put(&(offsets.len() as u32).to_le_bytes());
+    for o in offsets {
+        seg.put(&o.to_le_bytes());
+    }
+    Ok(dir)
+}
+
+pub(crate) fn write_run(seg: &mut SegmentBuf, first: u32, ids: &[LogId]) {
+    let count = ids.len() as u64;
+    let mut order: Vec<u32> = (0..ids.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| ids[a as usize].cmp(&ids[b as usize]));
+    let strs: Vec<&str> = ids
+        .iter()
+        .filter_map(|i| match i {
+            LogId::Str(s) => Some(s.as_str()),
+            LogId::Int(_) => None,
+        })
+        .collect();
+    let bytes_len: u64 = strs.iter().map(|s| s.len() as u64).sum();
+    seg.put(&u64::from(RUN_MAGIC).to_le_bytes());
+    seg.put(&u64::from(first).to_le_bytes());
+    seg.put(&count.to_le_bytes());
+    seg.put(&(if strs.is_empty() { 0 } else { bytes_len }).to_le_bytes());
+    if strs.is_empty() {
+        for id in ids {
+            if let LogId::Int(i) = id {
+                seg.put(&i.to_le_bytes());
+            }
+        }
+    } else {
+        let mut acc = 0u64;
+        seg.put(&acc.to_le_bytes());
+        for s in &strs {
+            acc += s.len() as u64;
+            seg.put(&acc.to_le_bytes());
+        }
+        for s in &strs {
+            seg.put(s.as_bytes());
+        }
+        seg.align8();
+    }
+    for k in order {
+        seg.put(&k.to_le_bytes());
+    }
+    seg.align8();
+}
+
+/// Adds `entries` (node, record offset, strength or degree; ascending by node) to the index:
+/// a new level, merged with the newest levels while they are not larger (the binary-counter
+/// rule: O(log) levels, each entry rewritten O(log) times; an entry of a newer level replaces
+/// an older one's), then the level directory. Returns the directory's offset and the number
+/// of levels.
+pub(crate) fn write_levels(
+    seg: &mut SegmentBuf,
+    ov: Option<&Overlay>,
+    entries: &[(u32, u64, f64)],
+) -> Result<(u64, u32)> {
+    let mut merged: Vec<(u32, u64, u64)> = entries
+        .iter()
+        .map(|&(v, at, x)| (v, at, x.to_bits()))
+        .collect();
+    let old = ov.map_or(&[][..], |o| &o.levels[..]);
+    let mut kept = 0;
+    if let Some(o) = ov {
+        for l in old {
+            if l.count > merged.len() as u64 {
+                break;
+            }
+            let nodes: &[u32] = o.slice(l.nodes, l.count)?;
+            let vals: &[u64] = o.slice(l.entries, 2 * l.count)?;
+            let mut out = Vec::with_capacity(merged.len() + nodes.len());
+            let (mut i, mut j) = (0, 0);
+            while i < nodes.len() || j < merged.len() {
+                if j == merged.len() || i < nodes.len() && nodes[i] < merged[j].0 {
+                    out.push((nodes[i], vals[2 * i], vals[2 * i + 1]));
+                    i += 1;
+                } else {
+                    i += usize::from(i < nodes.len() && nodes[i] == merged[j].0);
+                    out.push(merged[j]);
+                    j += 1;
+                }
+            }
+            merged = out;
+            kept += 1;
+        }
+    }
+    let rest = &old[kept..];
+    if rest.len() + 1 > MAX_LEVELS as usize {
+        return Err(Error::format("change log corrupted: too many index levels"));
+    }
+    // The level.
+    seg.align8();
+    let at = seg.pos();
+    let count = merged.len() as u64;
+    seg.put(&LEVEL_MAGIC.to_le_bytes());
+    seg.put(&0u32.to_le_bytes());
+    seg.put(&count.to_le_bytes());
+    seg.put(&0u64.to_le_bytes());
+    for e in merged.iter().step_by(FENCE_STRIDE) {
+        seg.put(&e.0.to_le_bytes());
+    }
+    seg.align8();
+    for e in &merged {
+        seg.put(&e.0.to_le_bytes());
+    }
+    seg.align8();
+    for e in &merged {
+        seg.put(&e.1.to_le_bytes());
+        seg.put(&e.2.to_le_bytes());
+    }
+    // The directory, newest first.
+    let dir = seg.pos();
+    let levels = 1 + rest.len() as u32;
+    seg.put(&LEVEL_DIR_MAGIC.to_le_bytes());
+    seg.put(&levels.to_le_bytes());
+    seg.put(&at.to_le_bytes());
+    for l in rest {
+        seg.put(&l.at.to_le_bytes());
+    }
+    Ok((dir, levels))
+}
+
+// ------------------------------------------------------------------------------ checking
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
+
+    /// A star of 400 leaves whose hub every commit changes by one arc (removed one by one,
+    /// then added back): its records are deltas (never the whole row while they are small and
+    /// the row is not small), their chains stay within the limit, and a whole row is written
+    /// once the deltas would outweigh it.
+    #[test]
+    fn a_change_to_a_large_row_is_a_delta_and_chains_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("star.graph");
+        let leaves: Vec<u32> = (1..=400).collect();
+        let parts = csr_from_edges(
+            401,
+            &vec![0; 400],
+            &leaves,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let (mut deltas, mut rows, mut longest) = (0, 0, 0);
+        for k in 0..600i64 {
+            let leaf = 1 + k % 400;
+            if k < 400 {
+                w.remove_edges(&Ids::Int(vec![0]), &Ids::Int(vec![leaf]))
+                    .unwrap();
+            } else {
+                w.add_edges(&Ids::Int(vec![0]), &Ids::Int(vec![leaf]), None)
+                    .unwrap();
+            }
+            w.commit().unwrap();
+            let g = w.snapshot();
+            let o = g.overlay().unwrap();
+            match o.record(0).unwrap().unwrap() {
+                Record::Delta(d) => {
+                    if k == 0 {
+                        assert_eq!((d.nbrs.len(), d.chain, d.older), (1, 1, 0));
+                        assert_eq!(d.vals, &[0.0]);
+                    }
+                    assert!(2 * d.nbrs.len() as u64 <= u64::from(d.degree));
+                    assert!(u64::from(d.degree) >= MIN_DELTA_DEGREE);
+                    longest = longest.max(d.chain);
+                    deltas += 1;
+                }
+                Record::Row(r) => {
+                    assert!(k > 0, "the first change to the hub wrote its whole row");
+                    assert_eq!(r.nbrs.len() as u64, g.degree(0).unwrap());
+                    rows += 1;
+                }
+            }
+            let expect = if k < 400 { 399 - k } else { k - 399 } as u64;
+            assert_eq!(g.degree(0).unwrap(), expect);
+        }
+        assert!(
+            longest > 1 && longest <= MAX_DELTA_CHAIN,
+            "longest chain {longest}"
+        );
+        assert!(
+            deltas > 5 * rows && rows > 0,
+            "{deltas} deltas, {rows} rows"
+        );
+    }
+}
