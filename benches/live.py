@@ -197,7 +197,7 @@ def part_random(work: Path, nodes: int, edges: int, adds: int, batches: list[int
     rows = []
     for ids in ("int", "string"):
 
-        def name(v: np.ndarray) -> Any:
+        def name(v: np.ndarray, ids: str = ids) -> Any:
             return v if ids == "int" else np.char.add("u", v.astype(str)).astype(object)
 
         for batch in batches:
@@ -654,9 +654,7 @@ def main() -> int:
                 if args.smoke
                 else (200_000, 1_000_000, 100_000, [1_000, 100_000])
             )
-            print_table(
-                run_part("random", "uniform", lambda: part_random(work, n, m, adds, bs))
-            )
+            print_table(run_part("random", "uniform", lambda: part_random(work, n, m, adds, bs)))
         if "throughput" in parts:
             print_table(
                 run_part("throughput", small, lambda: part_throughput(base, work, sizes, total))
