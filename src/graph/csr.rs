@@ -629,6 +629,12 @@ impl Graph {
         true
     }
 
+    /// Whether the base file's nodes are numbered in id order (it is not a permuted file).
+    #[inline]
+    pub(crate) fn base_in_id_order(&self) -> bool {
+        !self.header.permuted
+    }
+
     /// Whether rows are sorted by index (else by id: a permuted graph).
     #[inline]
     pub(crate) fn rows_by_index(&self) -> bool {
@@ -637,7 +643,8 @@ impl Graph {
 
     /// Orders two neighbours as rows are sorted: by index, or by id in a permuted graph.
     pub(crate) fn row_order(&self, a: u32, b: u32) -> Result<Ordering> {
-        if self.rows_by_index() {
+        let base = |v: u32| (v as usize) < self.hot.n;
+        if self.rows_by_index() || self.base_in_id_order() && base(a) && base(b) {
             return Ok(a.cmp(&b));
         }
         Ok(match (self.node_id(a)?, self.node_id(b)?) {
@@ -969,7 +976,16 @@ impl Graph {
             }),
             IdKind::Int64 => {
                 let ids = self.ids_words();
-                match self.search(|v| (ids[v as usize] as i64).cmp(&id))? {
+                // A file in id order holds its ids sorted: search them directly, without the
+                // indirection through `id_index`.
+                let found = if self.header.permuted {
+                    self.search(|v| (ids[v as usize] as i64).cmp(&id))?
+                } else {
+                    ids.binary_search_by(|&w| (w as i64).cmp(&id))
+                        .ok()
+                        .map(|v| v as u32)
+                };
+                match found {
                     Some(v) => Ok(Some(v)),
                     None => match self.live.as_deref() {
                         Some(l) => l.lookup_int(id),

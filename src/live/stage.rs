@@ -129,8 +129,10 @@ impl Stage {
                 Ok(None)
             }
             _ => {
-                if let Some(&v) = self.created.get(id) {
-                    return Ok(Some(v));
+                if !self.created.is_empty() {
+                    if let Some(&v) = self.created.get(id) {
+                        return Ok(Some(v));
+                    }
                 }
                 match id {
                     LogId::Int(i) => g.lookup_int(*i),
@@ -196,11 +198,10 @@ impl Stage {
             if !g.permuted() || g.id_kind() == IdKind::Implicit {
                 return Ok(nb.binary_search(&b).ok());
             }
-            let key = self.id_of(g, b)?;
             let (mut lo, mut hi) = (0, nb.len());
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                match self.id_of(g, nb[mid])?.cmp(&key) {
+                match self.cmp_ids(g, nb[mid], b)? {
                     Ordering::Less => lo = mid + 1,
                     Ordering::Greater => hi = mid,
                     Ordering::Equal => return Ok(Some(mid)),
@@ -401,6 +402,16 @@ impl Stage {
     }
 
     /// The external id of `v` for sorting rows.
+    /// Orders nodes `a` and `b` by id: by index while both are the base file's and it is in
+    /// id order, else by their ids.
+    #[inline]
+    pub(crate) fn cmp_ids(&self, g: &Graph, a: u32, b: u32) -> Result<Ordering> {
+        if g.base_in_id_order() && a < g.base_num_nodes() as u32 && b < g.base_num_nodes() as u32 {
+            return Ok(a.cmp(&b));
+        }
+        Ok(self.id_of(g, a)?.cmp(&self.id_of(g, b)?))
+    }
+
     pub(crate) fn id_of<'a>(&'a self, g: &'a Graph, v: u32) -> Result<LogIdRef<'a>> {
         if v >= self.committed_n {
             return Ok(match &self.new_ids[(v - self.committed_n) as usize] {
@@ -496,7 +507,7 @@ impl Stage {
             } else if by_index {
                 old[i].cmp(&group[j].1)
             } else {
-                self.id_of(g, old[i])?.cmp(&self.id_of(g, group[j].1)?)
+                self.cmp_ids(g, old[i], group[j].1)?
             };
             match order {
                 Ordering::Less => {
@@ -529,7 +540,7 @@ impl Stage {
             if by_index {
                 Ok(a.cmp(&b))
             } else {
-                Ok(self.id_of(g, a)?.cmp(&self.id_of(g, b)?))
+                self.cmp_ids(g, a, b)
             }
         };
         let ov = g.overlay();
