@@ -4,11 +4,11 @@
 //! nodes: a reusable open-addressing table keyed by node index, cleared through its list of
 //! used slots, never an O(n) array.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
-use crate::graph::csr::Graph;
+use crate::graph::csr::{Graph, PageSet};
 use crate::graph::overlay::RowBuf;
 use crate::graph::strength_code::CodeBounds;
 
@@ -459,7 +459,7 @@ pub struct Workspace {
     /// Scratch of `sort_by_node`.
     sort_buf: Vec<(u32, f64)>,
     /// Pages of the mapping already hinted during this query (prefetch mode only).
-    pub(crate) hinted: HashSet<usize>,
+    pub(crate) hinted: PageSet,
     /// Edge updates (residual additions along arcs) of the last query.
     pub pushes: u64,
 }
@@ -484,7 +484,7 @@ impl Workspace {
             queue: VecDeque::new(),
             pending: VecDeque::new(),
             sort_buf: Vec::new(),
-            hinted: HashSet::new(),
+            hinted: PageSet::default(),
             pushes: 0,
         }
     }
@@ -715,7 +715,7 @@ fn push_dispatch<S: Store, T: Thresholds, const LIVE: bool>(
     store: &mut S,
     queue: &mut VecDeque<u32>,
     pending: &mut VecDeque<Pending>,
-    hinted: &mut HashSet<usize>,
+    hinted: &mut PageSet,
 ) -> Result<u64> {
     if graph.prefetch() {
         push_pipelined::<S, T, LIVE>(graph, seed, cfg, thr, store, pending, hinted)
@@ -1027,7 +1027,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     thr: &T,
     store: &mut S,
     pending: &mut VecDeque<Pending>,
-    hinted: &mut HashSet<usize>,
+    hinted: &mut PageSet,
 ) -> Result<u64> {
     let n = graph.num_nodes();
     let alpha = cfg.alpha;
@@ -1044,7 +1044,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     // and neither reads `u`'s degree.
     let deposit = |store: &mut S,
                    pending: &mut VecDeque<Pending>,
-                   hinted: &mut HashSet<usize>,
+                   hinted: &mut PageSet,
                    u: u32,
                    code: Option<u8>,
                    add: f64| {
@@ -1068,7 +1068,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
             pending.push_back(Pending { u, state, old, new });
         }
     };
-    let decide = |e: &mut Pending, hinted: &mut HashSet<usize>| -> Result<()> {
+    let decide = |e: &mut Pending, hinted: &mut PageSet| -> Result<()> {
         match e.state {
             Decision::Undecided => {
                 // SAFETY: e.u < n (it was deposited).
@@ -1292,7 +1292,7 @@ mod tests {
                         let (mut h1, mut h2) = (Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
-                        let mut hinted = HashSet::new();
+                        let mut hinted = PageSet::default();
                         let (table, file) = (FromTable(&floors), FromFile::<false>::new(&g));
                         let a = push_with::<_, _, false>(&g, seed, &cfg, &table, &mut d1, &mut q)
                             .unwrap();

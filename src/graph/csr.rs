@@ -8,7 +8,6 @@
 //! an out-of-bounds read.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -22,6 +21,7 @@ use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
 use crate::graph::overlay::{LogState, Overlay, Record, RowBuf};
+pub use crate::graph::pages::PageSet;
 
 /// See [`Graph::scan`].
 pub(crate) struct ScanGuard<'a>(&'a Graph);
@@ -309,7 +309,7 @@ impl Graph {
     /// 4 KiB page of the range is in `hinted` (the pages this query already asked for: one
     /// system call per page at most, which keeps small or fully touched files cheap).
     #[cfg(unix)]
-    fn will_need(&self, ptr: *const u8, len: usize, hinted: &mut HashSet<usize>) {
+    fn will_need(&self, ptr: *const u8, len: usize, hinted: &mut PageSet) {
         if let Backing::Mmap(m) = &self.backing {
             let off = (ptr as usize).wrapping_sub(m.as_ptr() as usize);
             if off >= m.len() || len == 0 {
@@ -332,7 +332,7 @@ impl Graph {
 
     /// Read-ahead hint for node `v`'s `indptr` entries (its degree). Ignores bad `v`.
     #[inline]
-    pub fn prefetch_degree(&self, v: u32, hinted: &mut HashSet<usize>) {
+    pub fn prefetch_degree(&self, v: u32, hinted: &mut PageSet) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             // The threshold of a changed row is in its tree leaf.
@@ -353,7 +353,7 @@ impl Graph {
     /// Read-ahead hint for node `v`'s external id (its hash key): the `ids` entry (int64) or
     /// string offsets (utf8). Nothing to read for implicit ids. Ignores bad `v`.
     #[inline]
-    pub fn prefetch_id(&self, v: u32, hinted: &mut HashSet<usize>) {
+    pub fn prefetch_id(&self, v: u32, hinted: &mut PageSet) {
         #[cfg(unix)]
         if (v as usize) < self.hot.n {
             let len = match self.header.id_kind {
@@ -371,7 +371,7 @@ impl Graph {
     /// Read-ahead hint for node `v`'s row (neighbours and weights). Reads `v`'s `indptr`
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]
-    pub fn prefetch_row(&self, v: u32, hinted: &mut HashSet<usize>) {
+    pub fn prefetch_row(&self, v: u32, hinted: &mut PageSet) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             if (v as usize) < self.n && !l.unchanged(v) {

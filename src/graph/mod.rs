@@ -8,6 +8,7 @@ pub mod external;
 pub mod format;
 pub mod log_format;
 pub mod overlay;
+pub mod pages;
 pub mod reorder;
 pub mod replace;
 pub mod strength_code;

@@ -237,6 +237,14 @@ impl ChangedIndex {
     }
 }
 
+/// A log of at most this many bytes is hinted whole when a graph is opened with `prefetch`
+/// (see [`Overlay::hint_inner_pages`]).
+const WHOLE_LOG_HINT: u64 = 4 << 20;
+
+/// A log whose index holds at most this many entries has it built in memory when it is opened
+/// (see [`Overlay::build_changed`]): cheaper than the searches of a first query.
+pub(crate) const EAGER_INDEX_ENTRIES: u64 = 1 << 16;
+
 /// A level of the index: `count` nodes ascending, each with its newest record's offset and
 /// its row's strength (its degree on unweighted graphs), so that the push reads a threshold
 /// without touching the record. A node's entry is in the newest level that holds it.
@@ -486,12 +494,7 @@ impl Overlay {
     /// of it was hinted in this query (`hinted`, shared with the graph file's hints: log pages
     /// are keyed with a high bit set).
     #[cfg(unix)]
-    pub(crate) fn will_need(
-        &self,
-        off: u64,
-        len: u64,
-        hinted: &mut std::collections::HashSet<usize>,
-    ) {
+    pub(crate) fn will_need(&self, off: u64, len: u64, hinted: &mut crate::graph::pages::PageSet) {
         const LOG_PAGE: usize = 1 << 62;
         if let Bytes::Map(m) = &self.data {
             let end = off.saturating_add(len).min(self.end);
@@ -519,11 +522,17 @@ impl Overlay {
     /// opened with `prefetch`: every lookup reads its level's fence (4 bytes per 1,024
     /// changed nodes: 80 KB for 20 M), which on a cold file would otherwise be read one
     /// synchronous fault at a time.
+    /// A log of at most `WHOLE_LOG_HINT` bytes is hinted whole instead: a cold query on a
+    /// graph with a small log would otherwise fault most of it in one page at a time.
     #[cfg(unix)]
     pub(crate) fn hint_inner_pages(&self) {
         let Bytes::Map(m) = &self.data else {
             return;
         };
+        if self.end <= WHOLE_LOG_HINT {
+            let _ = m.advise_range(memmap2::Advice::WillNeed, 0, self.end as usize);
+            return;
+        }
         for l in &self.levels {
             let len = (4 * l.fences).min(self.end - l.fence);
             let _ = m.advise_range(memmap2::Advice::WillNeed, l.fence as usize, len as usize);
@@ -533,7 +542,11 @@ impl Overlay {
     /// Hints the index entry of `v` (its threshold): in each level, the page of nodes that
     /// may hold it and the entries of that page (reads only the fences).
     #[cfg(unix)]
-    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut std::collections::HashSet<usize>) {
+    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut crate::graph::pages::PageSet) {
+        // In memory (the index built), or hinted whole at open (a small log): nothing to do.
+        if self.changed.get().is_some() || self.end <= WHOLE_LOG_HINT {
+            return;
+        }
         for l in &self.levels {
             let Ok(fence) = self.slice::<u32>(l.fence, l.fences) else {
                 return;
@@ -552,7 +565,7 @@ impl Overlay {
     pub(crate) fn prefetch_record(
         &self,
         v: u32,
-        hinted: &mut std::collections::HashSet<usize>,
+        hinted: &mut crate::graph::pages::PageSet,
     ) -> bool {
         match self.leaf(v) {
             Ok((off, strength)) if off != 0 => {
@@ -590,6 +603,10 @@ impl Overlay {
     /// graph of tens of millions of nodes costs cache misses (the push looks up every node it
     /// deposits on). Reads the node arrays of every level, so `Graph::note_work` calls it
     /// only once the pushes on this snapshot have done enough work to pay for it.
+    pub(crate) fn index_entries(&self) -> u64 {
+        self.levels.iter().map(|l| l.count).sum()
+    }
+
     pub(crate) fn build_changed(&self) {
         self.changed.get_or_init(|| {
             #[cfg(unix)]

@@ -45,13 +45,7 @@ pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
             Err(e) => return Err(Error::io(&lp, e)),
         };
         match attach(g, &file, &lp, base_ident)? {
-            Some(g) => {
-                #[cfg(unix)]
-                if let Some(l) = g.overlay().filter(|_| g.prefetch()) {
-                    l.hint_inner_pages();
-                }
-                return Ok(g);
-            }
+            Some(g) => return Ok(g),
             None => continue,
         }
     }
@@ -153,6 +147,15 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     // A log that changes no row and creates no node leaves the base file as it is: keep the
     // plain read path.
     let changes = t.index != 0 || t.num_nodes != g.base_num_nodes() as u64;
+    #[cfg(unix)]
+    if g.prefetch() {
+        ov.hint_inner_pages();
+    }
+    // A small index on a graph of at most 4 M nodes is built in memory now: O(n/64 +
+    // entries), less than the searches of the first query would cost.
+    if ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 22 {
+        ov.build_changed();
+    }
     g.set_log(changes.then(|| Box::new(ov)), state);
 }
 
