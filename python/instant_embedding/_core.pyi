@@ -16,6 +16,7 @@ MAX_SMOOTH: int
 MAX_FIT_NODES: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
+HEADER_LEN: int
 
 class _SettingInfo(TypedDict):
     name: str
@@ -177,6 +178,48 @@ def embed(
 ) -> npt.NDArray[np.float32]: ...
 def fit_map(graph: Graph, config: EmbeddingConfig, threads: int | None = None) -> LinearMap: ...
 
+# The embedding job and the embedding file writer (src/python/output.rs).
+def embed_job(
+    graph: Graph,
+    nodes: npt.NDArray[np.uint32],
+    config: EmbeddingConfig,
+    threads: int | None = None,
+    map: LinearMap | None = None,
+    batch_size: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
+    sink: EmbeddingFile
+    | Callable[[npt.NDArray[np.uint32], npt.NDArray[np.float32]], object]
+    | None = None,
+) -> npt.NDArray[np.float32] | None: ...
+
+@final
+class EmbeddingFile:
+    def __new__(
+        cls, path: str | os.PathLike[str], format: str, dim: int, num_rows: int | None = None
+    ) -> EmbeddingFile: ...
+    def write(
+        self, ids: npt.NDArray[np.int64] | list[str], rows: npt.NDArray[np.float32]
+    ) -> None: ...
+    @property
+    def rows_written(self) -> int: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+
+@final
+class AtomicFile:
+    def __new__(cls, target: str | os.PathLike[str]) -> AtomicFile: ...
+    @property
+    def path(self) -> str: ...
+    def commit(self) -> None: ...
+    def abort(self) -> None: ...
+
+def word2vec_lines(
+    ids: npt.NDArray[np.int64] | list[str], rows: npt.NDArray[np.float32]
+) -> str: ...
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None: ...
+def sidecar_path(path: str | os.PathLike[str], int_ids: bool) -> str: ...
+def graph_file_len(header: bytes) -> int: ...
+
 @final
 class LinearMap:
     # A fitted linear map from the wide hashed rows to dim dimensions; pickles as its bytes.
@@ -192,9 +235,6 @@ class LinearMap:
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[Any, tuple[bytes]]: ...
 
-def smooth_sources(
-    graph: Graph, nodes: npt.NDArray[np.uint32], config: EmbeddingConfig
-) -> npt.NDArray[np.uint32]: ...
 def smooth(
     graph: Graph,
     nodes: npt.NDArray[np.uint32],

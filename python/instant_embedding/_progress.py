@@ -73,6 +73,17 @@ class Progress:
         elif self._line is not None:
             self._line.show(self.done)
 
+    def report(self, done: int, total: int) -> None:
+        """The native embedding job's hook: ``done`` of ``total`` units (the job knows the
+        total: with smoothing, it counts the unsmoothed rows the smoothed ones need)."""
+        if total != self.total:
+            self.total = total
+            if self._bar is not None:
+                self._bar.total = total
+            if self._line is not None:
+                self._line.total = total
+        self.set(done)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()

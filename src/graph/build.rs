@@ -534,6 +534,15 @@ impl AtomicFile {
         &self.tmp
     }
 
+    /// Flushes and fsyncs the temporary file, so that a later [`commit`](Self::commit) only
+    /// renames it: a writer of several files makes them all durable before it renames any.
+    pub fn sync(&mut self) -> Result<()> {
+        let tmp = self.tmp.clone();
+        let w = self.writer();
+        w.flush().map_err(|e| Error::io(&tmp, e))?;
+        w.get_ref().sync_all().map_err(|e| Error::io(&tmp, e))
+    }
+
     /// Flushes, fsyncs and renames the temporary file over the target.
     /// On failure (e.g. the final flush hits a full disk) the temporary file is removed.
     pub fn commit(mut self) -> Result<()> {

@@ -6,6 +6,7 @@ mod config;
 mod convert;
 mod errors;
 mod live;
+mod output;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -389,26 +390,8 @@ fn py_embed<'py>(
     out.into_pyarray(py).reshape([k, cfg.dim])
 }
 
-/// The nodes whose unsmoothed rows `smooth` needs to smooth `nodes` by `config.smooth` steps,
-/// in the order it needs them (every node, in order, when `nodes` is every node in order).
-#[pyfunction]
-fn smooth_sources<'py>(
-    py: Python<'py>,
-    graph: &PyGraph,
-    nodes: PyReadonlyArray1<'py, u32>,
-    config: &PyEmbeddingConfig,
-) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let nodes = to_vec(&nodes);
-    let steps = config.inner.smooth;
-    let g = graph.inner.clone();
-    let out = py
-        .detach(move || Plan::new(&g, &nodes, steps).map(|p| p.base_nodes().into_owned()))
-        .py_err()?;
-    Ok(out.into_pyarray(py))
-}
-
-/// Smooths `rows`, the unsmoothed rows of `smooth_sources(graph, nodes, config)`, into the
-/// rows of `nodes` (`config.smooth` steps).
+/// Smooths `rows`, the unsmoothed rows of the nodes `nodes`' smoothing needs (every node, in
+/// order, when `nodes` is every node in order), into the rows of `nodes` (`config.smooth` steps).
 #[pyfunction]
 #[pyo3(signature = (graph, nodes, rows, config, threads=None))]
 fn smooth<'py>(
@@ -470,6 +453,13 @@ fn xxh3_64(data: &[u8]) -> u64 {
     crate::graph::format::checksum(data)
 }
 
+/// The file length that a graph file's first ``HEADER_LEN`` bytes declare, after checking them
+/// (``GraphFormatError`` if they are not a valid graph header).
+#[pyfunction]
+fn graph_file_len(header: &[u8]) -> PyResult<u64> {
+    crate::graph::format::declared_len(header).py_err()
+}
+
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
     crate::parallel::resolve_threads(threads).py_err()
@@ -496,14 +486,21 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
+    m.add_class::<output::PyEmbeddingFile>()?;
+    m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
+    m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
+    m.add_class::<output::PyAtomicFile>()?;
     m.add_function(wrap_pyfunction!(compress::fit_map, m)?)?;
-    m.add_function(wrap_pyfunction!(smooth_sources, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_file_len, m)?)?;
+    m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
     m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
     m.add("COLUMN_PAIRS", crate::io::text::COLUMN_PAIRS.to_vec())?;
