@@ -92,13 +92,12 @@ class Graph:
     def open(path: str, prefetch: bool = False) -> Graph: ...
     @staticmethod
     def build(
-        src: npt.NDArray[np.uint32],
-        dst: npt.NDArray[np.uint32],
-        num_nodes: int,
+        src: npt.NDArray[np.int64] | list[str],
+        dst: npt.NDArray[np.int64] | list[str],
+        nodes: npt.NDArray[np.int64] | list[str],
+        num_nodes: int | None,
         directed: bool,
         weights: npt.NDArray[np.float32] | None,
-        int_ids: npt.NDArray[np.int64] | None,
-        str_ids: list[str] | None,
         merge: str,
     ) -> Graph: ...
     def save(self, path: str) -> None: ...

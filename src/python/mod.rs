@@ -18,7 +18,7 @@ use crate::embed as kembed;
 use crate::embed::ppr as kppr;
 use crate::embed::smooth::Plan;
 use crate::error::Error;
-use crate::graph::build::{self, IdTable, Merge};
+use crate::graph::build::{self, Merge};
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
@@ -81,17 +81,19 @@ impl PyGraph {
         self.inner.permuted()
     }
 
+    /// A graph built in memory from edges given by the caller's ids (int64 arrays, or lists
+    /// of str: ``src``, ``dst`` and extra ``nodes`` of one kind), numbered by the kernel.
     #[staticmethod]
+    #[pyo3(signature = (src, dst, nodes, num_nodes, directed, weights, merge))]
     #[allow(clippy::too_many_arguments)]
     fn build(
         py: Python<'_>,
-        src: PyReadonlyArray1<'_, u32>,
-        dst: PyReadonlyArray1<'_, u32>,
-        num_nodes: usize,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+        nodes: &Bound<'_, PyAny>,
+        num_nodes: Option<usize>,
         directed: bool,
         weights: Option<PyReadonlyArray1<'_, f32>>,
-        int_ids: Option<PyReadonlyArray1<'_, i64>>,
-        str_ids: Option<Vec<String>>,
         merge: &str,
     ) -> PyResult<Self> {
         let merge = match merge {
@@ -103,29 +105,34 @@ impl PyGraph {
                 )))
             }
         };
-        let src = to_vec(&src);
-        let dst = to_vec(&dst);
-        let weights = weights.as_ref().map(to_vec);
-        let ids = match (int_ids, str_ids) {
-            (Some(a), None) => IdTable::Int(to_vec(&a)),
-            (None, Some(s)) => IdTable::Str(s),
-            (None, None) => IdTable::Implicit,
-            _ => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "give int_ids or str_ids, not both",
-                ))
-            }
+        let ints = |a: &Bound<'_, PyAny>| -> PyResult<Vec<i64>> {
+            Ok(to_vec(&a.extract::<PyReadonlyArray1<'_, i64>>()?))
         };
+        // int64 arrays first: an empty array would also extract as an empty list of str.
+        let ids = match ints(src) {
+            Ok(s) => build::EdgeIds::Int {
+                src: s,
+                dst: ints(dst)?,
+                nodes: ints(nodes)?,
+            },
+            Err(_) => build::EdgeIds::Str {
+                src: src.extract()?,
+                dst: dst.extract()?,
+                nodes: nodes.extract()?,
+            },
+        };
+        let weights = weights.as_ref().map(to_vec);
         let g = py
             .detach(|| {
+                let e = build::index_edge_ids(ids, num_nodes)?;
                 let parts = build::csr_from_edges(
-                    num_nodes,
-                    &src,
-                    &dst,
+                    e.num_nodes,
+                    &e.src,
+                    &e.dst,
                     weights.as_deref(),
                     directed,
                     merge,
-                    ids,
+                    e.ids,
                 )?;
                 build::build_in_memory(&parts)
             })
