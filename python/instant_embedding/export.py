@@ -38,6 +38,7 @@ import numpy.typing as npt
 from . import _core
 from ._checks import check_batch_size
 from ._progress import ProgressArg
+from .graph import _as_id_array
 
 __all__ = [
     "FORMATS",
@@ -83,24 +84,6 @@ def format_from_path(path: str | os.PathLike[str]) -> str:
 def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
     """The ids file written next to an ``.npy`` embedding file (kind "int" or "str")."""
     return os.fspath(_core.sidecar_path(os.fspath(path), kind == "int"))
-
-
-def _norm_ids(ids: Any) -> tuple[str, Any]:
-    """('int', int64 array) or ('str', list of str); ('empty', []) for no ids."""
-    if isinstance(ids, np.ndarray):
-        if ids.ndim != 1:
-            raise ValueError(f"ids must be one-dimensional, got shape {ids.shape}")
-        if ids.dtype.kind in "iu":
-            return "int", ids.astype(np.int64, copy=False)
-        seq = ids.tolist()
-    else:
-        seq = list(ids)
-    if all(type(x) is str for x in seq):
-        return ("str", seq) if seq else ("empty", seq)
-    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
-        return "int", np.asarray(seq, dtype=np.int64)
-    bad = next(x for x in seq if not isinstance(x, (str, int, np.integer)) or isinstance(x, bool))
-    raise TypeError(f"ids must be all int or all str, got {bad!r} ({type(bad).__name__})")
 
 
 class _Parquet:
@@ -257,13 +240,13 @@ class EmbeddingWriter:
         """
         if self._closed:
             raise ValueError("write() on a closed EmbeddingWriter")
-        kind, idv = _norm_ids(ids)
+        kind, idv = _as_id_array(ids, "ids")
         r = np.ascontiguousarray(rows, dtype=np.float32)
         if r.ndim != 2 or r.shape != (len(idv), self.dim):
             raise ValueError(
                 f"rows must have shape ({len(idv)}, {self.dim}) to match ids, got {r.shape}"
             )
-        if kind == "empty":
+        if len(idv) == 0:
             return
         if self.id_kind is not None and kind != self.id_kind:
             raise TypeError(f"ids changed kind from {self.id_kind} to {kind} between batches")
