@@ -633,14 +633,7 @@ class Graph:
         idx = np.asarray(indices, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
             raise IndexError(f"internal index out of range 0..{self.num_nodes - 1}")
-        idx32 = np.ascontiguousarray(idx, dtype=np.uint32)
-        if self.id_kind == "utf8":
-            return self._g.str_ids(idx32)
-        if self.id_kind == "implicit":
-            return idx
-        ids = self._g.int_ids()
-        assert ids is not None
-        return ids[idx]
+        return self._g.ids(np.ascontiguousarray(idx, dtype=np.uint32))
 
     def degree(self, node: NodeId) -> int:
         """Out-degree of ``node`` (number of distinct neighbours; a self-loop counts once)."""

@@ -292,6 +292,19 @@ impl PyGraph {
             .collect()
     }
 
+    /// External ids of internal indices: an int64 array, or a list of str for string ids.
+    fn ids<'py>(
+        &self,
+        py: Python<'py>,
+        indices: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let idx = to_vec(&indices);
+        match crate::output::Ids::of_nodes(&self.inner, &idx).py_err()? {
+            crate::output::Ids::Int(v) => Ok(v.into_pyarray(py).into_any()),
+            crate::output::Ids::Str(v) => Ok(v.into_pyobject(py)?.into_any()),
+        }
+    }
+
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     fn hash_key(&self, v: u32) -> PyResult<u64> {
         self.inner.hash_key(v).py_err()
