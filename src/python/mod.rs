@@ -299,7 +299,11 @@ impl PyGraph {
         indices: PyReadonlyArray1<'py, u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let idx = to_vec(&indices);
-        match crate::output::Ids::of_nodes(&self.inner, &idx).py_err()? {
+        let g = self.inner.clone();
+        match py
+            .detach(move || crate::output::Ids::of_nodes(&g, &idx))
+            .py_err()?
+        {
             crate::output::Ids::Int(v) => Ok(v.into_pyarray(py).into_any()),
             crate::output::Ids::Str(v) => Ok(v.into_pyobject(py)?.into_any()),
         }

@@ -236,7 +236,11 @@ pub fn embed_job<'py>(
 
 /// The word2vec text lines of ``rows`` for ``ids`` (for a stream such as stdout).
 #[pyfunction]
-pub fn word2vec_lines(ids: &Bound<'_, PyAny>, rows: PyReadonlyArray2<'_, f32>) -> PyResult<String> {
+pub fn word2vec_lines(
+    py: Python<'_>,
+    ids: &Bound<'_, PyAny>,
+    rows: PyReadonlyArray2<'_, f32>,
+) -> PyResult<String> {
     let ids = ids_of(ids)?;
     let view = rows.as_array();
     let dim = view.ncols();
@@ -251,9 +255,11 @@ pub fn word2vec_lines(ids: &Bound<'_, PyAny>, rows: PyReadonlyArray2<'_, f32>) -
         crate::output::check_word2vec_ids(v).py_err()?;
     }
     let flat: Vec<f32> = view.iter().copied().collect();
-    let mut out = Vec::new();
-    crate::output::write_word2vec_rows(&mut out, &ids, &flat, dim)
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let out = py.detach(|| {
+        let mut out = Vec::new();
+        crate::output::write_word2vec_rows(&mut out, &ids, &flat, dim).map(|()| out)
+    });
+    let out = out.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     Ok(String::from_utf8(out).expect("ids and numbers are UTF-8"))
 }
 
