@@ -8,33 +8,62 @@ use crate::error::{Error, Result};
 
 /// `x` as `printf("%.9g", x)` formats it.
 pub fn format_g9(x: f64) -> String {
-    const P: i32 = 9;
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x < 0.0 { "-inf" } else { "inf" }.into();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let sci = format!("{:.*e}", (P - 1) as usize, x);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
-    let exp: i32 = exp.parse().expect("integer exponent");
-    if (-4..P).contains(&exp) {
-        let fixed = format!("{:.*}", (P - 1 - exp) as usize, x);
-        strip_zeros(&fixed).to_owned()
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", strip_zeros(mantissa), exp.abs())
-    }
+    let mut out = String::new();
+    push_g9(&mut out, x, &mut String::new());
+    out
 }
 
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
+/// Appends `x` as `printf("%.9g", x)` formats it; `scratch` is reused between calls.
+fn push_g9(out: &mut String, x: f64, scratch: &mut String) {
+    use std::fmt::Write as _;
+    const P: i32 = 9;
+    if !x.is_finite() || x == 0.0 {
+        out.push_str(match x {
+            x if x.is_nan() => "nan",
+            x if x == f64::INFINITY => "inf",
+            x if x == f64::NEG_INFINITY => "-inf",
+            x if x.is_sign_negative() => "-0",
+            _ => "0",
+        });
+        return;
+    }
+    // The P significant digits, correctly rounded, and the decimal exponent X: C's %g takes
+    // both from the e-style conversion and prints them in fixed style when -4 <= X < P.
+    scratch.clear();
+    write!(scratch, "{:.*e}", (P - 1) as usize, x.abs()).expect("formatting into a String");
+    let (mantissa, exp) = scratch.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("integer exponent");
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let last = digits.iter().rposition(|&d| d != b'0').unwrap_or(0); // trailing zeros go
+    let digits = &digits[..=last];
+    if x < 0.0 {
+        out.push('-');
+    }
+    let push = |out: &mut String, d: &[u8]| out.extend(d.iter().map(|&b| b as char));
+    if (-4..P).contains(&exp) {
+        if exp < 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            push(out, digits);
+        } else {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                push(out, digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+            } else {
+                push(out, &digits[..int_len]);
+                out.push('.');
+                push(out, &digits[int_len..]);
+            }
+        }
     } else {
-        s
+        push(out, &digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            push(out, &digits[1..]);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        write!(out, "e{sign}{:02}", exp.abs()).expect("formatting into a String");
     }
 }
 
@@ -95,6 +124,7 @@ fn py_repr(s: &str) -> String {
 /// The word2vec lines of `rows` (row-major, `dim` wide) for `ids`.
 pub fn write_rows(w: &mut dyn Write, ids: &Ids, rows: &[f32], dim: usize) -> std::io::Result<()> {
     let mut line = String::new();
+    let mut scratch = String::new();
     for i in 0..ids.len() {
         line.clear();
         match ids {
@@ -103,7 +133,7 @@ pub fn write_rows(w: &mut dyn Write, ids: &Ids, rows: &[f32], dim: usize) -> std
         }
         for &x in &rows[i * dim..(i + 1) * dim] {
             line.push(' ');
-            line.push_str(&format_g9(f64::from(x)));
+            push_g9(&mut line, f64::from(x), &mut scratch);
         }
         line.push('\n');
         w.write_all(line.as_bytes())?;
