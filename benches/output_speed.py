@@ -108,11 +108,15 @@ def main() -> None:
         print(
             f"{r['format']:<9}{r['library_s']:>11.2f}{r['by_hand_s']:>11.2f}{r['speedup']:>19.2f}"
         )
+    for name in os.listdir(work):  # the embedding files: hundreds of MB at the defaults
+        os.remove(os.path.join(work, name))
     out = Path(work if args.smoke else RESULTS) / "output_speed.json"
     write_json(
         out, {"machine": machine_info(), "args": vars(args), "embed_all_s": embed_s, "rows": rows}
     )
     print(f"wrote {out}")
+    if not args.smoke:
+        os.rmdir(work)
 
 
 if __name__ == "__main__":
