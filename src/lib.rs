@@ -10,6 +10,7 @@ pub mod graph;
 pub mod hashing;
 pub mod io;
 pub mod live;
+pub mod output;
 pub mod parallel;
 
 #[cfg(feature = "python")]

@@ -198,18 +198,28 @@ def test_unknown_node_fails_before_writing(tmp_path, model, karate):
 
 def test_streaming_batches_are_bounded_and_deterministic(tmp_path, model, monkeypatch):
     g = ie.Graph.from_edges(np.arange(999), np.arange(1, 1000))
-    seen = []
-    orig = ie.InstantEmbedding.embed
-
-    def spy(self, graph, nodes, **kw):
-        seen.append(len(nodes))
-        return orig(self, graph, nodes, **kw)
-
-    monkeypatch.setattr(ie.InstantEmbedding, "embed", spy)
-    ex.write_embeddings(model, g, None, tmp_path / "a.npy", batch_size=64)
-    assert max(seen) == 64 and sum(seen) == 1000  # never more than one batch in memory
+    done = []
+    ex.write_embeddings(
+        model, g, None, tmp_path / "a.npy", batch_size=64, progress=lambda d, t: done.append(d)
+    )
+    steps = np.diff([0, *done])
+    assert max(steps) == 64 and done[-1] == 1000  # the writer gets one batch at a time
     ex.write_embeddings(model, g, None, tmp_path / "b.npy", batch_size=999)
     assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
+    # The same through a Python sink (Parquet): batches of at most batch_size rows.
+    pytest.importorskip("pyarrow")
+    seen = []
+    orig = ex.EmbeddingWriter.write
+
+    def spy(self, ids, rows):
+        seen.append(len(rows))
+        return orig(self, ids, rows)
+
+    monkeypatch.setattr(ex.EmbeddingWriter, "write", spy)
+    ex.write_embeddings(model, g, None, tmp_path / "a.parquet", batch_size=64)
+    assert max(seen) == 64 and sum(seen) == 1000
+    rows = ex.read_embeddings(tmp_path / "a.parquet")[1]
+    assert np.array_equal(rows, np.load(tmp_path / "a.npy"))
 
 
 def test_save_embeddings(tmp_path):

@@ -586,7 +586,7 @@ def _permission_checks_as(nobody, tmp_path, karate):
     ro.mkdir(mode=0o555)
     code = f"""
     import os
-    import instant_embedding as ie, instant_embedding.io  # import before dropping privileges
+    import instant_embedding as ie, instant_embedding.export  # import before dropping privileges
     g, model = ie.datasets.karate(), ie.InstantEmbedding(dim=4)
     os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})
     for what, f in [("open", lambda: ie.Graph.open({str(p)!r})),

@@ -16,7 +16,7 @@ LINE_SECONDS = 10.0
 
 
 class Progress:
-    """Reports ``done / total`` units of work.
+    """Reports ``done / total`` units of work (``total`` None: unknown).
 
     ``progress`` is:
 
@@ -25,15 +25,16 @@ class Progress:
       otherwise a built-in status line on stderr with the percentage, the rate and the time
       left, e.g. ``embedding: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04``. It is redrawn
       in place on a terminal or in a notebook; on any other stream (a log file, a CI job) a
-      new line is written every 10 seconds and at the end;
-    - a callable ``f(done, total)``, called after each step.
+      new line is written every 10 seconds and at the end; an unknown total shows the amount
+      and rate without a percentage;
+    - a callable ``f(done, total)``, called after each step (``total`` -1 when unknown).
 
     The command line asks for progress only when stderr is a terminal (and not ``--quiet``).
     """
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         progress: ProgressArg,
         desc: str,
         *,
@@ -53,25 +54,51 @@ class Progress:
             try:
                 from tqdm.auto import tqdm
 
-                self._bar = tqdm(total=total, desc=desc, unit=unit, leave=False)
+                self._bar = tqdm(
+                    total=total,
+                    desc=desc,
+                    unit=unit,
+                    unit_scale=unit != "node",
+                    unit_divisor=1024 if unit == "B" else 1000,
+                    leave=False,
+                )
             except ImportError:
                 out = stream if stream is not None else sys.stderr
                 if out is not None:  # None under pythonw
-                    self._line = _StatusLine(total, desc, unit, out, clock)
+                    self._line = _StatusLine(total or 0, desc, unit, out, clock)
 
     def set(self, done: int) -> None:
         """Reports the total done so far (a value not above the last one is ignored)."""
-        if done > self.done:
-            self.update(done - self.done)
+        if done <= self.done:
+            return
+        delta, self.done = done - self.done, done
+        if self._bar is not None:
+            self._bar.update(delta)
+        elif self._cb is not None:
+            self._cb(done, self.total if self.total is not None else -1)
+        elif self._line is not None:
+            self._line.show(done)
 
     def update(self, n: int) -> None:
-        self.done += n
-        if self._bar is not None:
-            self._bar.update(n)
-        elif self._cb is not None:
-            self._cb(self.done, self.total)
-        elif self._line is not None:
-            self._line.show(self.done)
+        """Reports ``n`` more units done."""
+        self.set(self.done + n)
+
+    add = update
+
+    def native_hook(self, done: int, total: int | None = None) -> None:
+        """The ``progress`` callback of the native converters: ``(done, total)``."""
+        self.set(int(done))
+
+    def report(self, done: int, total: int) -> None:
+        """The native embedding job's hook: ``done`` of ``total`` units (the job knows the
+        total: with smoothing, it counts the unsmoothed rows the smoothed ones need)."""
+        if total != self.total:
+            self.total = total
+            if self._bar is not None:
+                self._bar.total = total
+            if self._line is not None:
+                self._line.total = total
+        self.set(done)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -88,64 +115,11 @@ class Progress:
         self.close()
 
 
-class ByteProgress:
-    """Progress of a conversion in arbitrary units (bytes, rows, arcs); quiet unless asked.
-
-    Unlike :class:`Progress`, ``set`` takes the absolute amount done and the total may be
-    unknown (``None``; a callable then receives ``-1``).
-    """
+class ByteProgress(Progress):
+    """:class:`Progress` of a conversion, in ``unit`` (bytes, rows, arcs)."""
 
     def __init__(self, total: int | None, progress: Any, unit: str, desc: str = "converting"):
-        self.total = total
-        self.done = 0
-        self._cb: Callable[[int, int], Any] | None = None
-        self._bar: Any = None
-        self._line: _StatusLine | None = None
-        self.desc = desc
-        if callable(progress):
-            self._cb = progress
-        elif progress:
-            try:
-                from tqdm.auto import tqdm
-
-                self._bar = tqdm(
-                    total=total,
-                    desc=desc,
-                    unit=unit,
-                    unit_scale=True,
-                    unit_divisor=1024 if unit == "B" else 1000,
-                    leave=False,
-                )
-            except ImportError:
-                if sys.stderr is not None:  # None under pythonw
-                    # total 0: unknown, the line shows the amount and rate without a percentage
-                    self._line = _StatusLine(total or 0, desc, unit, sys.stderr, time.monotonic)
-
-    def set(self, done: int) -> None:
-        if done <= self.done:
-            return
-        delta, self.done = done - self.done, done
-        if self._bar is not None:
-            self._bar.update(delta)
-        elif self._cb is not None:
-            self._cb(done, self.total if self.total is not None else -1)
-        elif self._line is not None:
-            self._line.show(done)
-
-    def add(self, n: int) -> None:
-        self.set(self.done + n)
-
-    def native_hook(self, done: int, total: int | None = None) -> None:
-        """The ``progress`` callback of the native converters: ``(done, total)``."""
-        self.set(int(done))
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-        if self._line is not None:
-            self._line.finish(self.done)
-            self._line = None
+        super().__init__(total, progress, desc, unit=unit)
 
 
 class _StatusLine:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import _core
 from ._checks import check_threads
 from .embedding import InstantEmbedding
 from .errors import (
@@ -48,31 +49,24 @@ from .errors import (
 )
 from .graph import Graph
 
+# What users and adapter authors call (docs/DISTRIBUTED.md); the rest is what the shipped
+# adapters share (header_digest, edge_columns, build_graph, embeddings_frame, ...).
 __all__ = [
     "EmbeddingTask",
-    "as_node_ids",
-    "check_header",
     "clear_cache",
-    "build_graph",
     "default_cache_dir",
-    "edge_columns",
     "embed_batch",
-    "embeddings_frame",
-    "embeddings_to_arrow",
-    "header_digest",
-    "is_remote",
     "local_graph_path",
     "mark_error",
     "open_graph",
-    "resolve_model",
     "worker_errors",
 ]
 
 PathLike = str | os.PathLike[str]
 
 _URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_HEADER_LEN = 256  # docs/FORMAT.md: the header holds every section's checksum and its own
-_MAGIC = b"IEGRAPH\0"
+# docs/FORMAT.md: the header holds every section's checksum and its own (the kernel reads it).
+_HEADER_LEN = _core.HEADER_LEN
 _COPY_CHUNK = 8 << 20
 _MAX_OPEN_GRAPHS = 8
 
@@ -125,21 +119,14 @@ def _import_fsspec(uri: str) -> Any:
     return fsspec
 
 
-def _header_file_len(header: bytes) -> int:
-    return int.from_bytes(header[40:48], "little")
-
-
-def check_header(header: bytes, where: str) -> None:
-    """Raise :class:`GraphFormatError` (naming ``where``) unless ``header`` starts a graph file.
-
-    Cheap: looks at the magic and the length only (the checksums are checked on open).
-    """
-    if len(header) < 8 or header[:8] != _MAGIC:
-        raise GraphFormatError(f"{where}: not an instant-embedding graph file (bad magic)")
-    if len(header) < _HEADER_LEN:
-        raise GraphFormatError(
-            f"{where}: file is too short for a graph header ({len(header)} bytes)"
-        )
+def check_header(header: bytes, where: str) -> int:
+    """The file length that ``header`` (a graph file's first bytes) declares; raises
+    :class:`GraphFormatError` naming ``where`` unless it is a valid graph header (the kernel
+    checks its magic, version, checksum and section layout)."""
+    try:
+        return _core.graph_file_len(header)
+    except GraphFormatError as e:
+        raise GraphFormatError(f"{where}: {e}") from None
 
 
 def header_digest(path: PathLike) -> str:
@@ -167,7 +154,7 @@ def header_digest(path: PathLike) -> str:
 def _local_copy_ok(path: str, header: bytes) -> bool:
     """A finished cache entry: right length and the same header (hence the same checksums)."""
     try:
-        if os.path.getsize(path) != _header_file_len(header):
+        if os.path.getsize(path) != _core.graph_file_len(header):
             return False
         with open(path, "rb") as f:
             return f.read(_HEADER_LEN) == header
@@ -250,18 +237,14 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
     if not _local_copy_ok(final, header):
         with _file_lock(final + ".lock"):
             if not _local_copy_ok(final, header):  # not copied by another process meanwhile
-                tmp = f"{final}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
+                tmp = _core.AtomicFile(final)
                 try:
-                    with fs.open(rpath, "rb") as src, open(tmp, "wb") as dst:
+                    with fs.open(rpath, "rb") as src, open(tmp.path, "wb") as dst:
                         shutil.copyfileobj(src, dst, _COPY_CHUNK)
-                        dst.flush()
-                        os.fsync(dst.fileno())
-                    _verify_copy(tmp, header, uri)
-                    os.replace(tmp, final)
-                except BaseException:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(tmp)
-                    raise
+                    _verify_copy(tmp.path, header, uri)
+                    tmp.commit()
+                finally:
+                    tmp.abort()
     return _with_change_log(fs, rpath, uri, header, final)
 
 
@@ -368,7 +351,7 @@ def shippable_graph_file(path: str) -> str:
 
 def _verify_copy(tmp: str, header: bytes, uri: str) -> None:
     size = os.path.getsize(tmp)
-    want = _header_file_len(header)
+    want = _core.graph_file_len(header)
     if size != want:
         raise GraphFormatError(
             f"copy of {uri} has {size} bytes, its header says {want} "

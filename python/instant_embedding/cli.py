@@ -22,7 +22,6 @@ import numpy as np
 __all__ = ["build_parser", "main"]
 
 BUILTIN_GRAPHS = ("karate", "lesmis")
-_GRAPH_MAGIC = b"IEGRAPH\x00"
 
 
 # ====================================================================== helpers
@@ -49,9 +48,9 @@ def _open_graph(spec: str, prefetch: bool = False) -> Any:
 
     if os.path.exists(spec):
         if os.path.isfile(spec):
-            with open(spec, "rb") as f:
-                head = f.read(8)
-            if head != _GRAPH_MAGIC:
+            from ._core import sniff_format
+
+            if sniff_format(spec)[0] != "graph":
                 root = os.path.splitext(spec)[0]
                 # An input named x.graph cannot be converted to x.graph.
                 target = f"{root}-ie.graph" if spec.endswith(".graph") else f"{root}.graph"

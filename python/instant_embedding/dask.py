@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from . import batch as _batch
 from .embedding import InstantEmbedding
 
@@ -46,10 +47,7 @@ def _graph_plugin_class() -> type:
             target = os.path.join(d, f"{self.digest}.graph")
             if os.path.exists(target) and os.path.getsize(target) == len(self.data):
                 return
-            tmp = f"{target}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
-            with open(tmp, "wb") as f:
-                f.write(self.data)
-            os.replace(tmp, target)
+            _core.write_atomic(target, self.data)
 
     return GraphFilePlugin
 

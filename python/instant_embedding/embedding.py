@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -34,8 +33,6 @@ Variant = Literal["standard", "lazy"]
 Value = Literal["p+r", "p", "log1p"]
 Normalize = Literal["ln_n", "none"]
 # </settings>
-# Target duration of one native call in batched runs (between calls: Ctrl-C, progress, writes).
-BATCH_SECONDS = 0.2
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -398,9 +395,7 @@ class InstantEmbedding:
         fitted = self._fitted_map()
         if fitted is None:
             raise ValueError("only a compressed model (wide_dim > 0) has a model file to save")
-        from .io import write_bytes_atomic
-
-        write_bytes_atomic(path, fitted.to_bytes())
+        _core.write_atomic(os.fspath(path), fitted.to_bytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, threads: int | None = None) -> InstantEmbedding:
@@ -422,12 +417,6 @@ class InstantEmbedding:
 
     def _threads(self, threads: Any) -> int | None:
         return check_threads(threads) if threads is not None else self.threads
-
-    def _first_batch(self, threads: int | None, batch_size: int | None) -> int:
-        """First batch size: the given one, else a few nodes per thread (then adapted)."""
-        if batch_size is not None:
-            return batch_size
-        return 8 * _core.resolve_threads(threads)
 
     def embed(
         self,
@@ -471,7 +460,7 @@ class InstantEmbedding:
         seq, scalar = node_list(nodes)
         idx = graph.index(seq)
         threads = self._threads(threads)
-        out = self._compute(graph, idx, threads, progress, check_batch_size(batch_size), None)
+        out = self._compute(graph, idx, threads, progress, check_batch_size(batch_size))
         return out[0] if scalar else out
 
     def embed_all(
@@ -509,17 +498,14 @@ class InstantEmbedding:
         batch_size = check_batch_size(batch_size)
         idx = np.arange(graph.num_nodes, dtype=np.uint32)
         if out is None:
-            return self._compute(graph, idx, threads, progress, batch_size, None)
-        from .export import IdsFile
-
-        ids = IdsFile(out, graph)  # written first: an id the file cannot hold fails early
+            return self._compute(graph, idx, threads, progress, batch_size)
+        writer = _core.EmbeddingFile(os.fspath(out), "npy", self.config.dim, len(idx))
         try:
-            result = self._compute(graph, idx, threads, progress, batch_size, out)
-        except BaseException:
-            ids.abort()
-            raise
-        ids.commit()
-        return result
+            self._compute(graph, idx, threads, progress, batch_size, writer)
+            writer.close()
+        finally:
+            writer.abort()
+        return np.load(out, mmap_mode="r")  # type: ignore[no-any-return]
 
     def embed_table(
         self,
@@ -616,71 +602,18 @@ class InstantEmbedding:
         threads: int | None,
         progress: ProgressArg,
         batch_size: int | None,
-        out: str | os.PathLike[str] | None,
+        sink: Any = None,
     ) -> npt.NDArray[np.float32]:
-        """The rows of ``idx``: unsmoothed ones batch by batch; smoothed ones (docs/SPEC.md
-        §2b) by one kernel call when small, else their unsmoothed sources batch by batch (for
-        progress and Ctrl-C), then every smoothing step in one kernel call."""
-        config = self.config
-        if not config.smooth:
-            return self._run(graph, idx, config, threads, progress, batch_size, out)
-        sources = _core.smooth_sources(graph._native, idx, config)
-        if out is None and not progress and len(sources) <= self._first_batch(threads, batch_size):
-            return _core.embed(graph._native, idx, config, threads, self._fitted_map())
-        base = config.replace(smooth=0)
-        rows = self._run(graph, sources, base, threads, progress, batch_size, None)
-        rows = _core.smooth(graph._native, idx, rows, config, threads)
-        if out is None:
-            return rows
-        from .io import write_npy_atomic
-
-        return write_npy_atomic(out, rows)
-
-    def _run(
-        self,
-        graph: Graph,
-        idx: npt.NDArray[np.uint32],
-        config: EmbeddingConfig,
-        threads: int | None,
-        progress: ProgressArg,
-        batch_size: int | None,
-        out: str | os.PathLike[str] | None,
-    ) -> npt.NDArray[np.float32]:
-        total = len(idx)
-        b = self._first_batch(threads, batch_size)
-        fitted = self._fitted_map()
-        if out is None and total <= b and not progress:
-            return _core.embed(graph._native, idx, config, threads, fitted)
-        if out is not None:
-            from .io import AtomicNpyWriter
-
-            writer: Any = AtomicNpyWriter(out, (total, config.dim))
-            result = writer.array
-        else:
-            writer = None
-            result = np.empty((total, config.dim), dtype=np.float32)
-        try:
-            with Progress(total, progress, "embedding") as bar:
-                start = 0
-                while start < total:
-                    stop = min(start + b, total)
-                    t0 = time.perf_counter()
-                    result[start:stop] = _core.embed(
-                        graph._native, idx[start:stop], config, threads, fitted
-                    )
-                    elapsed = time.perf_counter() - t0
-                    bar.update(stop - start)
-                    if batch_size is None:
-                        # Size the next native call to take about BATCH_SECONDS, so Ctrl-C and
-                        # progress are seen promptly whatever eps costs (results do not depend
-                        # on the batch split).
-                        per_node = elapsed / (stop - start)
-                        b = int(min(max(BATCH_SECONDS / max(per_node, 1e-9), 1), 1 << 16))
-                    start = stop
-        except BaseException:
-            if writer is not None:
-                writer.abort()
-            raise
-        if writer is not None:
-            return writer.commit()
-        return result
+        """The rows of ``idx`` by one kernel job (batches, Ctrl-C, progress, smoothing plan;
+        ``sink``: an ``_core.EmbeddingFile`` or a callable ``sink(idx, rows)`` gets them)."""
+        with Progress(len(idx), progress, "embedding") as bar:
+            return _core.embed_job(  # type: ignore[return-value]
+                graph._native,
+                idx,
+                self.config,
+                threads,
+                self._fitted_map(),
+                batch_size,
+                bar.report if progress else None,
+                sink,
+            )

@@ -200,51 +200,15 @@ class Graph:
         w32 = None if weights is None else _as_weights(weights, len(s))
         if merge not in ("sum", "max"):
             raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
+        if num_nodes is not None:
+            num_nodes = _check_num_nodes(num_nodes)
 
-        int_ids = None
-        str_ids = None
-        if kind == "int":
-            s = np.asarray(s, dtype=np.int64)
-            d = np.asarray(d, dtype=np.int64)
-            extra = np.asarray(extra, dtype=np.int64)
-            allv = np.concatenate([s, d, extra])
-            if num_nodes is not None:
-                num_nodes = _check_num_nodes(num_nodes)
-                if allv.size and (allv.min() < 0 or allv.max() >= num_nodes):
-                    bad = allv[(allv < 0) | (allv >= num_nodes)][0]
-                    raise ValueError(f"node id {bad} is outside 0..num_nodes-1 ({num_nodes})")
-                n = num_nodes
-                s_idx, d_idx = s, d
-            else:
-                uniq = np.unique(allv)
-                if uniq.size == 0 or (uniq[0] == 0 and uniq[-1] == uniq.size - 1):
-                    n = int(uniq.size)
-                    s_idx, d_idx = s, d
-                else:
-                    n = int(uniq.size)
-                    int_ids = uniq
-                    s_idx = np.searchsorted(uniq, s)
-                    d_idx = np.searchsorted(uniq, d)
-        else:
-            if num_nodes is not None:
-                raise ValueError("num_nodes applies to integer ids 0..n-1, not string ids")
-            uniq_s = sorted(set(s) | set(d) | set(extra))
-            pos = {name: i for i, name in enumerate(uniq_s)}
-            s_idx = np.fromiter((pos[x] for x in s), dtype=np.int64, count=len(s))
-            d_idx = np.fromiter((pos[x] for x in d), dtype=np.int64, count=len(d))
-            n = len(uniq_s)
-            str_ids = uniq_s
-        if n > np.iinfo(np.uint32).max:
-            raise ValueError(f"{n} nodes exceed the 2**32-1 node limit")
+        def as_ids(x: Any) -> Any:
+            return list(x) if kind == "str" else np.asarray(x, dtype=np.int64)
+
+        # The kernel numbers the nodes (implicit ids when they are 0..n-1, else a sorted table).
         core = _core.Graph.build(
-            np.ascontiguousarray(s_idx, dtype=np.uint32),
-            np.ascontiguousarray(d_idx, dtype=np.uint32),
-            n,
-            bool(directed),
-            w32,
-            int_ids,
-            str_ids,
-            merge,
+            as_ids(s), as_ids(d), as_ids(extra), num_nodes, bool(directed), w32, merge
         )
         return cls(core)
 
@@ -669,14 +633,7 @@ class Graph:
         idx = np.asarray(indices, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
             raise IndexError(f"internal index out of range 0..{self.num_nodes - 1}")
-        idx32 = np.ascontiguousarray(idx, dtype=np.uint32)
-        if self.id_kind == "utf8":
-            return self._g.str_ids(idx32)
-        if self.id_kind == "implicit":
-            return idx
-        ids = self._g.int_ids()
-        assert ids is not None
-        return ids[idx]
+        return self._g.ids(np.ascontiguousarray(idx, dtype=np.uint32))
 
     def degree(self, node: NodeId) -> int:
         """Out-degree of ``node`` (number of distinct neighbours; a self-loop counts once)."""

@@ -60,6 +60,108 @@ pub fn check_edge_weights(weights: &[f32], edges: usize) -> Result<()> {
     Ok(())
 }
 
+/// Edge endpoints (and extra nodes) by the caller's own ids: all integers or all strings.
+pub enum EdgeIds {
+    Int {
+        src: Vec<i64>,
+        dst: Vec<i64>,
+        nodes: Vec<i64>,
+    },
+    Str {
+        src: Vec<String>,
+        dst: Vec<String>,
+        nodes: Vec<String>,
+    },
+}
+
+/// Edges by internal index, the node count and the id table, for [`csr_from_edges`].
+#[derive(Debug)]
+pub struct IndexedEdges {
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub num_nodes: usize,
+    pub ids: IdTable,
+}
+
+fn node_count(n: usize) -> Result<usize> {
+    if n > u32::MAX as usize {
+        return Err(Error::param(format!(
+            "{n} nodes exceed the 2**32-1 node limit"
+        )));
+    }
+    Ok(n)
+}
+
+/// Numbers the nodes of `ids`: integer ids that are exactly `0..n-1` (or, with `num_nodes`,
+/// lie in `0..num_nodes`) are the internal indices themselves; other integers and strings are
+/// numbered in sorted order and kept in the id table.
+pub fn index_edge_ids(ids: EdgeIds, num_nodes: Option<usize>) -> Result<IndexedEdges> {
+    fn positions<T: Ord>(table: &[T], ids: &[T]) -> Vec<u32> {
+        ids.iter()
+            .map(|x| table.binary_search(x).expect("every id is in the table") as u32)
+            .collect()
+    }
+    match ids {
+        EdgeIds::Int { src, dst, nodes } => {
+            let all = || src.iter().chain(&dst).chain(&nodes).copied();
+            if let Some(n) = num_nodes {
+                if let Some(bad) = all().find(|&x| x < 0 || x as u64 >= n as u64) {
+                    return Err(Error::param(format!(
+                        "node id {bad} is outside 0..num_nodes-1 ({n})"
+                    )));
+                }
+                let n = node_count(n)?;
+                let idx = |v: &[i64]| v.iter().map(|&x| x as u32).collect();
+                return Ok(IndexedEdges {
+                    src: idx(&src),
+                    dst: idx(&dst),
+                    num_nodes: n,
+                    ids: IdTable::Implicit,
+                });
+            }
+            let mut table: Vec<i64> = all().collect();
+            table.sort_unstable();
+            table.dedup();
+            let n = node_count(table.len())?;
+            if table.first().is_none_or(|&x| x == 0)
+                && table.last().is_none_or(|&x| x == n as i64 - 1)
+            {
+                let idx = |v: &[i64]| v.iter().map(|&x| x as u32).collect();
+                return Ok(IndexedEdges {
+                    src: idx(&src),
+                    dst: idx(&dst),
+                    num_nodes: n,
+                    ids: IdTable::Implicit,
+                });
+            }
+            Ok(IndexedEdges {
+                src: positions(&table, &src),
+                dst: positions(&table, &dst),
+                num_nodes: n,
+                ids: IdTable::Int(table),
+            })
+        }
+        EdgeIds::Str { src, dst, nodes } => {
+            if num_nodes.is_some() {
+                return Err(Error::param(
+                    "num_nodes applies to integer ids 0..n-1, not string ids",
+                ));
+            }
+            // Byte order of UTF-8 is code point order: the order Python's sorted() gives.
+            let mut table: Vec<String> = src.iter().chain(&dst).chain(&nodes).cloned().collect();
+            table.sort_unstable();
+            table.dedup();
+            let n = node_count(table.len())?;
+            Ok(IndexedEdges {
+                src: positions(&table, &src),
+                dst: positions(&table, &dst),
+                num_nodes: n,
+                ids: IdTable::Str(table),
+            })
+        }
+    }
+}
+
 /// Builds sorted, merged CSR rows from an arc list. Undirected graphs get both directions of
 /// every edge (a self-loop is stored once). Weights must be finite and > 0.
 pub fn csr_from_edges(
@@ -470,6 +572,15 @@ impl AtomicFile {
         &self.tmp
     }
 
+    /// Flushes and fsyncs the temporary file, so that a later [`commit`](Self::commit) only
+    /// renames it: a writer of several files makes them all durable before it renames any.
+    pub fn sync(&mut self) -> Result<()> {
+        let tmp = self.tmp.clone();
+        let w = self.writer();
+        w.flush().map_err(|e| Error::io(&tmp, e))?;
+        w.get_ref().sync_all().map_err(|e| Error::io(&tmp, e))
+    }
+
     /// Flushes, fsyncs and renames the temporary file over the target.
     /// On failure (e.g. the final flush hits a full disk) the temporary file is removed.
     pub fn commit(mut self) -> Result<()> {
@@ -535,6 +646,47 @@ pub fn save(graph: &Graph, target: impl AsRef<Path>) -> Result<()> {
 mod tests {
     use super::*;
     use crate::embed::ppr::{push, PprConfig, Variant, Workspace};
+
+    #[test]
+    fn edge_ids_are_numbered_as_documented() {
+        let int = |s: &[i64], d: &[i64], n: &[i64]| EdgeIds::Int {
+            src: s.to_vec(),
+            dst: d.to_vec(),
+            nodes: n.to_vec(),
+        };
+        // 0..n-1: the ids are the indices.
+        let e = index_edge_ids(int(&[2, 0], &[1, 1], &[]), None).unwrap();
+        assert_eq!((e.src, e.dst, e.num_nodes), (vec![2, 0], vec![1, 1], 3));
+        assert!(matches!(e.ids, IdTable::Implicit));
+        // Other integers: a sorted table (extra nodes included), indices into it.
+        let e = index_edge_ids(int(&[10, -5], &[7, 10], &[99]), None).unwrap();
+        assert_eq!((e.src, e.dst, e.num_nodes), (vec![2, 0], vec![1, 2], 4));
+        assert!(matches!(e.ids, IdTable::Int(ref t) if t == &[-5, 7, 10, 99]));
+        // num_nodes: ids in range are indices, isolated nodes included; others refused.
+        let e = index_edge_ids(int(&[3], &[1], &[]), Some(6)).unwrap();
+        assert_eq!((e.src, e.dst, e.num_nodes), (vec![3], vec![1], 6));
+        let err = index_edge_ids(int(&[3], &[6], &[]), Some(6)).unwrap_err();
+        assert_eq!(err.to_string(), "node id 6 is outside 0..num_nodes-1 (6)");
+        // Strings: sorted by code point.
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let ids = EdgeIds::Str {
+            src: s(&["é", "b"]),
+            dst: s(&["a", "é"]),
+            nodes: s(&["z"]),
+        };
+        let e = index_edge_ids(ids, None).unwrap();
+        assert_eq!((e.src, e.dst, e.num_nodes), (vec![3, 1], vec![0, 3], 4));
+        assert!(matches!(e.ids, IdTable::Str(ref t) if t == &s(&["a", "b", "z", "é"])));
+        let ids = EdgeIds::Str {
+            src: s(&["a"]),
+            dst: s(&["b"]),
+            nodes: vec![],
+        };
+        assert!(index_edge_ids(ids, Some(2)).is_err());
+        // Nothing at all: an empty graph.
+        let e = index_edge_ids(int(&[], &[], &[]), None).unwrap();
+        assert_eq!(e.num_nodes, 0);
+    }
 
     fn ring(n: u32) -> CsrParts {
         let src: Vec<u32> = (0..n).collect();

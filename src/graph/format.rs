@@ -126,6 +126,18 @@ pub fn align_up(x: u64) -> u64 {
     x.div_ceil(ALIGN) * ALIGN
 }
 
+/// The length of the file that a graph header declares, after the header's own checks (magic,
+/// version, checksum, section layout): what a complete copy of the file measures. Lets a caller
+/// that has only the first [`HEADER_LEN`] bytes (a remote file) check them and size the copy.
+pub fn declared_len(header: &[u8]) -> Result<u64> {
+    let len = if header.len() >= 48 {
+        rd_u64(header, 40)
+    } else {
+        0
+    };
+    Header::decode(header, len).map(|h| h.file_len)
+}
+
 impl Header {
     pub fn flags(&self) -> u32 {
         let mut f = (self.id_kind as u32) << ID_KIND_SHIFT;

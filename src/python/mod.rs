@@ -6,6 +6,7 @@ mod config;
 mod convert;
 mod errors;
 mod live;
+mod output;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use crate::embed as kembed;
 use crate::embed::ppr as kppr;
 use crate::embed::smooth::Plan;
 use crate::error::Error;
-use crate::graph::build::{self, IdTable, Merge};
+use crate::graph::build::{self, Merge};
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
@@ -82,17 +83,19 @@ impl PyGraph {
         self.inner.permuted()
     }
 
+    /// A graph built in memory from edges given by the caller's ids (int64 arrays, or lists
+    /// of str: ``src``, ``dst`` and extra ``nodes`` of one kind), numbered by the kernel.
     #[staticmethod]
+    #[pyo3(signature = (src, dst, nodes, num_nodes, directed, weights, merge))]
     #[allow(clippy::too_many_arguments)]
     fn build(
         py: Python<'_>,
-        src: PyReadonlyArray1<'_, u32>,
-        dst: PyReadonlyArray1<'_, u32>,
-        num_nodes: usize,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+        nodes: &Bound<'_, PyAny>,
+        num_nodes: Option<usize>,
         directed: bool,
         weights: Option<PyReadonlyArray1<'_, f32>>,
-        int_ids: Option<PyReadonlyArray1<'_, i64>>,
-        str_ids: Option<Vec<String>>,
         merge: &str,
     ) -> PyResult<Self> {
         let merge = match merge {
@@ -104,29 +107,34 @@ impl PyGraph {
                 )))
             }
         };
-        let src = to_vec(&src);
-        let dst = to_vec(&dst);
-        let weights = weights.as_ref().map(to_vec);
-        let ids = match (int_ids, str_ids) {
-            (Some(a), None) => IdTable::Int(to_vec(&a)),
-            (None, Some(s)) => IdTable::Str(s),
-            (None, None) => IdTable::Implicit,
-            _ => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "give int_ids or str_ids, not both",
-                ))
-            }
+        let ints = |a: &Bound<'_, PyAny>| -> PyResult<Vec<i64>> {
+            Ok(to_vec(&a.extract::<PyReadonlyArray1<'_, i64>>()?))
         };
+        // int64 arrays first: an empty array would also extract as an empty list of str.
+        let ids = match ints(src) {
+            Ok(s) => build::EdgeIds::Int {
+                src: s,
+                dst: ints(dst)?,
+                nodes: ints(nodes)?,
+            },
+            Err(_) => build::EdgeIds::Str {
+                src: src.extract()?,
+                dst: dst.extract()?,
+                nodes: nodes.extract()?,
+            },
+        };
+        let weights = weights.as_ref().map(to_vec);
         let g = py
             .detach(|| {
+                let e = build::index_edge_ids(ids, num_nodes)?;
                 let parts = build::csr_from_edges(
-                    num_nodes,
-                    &src,
-                    &dst,
+                    e.num_nodes,
+                    &e.src,
+                    &e.dst,
                     weights.as_deref(),
                     directed,
                     merge,
-                    ids,
+                    e.ids,
                 )?;
                 build::build_in_memory(&parts)
             })
@@ -286,6 +294,23 @@ impl PyGraph {
             .collect()
     }
 
+    /// External ids of internal indices: an int64 array, or a list of str for string ids.
+    fn ids<'py>(
+        &self,
+        py: Python<'py>,
+        indices: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let idx = to_vec(&indices);
+        let g = self.inner.clone();
+        match py
+            .detach(move || crate::output::Ids::of_nodes(&g, &idx))
+            .py_err()?
+        {
+            crate::output::Ids::Int(v) => Ok(v.into_pyarray(py).into_any()),
+            crate::output::Ids::Str(v) => Ok(v.into_pyobject(py)?.into_any()),
+        }
+    }
+
     /// The 64-bit hash key of internal node `v` (see docs/SPEC.md).
     fn hash_key(&self, v: u32) -> PyResult<u64> {
         self.inner.hash_key(v).py_err()
@@ -391,26 +416,8 @@ fn py_embed<'py>(
     out.into_pyarray(py).reshape([k, cfg.dim])
 }
 
-/// The nodes whose unsmoothed rows `smooth` needs to smooth `nodes` by `config.smooth` steps,
-/// in the order it needs them (every node, in order, when `nodes` is every node in order).
-#[pyfunction]
-fn smooth_sources<'py>(
-    py: Python<'py>,
-    graph: &PyGraph,
-    nodes: PyReadonlyArray1<'py, u32>,
-    config: &PyEmbeddingConfig,
-) -> PyResult<Bound<'py, PyArray1<u32>>> {
-    let nodes = to_vec(&nodes);
-    let steps = config.inner.smooth;
-    let g = graph.inner.clone();
-    let out = py
-        .detach(move || Plan::new(&g, &nodes, steps).map(|p| p.base_nodes().into_owned()))
-        .py_err()?;
-    Ok(out.into_pyarray(py))
-}
-
-/// Smooths `rows`, the unsmoothed rows of `smooth_sources(graph, nodes, config)`, into the
-/// rows of `nodes` (`config.smooth` steps).
+/// Smooths `rows`, the unsmoothed rows of the nodes `nodes`' smoothing needs (every node, in
+/// order, when `nodes` is every node in order), into the rows of `nodes` (`config.smooth` steps).
 #[pyfunction]
 #[pyo3(signature = (graph, nodes, rows, config, threads=None))]
 fn smooth<'py>(
@@ -472,6 +479,13 @@ fn xxh3_64(data: &[u8]) -> u64 {
     crate::graph::format::checksum(data)
 }
 
+/// The file length that a graph file's first ``HEADER_LEN`` bytes declare, after checking them
+/// (``GraphFormatError`` if they are not a valid graph header).
+#[pyfunction]
+fn graph_file_len(header: &[u8]) -> PyResult<u64> {
+    crate::graph::format::declared_len(header).py_err()
+}
+
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
     crate::parallel::resolve_threads(threads).py_err()
@@ -498,14 +512,21 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
+    m.add_class::<output::PyEmbeddingFile>()?;
+    m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
+    m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
+    m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
+    m.add_class::<output::PyAtomicFile>()?;
     m.add_function(wrap_pyfunction!(compress::fit_map, m)?)?;
-    m.add_function(wrap_pyfunction!(smooth_sources, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_file_len, m)?)?;
+    m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
     m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
     m.add("COLUMN_PAIRS", crate::io::text::COLUMN_PAIRS.to_vec())?;
