@@ -861,7 +861,7 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     seen = {}
 
     def fake_convert_text(inputs, output, options, progress=None):
-        seen.update(vars(options), inputs=inputs, output=output)
+        seen.update(options.to_dict(), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
         return {"edge_lines": 1}
 
@@ -923,7 +923,8 @@ def test_formats_are_detected_by_magic_before_extension(tmp_path):
 
 
 def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
-    """The registry is the one place a format plugs in: detection, options, dispatch."""
+    """The registry is the one place a Python format plugs in: detection, dispatch; it takes
+    the options every format takes (ReadOptions.settings()), and no others."""
     from instant_embedding.readers import _registry
 
     def read_pairs(paths, out, opts, progress):
@@ -933,7 +934,7 @@ def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
         return ie.Graph.open(out), {"edges_read": len(pairs)}
 
     monkeypatch.setattr(_registry, "_FORMATS", dict(_registry._FORMATS))
-    cv.register(cv.Format("pairs", (".pairs",), read_pairs, options=frozenset({"id_kind"})))
+    cv.register(cv.Format("pairs", (".pairs",), read_pairs))
     (tmp_path / "e.pairs").write_text("a->b b->c\n")
     g = ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph")
     assert sorted(g.nodes) == ["a", "b", "c"]

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -197,25 +197,7 @@ def _convert(args: argparse.Namespace, inputs: list, output: str) -> tuple[Any, 
     from .readers import convert_with_stats
 
     return convert_with_stats(
-        inputs,
-        output,
-        format=args.format,
-        directed=args.directed,
-        weighted=args.weighted,
-        delimiter=args.delimiter,
-        comment=args.comment,
-        header=args.header,
-        src_col=_column(args.src_col),
-        dst_col=_column(args.dst_col),
-        weight_col=_column(args.weight_col),
-        id_kind=args.id_kind,
-        self_loops=args.self_loops,
-        merge=args.merge,
-        var=args.var,
-        properties=args.properties,
-        memory_limit=args.memory_limit,
-        tmp_dir=args.tmp_dir,
-        progress=_show_progress(args),
+        inputs, output, progress=_show_progress(args), **_reading_options(args, "build")
     )
 
 
@@ -229,24 +211,6 @@ _FLAG_VALUES = {
     ("directed", "True"): "--directed",
     ("directed", "False"): "--undirected",
 }
-_FLAG_NAMES = (
-    "delimiter",
-    "format",
-    "id_kind",
-    "src_col",
-    "dst_col",
-    "weight_col",
-    "var",
-    "memory_limit",
-    "self_loops",
-    "tmp_dir",
-    "merge",
-    "comment",
-    "header",
-    "weighted",
-    "directed",
-    "properties",
-)
 
 
 def cli_names(msg: str) -> str:
@@ -264,14 +228,15 @@ def cli_names(msg: str) -> str:
         # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
         return f"{flag} {v}" if v.replace("-", "").replace("_", "").isalnum() else f"{flag} {val}"
 
-    names = "|".join(_FLAG_NAMES)
+    names = "|".join(s["name"] for s in _reading_settings("build"))
     msg = re.sub(
         rf"\b({names})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)",
         value,
         msg,
     )
+    snake = "|".join(s["name"] for s in _reading_settings("build") if "_" in s["name"])
     return re.sub(
-        r"\b(id_kind|src_col|dst_col|weight_col|memory_limit|self_loops|tmp_dir)\b",
+        rf"\b({snake})\b",
         lambda m: "--" + m.group(1).replace("_", "-"),
         msg,
     )
@@ -315,38 +280,28 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
     from . import _core
     from .readers import ReadOptions, convert, detect_format
 
-    fmt = args.format if args.format != "auto" else detect_format(path)
+    given = _reading_options(args, "parse")
+    fmt = given["format"] if given["format"] != "auto" else detect_format(path)
+    ReadOptions(**given).check_applies(fmt)
+    if not weighted:
+        given["weight_col"] = None
+    id_kind = "str" if graph.id_kind == "utf8" else "int"
     if fmt in _STREAMED:
-        opts = ReadOptions(
-            format=fmt,
-            weighted=weighted,
-            delimiter=args.delimiter,
-            header=args.header,
-            src_col=_column(args.src_col),
-            dst_col=_column(args.dst_col),
-            weight_col=_column(args.weight_col) if weighted else None,
-            id_kind="str" if graph.id_kind == "utf8" else "int",
-        )
+        opts = ReadOptions(**{**given, "format": fmt, "weighted": weighted, "id_kind": id_kind})
         r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:
             _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
         return r["src"], r["dst"], r["weights"]
 
-    id_kind = "str" if graph.id_kind == "utf8" else "int"
     with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
         g = convert(
             path,
             os.path.join(d, "edges.graph"),
-            format=args.format,
             directed=graph.directed,
             weighted=weighted,
-            delimiter=args.delimiter,
-            header=args.header,
-            src_col=_column(args.src_col),
-            dst_col=_column(args.dst_col),
-            weight_col=_column(args.weight_col) if weighted else None,
             id_kind=id_kind,
             merge=args.merge or "sum",
+            **given,
         )
         return _edges_of(g, weighted and g.weighted)
 
@@ -769,31 +724,60 @@ def _add_setting_flags(
         )
 
 
-def _add_reading_flags(p: argparse.ArgumentParser, formats: Iterable[str]) -> None:
-    """The flags that say how to read an input file (``convert`` and ``update``)."""
-    p.add_argument(
-        "--format",
-        default="auto",
-        choices=("auto", *formats),
-        help="input format (default: from the file's first bytes, then its extension)",
-    )
-    p.add_argument(
-        "--delimiter",
-        "--sep",
-        metavar="CHAR",
-        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
-        "(default: detected)",
-    )
-    p.add_argument(
-        "--header",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the first record of each text file holds column names (default: detected, "
-        "see docs/CLI.md)",
-    )
-    p.add_argument("--src-col", metavar="COL", help="source column (index or name)")
-    p.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
-    p.add_argument("--weight-col", metavar="COL", help="weight column (index or name)")
+# Command-line spellings of reading options beyond --NAME (and --no-NAME for flags).
+_READ_ALIASES = {"delimiter": ("--sep",)}
+_READ_NEGATIVE = {"directed": "--undirected", "weighted": "--unweighted"}
+
+
+def _reading_settings(stage: str) -> list[Any]:
+    """The reading options a command takes, from the kernel's table: ``"build"`` (convert)
+    takes every option some format uses, ``"parse"`` (update) those that say how records are
+    read (the graph settles the rest)."""
+    from ._core import ReadOptions
+
+    return [
+        s
+        for s in ReadOptions.settings()
+        if s["formats"] and (stage == "build" or s["stage"] == "parse")
+    ]
+
+
+def _reading_options(args: argparse.Namespace, stage: str) -> dict[str, Any]:
+    """The reading options given on the command line, as ``ReadOptions`` keywords."""
+    out = {s["name"]: getattr(args, s["name"]) for s in _reading_settings(stage)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
+    """One flag per reading option of ``stage`` (see :func:`_reading_settings`), with the
+    kernel's choices, defaults and help."""
+    for s in _reading_settings(stage):
+        name = s["name"]
+        flag = "--" + name.replace("_", "-")
+        text = s["help"].replace("%", "%%")
+        if s["default"]:
+            text += f" (default: {s['default']})".replace("%", "%%")
+        if s["type"] == "flag":
+            g = p.add_mutually_exclusive_group()
+            g.add_argument(flag, dest=name, action="store_const", const=True, help=text)
+            g.add_argument(
+                _READ_NEGATIVE.get(name, f"--no-{name.replace('_', '-')}"),
+                dest=name,
+                action="store_const",
+                const=False,
+                help=f"the opposite of {flag}",
+            )
+            continue
+        p.add_argument(
+            flag,
+            *_READ_ALIASES.get(name, ()),
+            dest=name,
+            type=_column if s["type"] == "column" else str,
+            default=s["default"] or None,
+            choices=s["choices"],
+            metavar=s["metavar"] or None,
+            help=text,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -801,7 +785,6 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
     from .export import FORMATS as OUT_FORMATS
-    from .readers import formats as in_formats
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -850,84 +833,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="input file (repeatable; alternative to positional INPUT)",
     )
     c.add_argument("-o", "--output", metavar="GRAPH", help="output graph file")
-    _add_reading_flags(c, in_formats())
-    d = c.add_mutually_exclusive_group()
-    d.add_argument(
-        "--directed",
-        dest="directed",
-        action="store_const",
-        const=True,
-        default=None,
-        help="edges are directed (default: what node-link JSON says, for .mat/.bcsr "
-        "undirected iff the matrix is symmetric, else undirected)",
-    )
-    d.add_argument(
-        "--undirected",
-        dest="directed",
-        action="store_const",
-        const=False,
-        help="edges are undirected",
-    )
-    w = c.add_mutually_exclusive_group()
-    w.add_argument(
-        "--weighted",
-        dest="weighted",
-        action="store_const",
-        const=True,
-        default=None,
-        help="read edge weights (text: column 2 unless --weight-col)",
-    )
-    w.add_argument(
-        "--unweighted",
-        dest="weighted",
-        action="store_const",
-        const=False,
-        help="ignore any weights",
-    )
-    c.add_argument(
-        "--comment",
-        default="#%",
-        metavar="CHARS",
-        help="text comment-line characters (default: '#%%')",
-    )
-    c.add_argument(
-        "--id-kind",
-        default="auto",
-        choices=("auto", "int", "str"),
-        help="node id type (default: int if every id is a canonical integer, such as 12 but "
-        "not 012)",
-    )
-    c.add_argument(
-        "--var",
-        metavar="NAME",
-        help=".mat variable (default: the only sparse matrix, e.g. 'network')",
-    )
-    c.add_argument(
-        "--properties",
-        metavar="PATH",
-        help="WebGraph input: its .properties file, when it is not BASENAME.properties "
-        "beside BASENAME.graph",
-    )
-    c.add_argument(
-        "--self-loops",
-        default="keep",
-        choices=("keep", "drop"),
-        help="keep or drop edges u-u (default: keep)",
-    )
-    c.add_argument(
-        "--merge",
-        default="sum",
-        choices=("sum", "max"),
-        help="weights of duplicate edges: sum or max (default: sum)",
-    )
-    c.add_argument(
-        "--memory-limit",
-        default="2G",
-        metavar="SIZE",
-        help="memory budget of the builder, e.g. 512M, 8G (default: 2G); covers its per-node "
-        "structures (~16-40 bytes per node) too: a warning says when they alone exceed it",
-    )
-    c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
+    _add_reading_flags(c, "build")
     c.add_argument(
         "--reorder",
         choices=REORDER_METHODS,
@@ -1067,7 +973,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="node ids to remove with all their edges, one a line (repeatable); done first, "
         "by rewriting the file without them (the ids are then gone from the file and the log)",
     )
-    _add_reading_flags(u, in_formats())
+    _add_reading_flags(u, "parse")
     u.add_argument(
         "--merge",
         choices=("sum", "max"),

@@ -6,6 +6,7 @@ pub mod graphml;
 pub mod input;
 pub mod json;
 pub mod mtx;
+pub mod options;
 pub mod pajek;
 pub mod sniff;
 pub mod source;

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::errors::IntoPy;
+use super::read_options::PyReadOptions;
 use crate::error::Error;
 use crate::graph::build::Merge;
 use crate::graph::external::{
@@ -19,14 +20,14 @@ use crate::graph::external::{
     DEFAULT_MEMORY_LIMIT,
 };
 use crate::graph::reorder;
-use crate::io::adjlist::{self, AdjOptions};
+use crate::io::adjlist;
 use crate::io::graphml::{self, GraphMlOptions};
 use crate::io::json::{self, JsonOptions};
 use crate::io::mtx;
 use crate::io::pajek::{self, PajekOptions};
 use crate::io::sniff;
 use crate::io::source::{BufferedIds, EdgeBuffer};
-use crate::io::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
+use crate::io::text::{self, TextStats};
 use crate::io::webgraph::{self, WebGraphFiles};
 
 enum State {
@@ -354,88 +355,6 @@ impl PyGraphBuilder {
     }
 }
 
-/// The reader options object of the Python facade (`instant_embedding.readers.ReadOptions`),
-/// read by attribute: one object crosses the boundary, validated there once.
-#[derive(FromPyObject)]
-pub struct PyReadOptions {
-    format: String,
-    directed: Option<bool>,
-    weighted: Option<bool>,
-    delimiter: Option<String>,
-    comment: String,
-    header: Option<bool>,
-    src_col: Option<Py<PyAny>>,
-    dst_col: Option<Py<PyAny>>,
-    weight_col: Option<Py<PyAny>>,
-    id_kind: String,
-    num_nodes: Option<u64>,
-    self_loops: String,
-    merge: String,
-    memory_limit: u64,
-    tmp_dir: Option<PathBuf>,
-    properties: Option<PathBuf>,
-}
-
-fn column(py: Python<'_>, c: &Option<Py<PyAny>>, what: &str) -> PyResult<Option<Column>> {
-    let Some(c) = c else { return Ok(None) };
-    let c = c.bind(py);
-    if let Ok(s) = c.extract::<String>() {
-        return Ok(Some(Column::Name(s)));
-    }
-    if !c.is_instance_of::<pyo3::types::PyBool>() {
-        if let Ok(i) = c.extract::<usize>() {
-            return Ok(Some(Column::Index(i)));
-        }
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a column index >= 0 or a column name"
-    )))
-}
-
-impl PyReadOptions {
-    /// The builder's options (`weighted` is settled by the reader).
-    pub fn build(&self) -> PyResult<BuildOptions> {
-        // None: undirected, unless the input says otherwise (node-link JSON; the JSON reader
-        // decides that itself).
-        let directed = self.directed.unwrap_or(false);
-        build_options(
-            directed,
-            self.weighted.unwrap_or(false),
-            &self.id_kind,
-            self.num_nodes,
-            &self.self_loops,
-            &self.merge,
-            Some(self.memory_limit),
-            self.tmp_dir.clone(),
-        )
-    }
-
-    fn text(&self, py: Python<'_>) -> PyResult<TextOptions> {
-        if !self.comment.is_ascii() {
-            return Err(PyValueError::new_err(
-                "comment must consist of ASCII characters",
-            ));
-        }
-        Ok(TextOptions {
-            flavor: Flavor::parse(&self.format).py_err()?,
-            // None or "": detect per file.
-            delimiter: self
-                .delimiter
-                .as_deref()
-                .filter(|d| !d.is_empty())
-                .map(Delimiter::parse)
-                .transpose()
-                .py_err()?,
-            comment: self.comment.as_bytes().to_vec(),
-            header: self.header,
-            src_col: column(py, &self.src_col, "src_col")?,
-            dst_col: column(py, &self.dst_col, "dst_col")?,
-            weight_col: column(py, &self.weight_col, "weight_col")?,
-            weighted: self.weighted,
-        })
-    }
-}
-
 /// Converts text edge lists or CSV/TSV files to a graph file (see `text.rs`); returns
 /// statistics.
 #[pyfunction]
@@ -444,11 +363,11 @@ pub fn convert_text<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let text = options.text(py)?;
+    let build = options.inner.build().py_err()?;
+    let text = options.inner.text().py_err()?;
     let (b, t) = with_progress(py, progress, move |hook| {
         text::convert_text(&inputs, &output, &text, &build, Some(hook))
     })?;
@@ -467,26 +386,17 @@ pub fn convert_json<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let key = |c: &Option<Py<PyAny>>, what: &str| -> PyResult<Option<String>> {
-        match column(py, c, what)? {
-            None => Ok(None),
-            Some(Column::Name(s)) => Ok(Some(s)),
-            Some(Column::Index(_)) => Err(PyTypeError::new_err(format!(
-                "{what} must name a key of the JSON edge objects, not a column index"
-            ))),
-        }
-    };
     let json = JsonOptions {
-        directed: options.directed,
-        weighted: options.weighted,
-        src_key: key(&options.src_col, "src_col")?,
-        dst_key: key(&options.dst_col, "dst_col")?,
-        weight_key: key(&options.weight_col, "weight_col")?,
+        directed: options.inner.directed,
+        weighted: options.inner.weighted,
+        src_key: options.inner.key("src_col").py_err()?,
+        dst_key: options.inner.key("dst_col").py_err()?,
+        weight_key: options.inner.key("weight_col").py_err()?,
     };
-    let build = options.build()?;
+    let build = options.inner.build().py_err()?;
     let (b, j) = with_progress(py, progress, move |hook| {
         json::convert_json(&inputs, &output, &json, &build, Some(hook))
     })?;
@@ -508,11 +418,11 @@ pub fn convert_webgraph<'py>(
     py: Python<'py>,
     path: PathBuf,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let files = WebGraphFiles::resolve(&path, options.properties.as_deref());
+    let build = options.inner.build().py_err()?;
+    let files = WebGraphFiles::resolve(&path, options.inner.properties.as_deref());
     let (b, w) = with_progress(py, progress, move |hook| {
         webgraph::convert_webgraph(&files, &output, &build, Some(hook))
     })?;
@@ -595,13 +505,13 @@ pub fn convert_mtx<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let [path] = <[PathBuf; 1]>::try_from(inputs)
         .map_err(|_| PyValueError::new_err("format 'mtx' takes exactly one input file"))?;
-    let build = options.build()?;
-    let (directed, weighted) = (options.directed, options.weighted);
+    let build = options.inner.build().py_err()?;
+    let (directed, weighted) = (options.inner.directed, options.inner.weighted);
     let (b, h) = with_progress(py, progress, move |hook| {
         mtx::convert_mtx(&path, &output, directed, weighted, &build, Some(hook))
     })?;
@@ -611,31 +521,17 @@ pub fn convert_mtx<'py>(
     Ok(d)
 }
 
-fn adj_options(options: &PyReadOptions) -> PyResult<AdjOptions> {
-    let delimiter = match options.delimiter.as_deref().filter(|d| !d.is_empty()) {
-        None => None,
-        Some(d) => match Delimiter::parse(d).py_err()? {
-            Delimiter::Whitespace => None,
-            Delimiter::Byte(c) => Some(c),
-        },
-    };
-    Ok(AdjOptions {
-        delimiter,
-        comment: options.comment.as_bytes().to_vec(),
-    })
-}
-
 #[pyfunction]
 #[pyo3(signature = (inputs, output, options, *, progress=None))]
 pub fn convert_adjlist<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let adj = adj_options(&options)?;
+    let build = options.inner.build().py_err()?;
+    let adj = options.inner.adjlist().py_err()?;
     let (b, a) = with_progress(py, progress, move |hook| {
         adjlist::convert_adjlist(&inputs, &output, &adj, &build, Some(hook))
     })?;
@@ -653,15 +549,15 @@ pub fn convert_graphml<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let [path] = <[PathBuf; 1]>::try_from(inputs)
         .map_err(|_| PyValueError::new_err("format 'graphml' takes exactly one input file"))?;
-    let build = options.build()?;
+    let build = options.inner.build().py_err()?;
     let opts = GraphMlOptions {
-        directed: options.directed,
-        weighted: options.weighted,
+        directed: options.inner.directed,
+        weighted: options.inner.weighted,
     };
     let (b, g) = with_progress(py, progress, move |hook| {
         graphml::convert_graphml(&path, &output, opts, &build, Some(hook))
@@ -679,15 +575,15 @@ pub fn convert_pajek<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let [path] = <[PathBuf; 1]>::try_from(inputs)
         .map_err(|_| PyValueError::new_err("format 'pajek' takes exactly one input file"))?;
-    let build = options.build()?;
+    let build = options.inner.build().py_err()?;
     let opts = PajekOptions {
-        directed: options.directed,
-        weighted: options.weighted,
+        directed: options.inner.directed,
+        weighted: options.inner.weighted,
     };
     let (b, g) = with_progress(py, progress, move |hook| {
         pajek::convert_pajek(&path, &output, opts, &build, Some(hook))
@@ -716,7 +612,7 @@ struct ReadEdges {
 pub fn read_edges<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     graph: &super::PyGraph,
 ) -> PyResult<Bound<'py, PyDict>> {
     let g = graph.inner.clone();
@@ -725,14 +621,14 @@ pub fn read_edges<'py>(
     } else {
         IdMode::Int
     };
-    let weighted = options.weighted.unwrap_or(false);
-    let format = options.format.clone();
+    let weighted = options.inner.weighted.unwrap_or(false);
+    let format = options.inner.format.clone();
     let text = match format.as_str() {
-        "edgelist" | "csv" | "tsv" => Some(options.text(py)?),
+        "edgelist" | "csv" | "tsv" => Some(options.inner.text().py_err()?),
         _ => None,
     };
-    let adj = adj_options(&options)?;
-    let merge = Merge::parse(&options.merge).py_err()?;
+    let adj = options.inner.adjlist().py_err()?;
+    let merge = options.inner.merge().py_err()?;
     let r = py
         .detach(move || -> Result<ReadEdges, Error> {
             let g: &crate::graph::csr::Graph = &g;

@@ -6,6 +6,7 @@ mod config;
 mod convert;
 mod errors;
 mod live;
+mod read_options;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -482,6 +483,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compress::PyLinearMap>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_class::<live::PyLiveWriter>()?;
+    m.add_class::<read_options::PyReadOptions>()?;
     m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
@@ -491,6 +493,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::convert_pajek, m)?)?;
     m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
+    m.add_function(wrap_pyfunction!(read_options::py_parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
@@ -506,6 +509,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
+    m.add(
+        "DEFAULT_MEMORY_LIMIT",
+        crate::graph::external::DEFAULT_MEMORY_LIMIT,
+    )?;
     m.add("COLUMN_PAIRS", crate::io::text::COLUMN_PAIRS.to_vec())?;
     m.add("WEIGHT_NAMES", crate::io::text::WEIGHT_NAMES.to_vec())?;
     m.add("MAX_SMOOTH", crate::embed::smooth::MAX_SMOOTH)?;

@@ -17,7 +17,8 @@ def convert(
     input: PathLike | Sequence[PathLike],  # noqa: A002 - mirrors the CLI argument
     output: PathLike,
     *,
-    format: str = "auto",  # noqa: A002
+    # <settings: convert>
+    format: str = "auto",
     directed: bool | None = None,
     weighted: bool | None = None,
     delimiter: str | None = None,
@@ -30,9 +31,10 @@ def convert(
     self_loops: str = "keep",
     merge: str = "sum",
     var: str | None = None,
-    properties: PathLike | None = None,
+    properties: str | os.PathLike[str] | None = None,
     memory_limit: int | str | None = None,
-    tmp_dir: PathLike | None = None,
+    tmp_dir: str | os.PathLike[str] | None = None,
+    # </settings>
     progress: Any = False,
 ) -> Graph:
     """Convert input files into a graph file and open it.
@@ -126,27 +128,8 @@ def convert(
     ImportError
         The format needs an optional dependency that is missing (the message names it).
     """
-    graph, _ = convert_with_stats(
-        input,
-        output,
-        format=format,
-        directed=directed,
-        weighted=weighted,
-        delimiter=delimiter,
-        comment=comment,
-        header=header,
-        src_col=src_col,
-        dst_col=dst_col,
-        weight_col=weight_col,
-        id_kind=id_kind,
-        self_loops=self_loops,
-        merge=merge,
-        var=var,
-        properties=properties,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
-        progress=progress,
-    )
+    options = {k: v for k, v in locals().items() if k not in ("input", "output", "progress")}
+    graph, _ = convert_with_stats(input, output, progress=progress, **options)
     return graph
 
 
@@ -158,7 +141,8 @@ def convert_with_stats(
     **options: Any,
 ) -> tuple[Graph, dict[str, Any]]:
     """:func:`convert`, also returning a dict of statistics (edges read, header lines
-    skipped, columns used, seconds, ...). Takes the same keyword arguments."""
+    skipped, columns used, seconds, ...). Takes the same keyword arguments (those of
+    :class:`ReadOptions`)."""
     opts = ReadOptions(**options)
     paths = (
         [os.fspath(input)]
@@ -185,7 +169,7 @@ def convert_with_stats(
             name = names.pop()
     fmt = get(name)
     opts = opts.replace(format=name)
-    opts.check_applies(name, fmt.allowed)
+    opts.check_applies(name)
     for p in paths:
         if os.path.isdir(p) and not fmt.directories:
             raise IsADirectoryError(f"{p}: is a directory (only Parquet/Arrow datasets can be)")

@@ -25,9 +25,6 @@ HEAD_BYTES = 64
 COMPRESSION_EXT = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".xz")
 _COMPRESSION_MAGIC = (b"\x1f\x8b", b"BZh", b"\x28\xb5\x2f\xfd", b"\xfd7zXZ\x00")
 
-# Options every format takes.
-COMMON = frozenset({"directed", "self_loops", "merge", "memory_limit", "tmp_dir"})
-
 Reader = Callable[[list[str], str, "ReadOptions", Any], "tuple[Graph, dict[str, Any]]"]
 
 
@@ -48,8 +45,6 @@ class Format:
     magic : callable, optional
         ``magic(head, path) -> bool`` on the file's first bytes (and its path, for formats
         recognised by a companion file); tried before any extension.
-    options : frozenset of str
-        The :class:`ReadOptions` fields the format uses beyond the common ones.
     directories : bool
         Whether a directory (of shards) is an input of this format.
     several : bool
@@ -62,14 +57,9 @@ class Format:
     extensions: tuple[str, ...]
     read: Reader
     magic: Callable[[bytes, str], bool] | None = None
-    options: frozenset[str] = frozenset()
     directories: bool = False
     several: bool = False
     compressed: bool = False
-
-    @property
-    def allowed(self) -> frozenset[str]:
-        return COMMON | self.options
 
 
 _FORMATS: dict[str, Format] = {}

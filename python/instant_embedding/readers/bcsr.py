@@ -193,4 +193,4 @@ def _is_bcsr(head: bytes, path: str) -> bool:
     return head.startswith(b"XGFS")
 
 
-register(Format("bcsr", (".bcsr",), read_bcsr, magic=_is_bcsr, options=frozenset({"weighted"})))
+register(Format("bcsr", (".bcsr",), read_bcsr, magic=_is_bcsr))

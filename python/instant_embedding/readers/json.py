@@ -34,7 +34,6 @@ register(
         (".json", ".jsonl", ".ndjson"),
         read_json,
         magic=_looks_like_json,
-        options=frozenset({"weighted", "src_col", "dst_col", "weight_col", "id_kind"}),
         several=True,
         compressed=True,
     )

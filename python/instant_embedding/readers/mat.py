@@ -168,6 +168,5 @@ register(
         (".mat",),
         read_matrix_file,
         magic=_is_mat,
-        options=frozenset({"weighted", "var"}),
     )
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -24,7 +23,7 @@ from ._build import (
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice, parse_size
+from ._options import ReadOptions
 
 
 def from_scipy(
@@ -92,7 +91,7 @@ def scipy_edges(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, bool, bool]:
     """(src, dst, weights, n, directed, weighted) of a sparse adjacency matrix."""
     sp = need("scipy.sparse", "scipy", "reading a sparse matrix")
-    check_choice("self_loops", self_loops, ("keep", "drop"))
+    ReadOptions(self_loops=self_loops)  # checks the choice
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{where}: adjacency matrix must be square, got shape {matrix.shape}")
     a = sp.csr_matrix(matrix)
@@ -261,11 +260,11 @@ def from_pandas(
     pd = need("pandas", "pandas", "from_pandas")
     opts = ReadOptions(
         directed=directed,
-        id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
+        id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
-        memory_limit=parse_size(memory_limit),
-        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
     )
     frames: Iterator[Any] = iter([df] if isinstance(df, pd.DataFrame) else df)
     first = next(frames, None)

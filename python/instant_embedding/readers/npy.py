@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights, norm_ids
-from ._options import ReadOptions, parse_size
+from ._options import ReadOptions
 from ._registry import Format, register
 
 
@@ -64,7 +64,7 @@ def from_numpy(
     if weighted and a.shape[1] != 3:
         raise ValueError("weighted=True needs a third (weight) column")
     opts = ReadOptions(
-        directed=directed, self_loops=self_loops, merge=merge, memory_limit=parse_size(memory_limit)
+        directed=directed, self_loops=self_loops, merge=merge, memory_limit=memory_limit
     )
     g, _ = build(
         _numpy_chunks(a, bool(weighted), "edges"),
@@ -110,7 +110,7 @@ def read_npy(
         _numpy_chunks(a, bool(weighted), path),
         opts,
         out,
-        directed=opts.directed_flag(),
+        directed=bool(opts.directed),
         weighted=bool(weighted),
         require_edges=path,
     )
@@ -120,4 +120,4 @@ def _is_npy(head: bytes, path: str) -> bool:
     return head.startswith(b"\x93NUMPY")
 
 
-register(Format("npy", (".npy",), read_npy, magic=_is_npy, options=frozenset({"weighted"})))
+register(Format("npy", (".npy",), read_npy, magic=_is_npy))

@@ -23,10 +23,8 @@ from ._build import (
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice, parse_size
+from ._options import ReadOptions
 from ._registry import Format, dataset_files, register
-
-TABLE_OPTIONS = frozenset({"weighted", "src_col", "dst_col", "weight_col", "id_kind"})
 
 
 def from_arrow(
@@ -69,11 +67,11 @@ def from_arrow(
     pa = need("pyarrow", "arrow", "from_arrow")
     opts = ReadOptions(
         directed=directed,
-        id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
+        id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
-        memory_limit=parse_size(memory_limit),
-        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
     )
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)
@@ -238,7 +236,7 @@ def read_table(
             ),
             opts,
             out,
-            directed=opts.directed_flag(),
+            directed=bool(opts.directed),
             weighted=cols[2] is not None,
             require_edges=where,
         )
@@ -276,7 +274,6 @@ register(
         (".parquet", ".pq"),
         read_table,
         magic=_is_parquet,
-        options=TABLE_OPTIONS,
         directories=True,
         several=True,
     )
@@ -287,7 +284,6 @@ register(
         (".arrow", ".feather", ".ipc"),
         read_table,
         magic=_is_arrow,
-        options=TABLE_OPTIONS,
         directories=True,
         several=True,
     )

@@ -17,10 +17,6 @@ from ._build import run_native
 from ._options import ReadOptions
 from ._registry import Format, register
 
-TEXT_OPTIONS = frozenset(
-    {"weighted", "delimiter", "comment", "header", "src_col", "dst_col", "weight_col", "id_kind"}
-)
-
 
 def read_text(
     paths: list[str], out: str, opts: ReadOptions, progress: Any
@@ -40,7 +36,6 @@ for _name, _ext in (
             _name,
             _ext,
             read_text,
-            options=TEXT_OPTIONS,
             several=True,
             compressed=True,
         )
@@ -63,13 +58,12 @@ def read_adjlist(
     return run_native(_core.convert_adjlist, paths, out, opts, progress, total, "edge_lines")
 
 
-register(Format("mtx", (".mtx", ".mm"), read_mtx, options=frozenset({"weighted"}), compressed=True))
+register(Format("mtx", (".mtx", ".mm"), read_mtx, compressed=True))
 register(
     Format(
         "adjlist",
         (".adjlist", ".adj"),
         read_adjlist,
-        options=frozenset({"delimiter", "comment", "id_kind"}),
         several=True,
         compressed=True,
     )
@@ -89,7 +83,6 @@ register(
         "graphml",
         (".graphml",),
         read_graphml,
-        options=frozenset({"weighted", "id_kind"}),
         compressed=True,
     )
 )
@@ -108,7 +101,6 @@ register(
         "pajek",
         (".net", ".paj"),
         read_pajek,
-        options=frozenset({"weighted", "id_kind"}),
         compressed=True,
     )
 )

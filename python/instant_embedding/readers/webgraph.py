@@ -56,6 +56,5 @@ register(
         (".properties",),
         read_webgraph,
         magic=is_webgraph,
-        options=frozenset({"weighted", "id_kind", "properties"}),
     )
 )

@@ -1,0 +1,138 @@
+"""The one reading-options object (``ReadOptions``, the kernel's table of reading options) and
+what is built from it: the command line's reading flags, ``convert``'s keywords, refusals of
+options a format does not use."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import pickle
+
+import instant_embedding as ie
+import numpy as np
+import pytest
+from instant_embedding.cli import build_parser
+from instant_embedding.readers import DEFAULT_MEMORY_LIMIT, ReadOptions, formats, parse_size
+
+SETTINGS = ReadOptions.settings()
+BY_NAME = {s["name"]: s for s in SETTINGS}
+
+
+def _subparser(name: str):
+    return build_parser()._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+
+
+def test_the_table_names_the_registered_formats():
+    every = set(BY_NAME["format"]["formats"])
+    assert every == set(formats())
+    assert BY_NAME["format"]["choices"] == ("auto", *BY_NAME["format"]["formats"])
+    for s in SETTINGS:
+        assert set(s["formats"]) <= every, s["name"]
+        assert s["stage"] in ("parse", "build") and s["help"], s["name"]
+
+
+def test_defaults_come_from_the_table():
+    d = ReadOptions()
+    assert list(d.to_dict()) == list(BY_NAME)
+    assert d.given() == []
+    assert (d.format, d.comment, d.id_kind, d.merge, d.self_loops) == (
+        "auto",
+        "#%",
+        "auto",
+        "sum",
+        "keep",
+    )
+    assert d.memory_limit == DEFAULT_MEMORY_LIMIT == parse_size(BY_NAME["memory_limit"]["default"])
+    for name in ("directed", "weighted", "header", "delimiter", "src_col", "tmp_dir"):
+        assert getattr(d, name) is None and BY_NAME[name]["default"] == "", name
+
+
+def test_convert_takes_exactly_the_options_users_give():
+    params = inspect.signature(ie.convert).parameters
+    users = [s["name"] for s in SETTINGS if s["formats"]]
+    assert [p for p in params if p not in ("input", "output", "progress")] == users
+    for name in users:
+        want = None if BY_NAME[name]["type"] == "size" else getattr(ReadOptions(), name)
+        assert params[name].default == want, name
+
+
+def test_cli_reading_flags_come_from_the_table():
+    convert = {a.dest: a for a in _subparser("convert")._actions}
+    update = {a.dest: a for a in _subparser("update")._actions}
+    for s in SETTINGS:
+        name = s["name"]
+        if not s["formats"]:
+            assert name not in convert, name
+            continue
+        a = convert[name]
+        if s["choices"]:
+            assert tuple(a.choices) == s["choices"], name
+            assert a.default == s["default"], name
+        # update reads records the way convert does; the graph settles the rest.
+        assert (name in update) == (s["stage"] == "parse") or name == "merge", name
+    args = _subparser("convert").parse_args(
+        ["e.csv", "g.graph", "--sep", ";", "--src-col", "2", "--no-header", "--undirected"]
+    )
+    assert (args.delimiter, args.src_col, args.header, args.directed) == (";", 2, False, False)
+    args = _subparser("update").parse_args(["g.graph", "--add", "e.txt", "--comment", "!"])
+    assert args.comment == "!"
+
+
+def test_options_are_frozen_comparable_and_pickle():
+    o = ReadOptions(format="csv", src_col="a", dst_col=1, memory_limit="1.5G", header=False)
+    assert o.memory_limit == 3 * 2**29 and (o.src_col, o.dst_col) == ("a", 1)
+    assert o.given() == ["header", "src_col", "dst_col", "memory_limit"]
+    assert o == ReadOptions(**o.to_dict()) and o != ReadOptions()
+    for proto in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(o, protocol=proto)) == o
+    assert copy.deepcopy(o) == o
+    with pytest.raises(AttributeError):
+        o.header = True  # type: ignore[misc]
+    r = o.replace(merge="max", header=None)
+    assert (r.merge, r.header, o.merge, o.header) == ("max", None, "sum", False)
+    assert "src_col" in dir(o)
+    assert (
+        repr(ReadOptions(format="mtx", weighted=True)) == "ReadOptions(format='mtx', weighted=True)"
+    )
+
+
+@pytest.mark.parametrize(
+    "kw,exc,msg",
+    [
+        ({"header": 1}, TypeError, "header must be True, False or None"),
+        ({"directed": "yes"}, TypeError, "directed must be True, False or None"),
+        ({"src_col": -1}, TypeError, "src_col must be a column index >= 0 or a column name"),
+        ({"src_col": 1.5}, TypeError, "src_col must be a column index"),
+        ({"src_col": True}, TypeError, "src_col must be a column index"),
+        ({"merge": "min"}, ValueError, "merge must be one of 'sum', 'max', got \"min\""),
+        ({"id_kind": 3}, ValueError, "id_kind must be one of 'auto', 'int', 'str'"),
+        ({"format": "x-y"}, ValueError, "format must be one of 'auto', 'bcsr'"),
+        ({"memory_limit": "lots"}, ValueError, "invalid size"),
+        ({"memory_limit": 0}, ValueError, "memory_limit must be > 0"),
+        ({"memory_limit": True}, TypeError, "memory_limit must be an int or a size string"),
+        ({"comment": "§"}, ValueError, "comment characters must be ASCII"),
+        ({"delimiter": "ab"}, ValueError, "delimiter"),
+        ({"weight_col": "w", "weighted": False}, ValueError, "weight_col is given but"),
+        ({"dim": 3}, TypeError, "unknown reading option 'dim'"),
+    ],
+)
+def test_bad_options_are_refused_with_their_name(kw, exc, msg):
+    with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
+        ReadOptions(**kw)
+
+
+def test_numpy_values_are_taken():
+    o = ReadOptions(directed=np.bool_(True), src_col=np.int64(3), memory_limit=np.int64(2048))
+    assert (o.directed, o.src_col, o.memory_limit) == (True, 3, 2048)
+
+
+def test_an_option_a_format_does_not_use_is_refused(tmp_path):
+    (tmp_path / "e.mtx").write_text(
+        "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"
+    )
+    with pytest.raises(ValueError, match=r"header, src_col do\(es\) not apply to mtx input"):
+        ie.convert(tmp_path / "e.mtx", tmp_path / "g.graph", header=False, src_col=0)
+    assert not (tmp_path / "g.graph").exists()
+    for s in SETTINGS:
+        for fmt in s["formats"]:
+            ReadOptions(format=fmt).check_applies(fmt)
