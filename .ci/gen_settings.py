@@ -11,7 +11,8 @@ Markdown):
 - ``python/instant_embedding/embedding.py``: the ``Literal`` aliases of the choice settings and
   the signature of ``InstantEmbedding.__init__`` (scikit-learn reads parameters from it);
 - ``python/instant_embedding/readers/_convert.py``: the reading keywords of ``convert``;
-- ``docs/CLI.md``: the table of reading options.
+- ``docs/CLI.md``: the tables of input formats (``FORMATS`` in src/io/mod.rs, through
+  ``formats()``) and of reading options.
 
 ``python .ci/gen_settings.py`` rewrites the files; ``--check`` only reports blocks that differ
 (CI runs it after building the package, so a setting added in Rust without regenerating fails).
@@ -24,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from instant_embedding._core import EmbeddingConfig, ReadOptions
+from instant_embedding._core import EmbeddingConfig, ReadOptions, formats
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [
@@ -74,7 +75,6 @@ def read_default(s: dict) -> str:
 
 
 def read_table() -> list[str]:
-    every = set(ReadOptions.settings()[0]["formats"])
     out = [
         "| option | default | formats | `update` | meaning |",
         "|--------|---------|---------|----------|---------|",
@@ -87,7 +87,14 @@ def read_table() -> list[str]:
             flag += " NAME"
         elif s["metavar"]:
             flag += " " + s["metavar"]
-        formats = "all" if set(s["formats"]) == every else ", ".join(s["formats"])
+        missing = [f for f in ReadOptions.settings()[0]["formats"] if f not in s["formats"]]
+        formats = (
+            "all"
+            if not missing
+            else f"all but {', '.join(missing)}"
+            if len(missing) <= 2
+            else ", ".join(s["formats"])
+        )
         default = f"`{s['default']}`" if s["default"] else "–"
         update = "yes" if s["stage"] == "parse" else "no"
         help_ = s["help"].replace("|", "\\|")
@@ -128,6 +135,9 @@ def lines(kind: str) -> list[str]:
         return [f"{s['name']}: {read_annotation(s)} = {read_default(s)}," for s in read_settings()]
     if kind == "read_table":  # docs/CLI.md
         return read_table()
+    if kind == "formats_table":  # docs/CLI.md
+        rows = [f"| `{f['name']}` | {f['files']} | {f['notes']} |" for f in formats()]
+        return ["| `--format` | files | notes |", "|---|---|---|", *rows]
     raise SystemExit(f"unknown settings block kind {kind!r}")
 
 

@@ -860,12 +860,12 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     """The text reader gets one options object; column names reach it unresolved."""
     seen = {}
 
-    def fake_convert_text(inputs, output, options, progress=None):
+    def fake_convert_native(inputs, output, options, progress=None):
         seen.update(options.to_dict(), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
         return {"edge_lines": 1}
 
-    monkeypatch.setattr(_core, "convert_text", fake_convert_text, raising=False)
+    monkeypatch.setattr(_core, "convert_native", fake_convert_native)
     p = write(tmp_path / "e.csv", "# exported\nw;to;from\n1.5;b;a\n")
     cv.convert(
         p,
@@ -922,26 +922,20 @@ def test_formats_are_detected_by_magic_before_extension(tmp_path):
         ie.Graph.open(tmp_path / "e.txt")
 
 
-def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
-    """The registry is the one place a Python format plugs in: detection, dispatch; it takes
-    the options every format takes (ReadOptions.settings()), and no others."""
-    from instant_embedding.readers import _registry
-
-    def read_pairs(paths, out, opts, progress):
-        pairs = [ln.split("->") for ln in open(paths[0]).read().split()]
-        g = ie.Graph.from_edges([a for a, _ in pairs], [b for _, b in pairs])
-        g.save(out)
-        return ie.Graph.open(out), {"edges_read": len(pairs)}
-
-    monkeypatch.setattr(_registry, "_FORMATS", dict(_registry._FORMATS))
-    cv.register(cv.Format("pairs", (".pairs",), read_pairs))
-    (tmp_path / "e.pairs").write_text("a->b b->c\n")
-    g = ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph")
-    assert sorted(g.nodes) == ["a", "b", "c"]
+def test_the_formats_are_the_kernels_table(tmp_path):
+    """One table of formats: the registry, detection, ``--format`` and the options each takes."""
+    table = _core.formats()
+    assert list(cv.formats()) == [f["name"] for f in table]
+    for f in table:
+        fmt = cv.formats()[f["name"]]
+        assert fmt.native == f["native"] and fmt.extensions == f["extensions"]
+        (tmp_path / f"x{f['extensions'][0]}").write_bytes(b"")
+        if f["name"] != "webgraph":  # a .properties file alone is a WebGraph's
+            assert cv.detect_format(tmp_path / f"x{f['extensions'][0]}") == f["name"]
+    with pytest.raises(ValueError, match="format must be 'auto' or one of 'edgelist'"):
+        ie.convert(tmp_path / "x.txt", tmp_path / "g.graph", format="pairs")
     with pytest.raises(ValueError, match="delimiter do"):
-        ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph", delimiter=",")
-    with pytest.raises(ValueError, match="registered already"):
-        cv.register(cv.Format("pairs", (".x",), read_pairs))
+        ie.convert(tmp_path / "x.mtx", tmp_path / "g.graph", delimiter=",")
 
 
 def test_python_errors_name_parameters(tmp_path):

@@ -106,7 +106,7 @@ def test_options_are_frozen_comparable_and_pickle():
         ({"src_col": True}, TypeError, "src_col must be a column index"),
         ({"merge": "min"}, ValueError, "merge must be one of 'sum', 'max', got \"min\""),
         ({"id_kind": 3}, ValueError, "id_kind must be one of 'auto', 'int', 'str'"),
-        ({"format": "x-y"}, ValueError, "format must be one of 'auto', 'bcsr'"),
+        ({"format": "x-y"}, ValueError, "format must be 'auto' or one of 'edgelist', 'csv'"),
         ({"memory_limit": "lots"}, ValueError, "invalid size"),
         ({"memory_limit": 0}, ValueError, "memory_limit must be > 0"),
         ({"memory_limit": True}, TypeError, "memory_limit must be an int or a size string"),

@@ -339,54 +339,24 @@ def reorder_graph(
     progress: Callable[[int, int], object] | None = None,
     order: npt.NDArray[np.uint32] | None = None,
 ) -> dict[str, Any]: ...
-def convert_json(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_text(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_mtx(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_adjlist(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_graphml(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_pajek(
-    inputs: list[str],
-    output: str,
-    options: ReadOptions,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def sniff_format(path: str | os.PathLike[str]) -> tuple[str, str | None]: ...
 def read_edges(inputs: list[str], options: ReadOptions, graph: Graph) -> dict[str, Any]: ...
-def convert_webgraph(
-    path: str,
+def convert_native(
+    inputs: list[str],
     output: str,
     options: ReadOptions,
     *,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
+def detect_format(path: str | os.PathLike[str]) -> str: ...
+
+class _FormatInfo(TypedDict):
+    name: str
+    extensions: tuple[str, ...]
+    native: bool
+    several: bool
+    compressed: bool
+    directories: bool
+    files: str
+    notes: str
+
+def formats() -> list[_FormatInfo]: ...

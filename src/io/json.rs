@@ -30,6 +30,9 @@ use crate::graph::external::{
 };
 use crate::io::input::open_input;
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted", "src_col", "dst_col", "weight_col", "id_kind"];
+
 /// Options of [`convert_json`].
 #[derive(Clone, Debug, Default)]
 pub struct JsonOptions {

@@ -17,6 +17,7 @@ use crate::graph::build::Merge;
 use crate::graph::external::{BuildOptions, IdMode, SelfLoops, DEFAULT_MEMORY_LIMIT};
 use crate::io::adjlist::AdjOptions;
 use crate::io::text::{Column, Delimiter, Flavor, TextOptions};
+use crate::io::{format, known_format, FORMATS};
 
 /// What values a reading option takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub enum ReadKind {
     Flag,
     /// One of these names.
     Choice(&'static [&'static str]),
+    /// `"auto"` or the name of one of the [`FORMATS`].
+    Format,
     /// A string, or None.
     Text,
     /// A column: a 0-based index or a header name (a key, for JSON), or None.
@@ -42,7 +45,7 @@ impl ReadKind {
     pub fn name(&self) -> &'static str {
         match self {
             ReadKind::Flag => "flag",
-            ReadKind::Choice(_) => "choice",
+            ReadKind::Choice(_) | ReadKind::Format => "choice",
             ReadKind::Text => "text",
             ReadKind::Column => "column",
             ReadKind::Int => "int",
@@ -69,8 +72,9 @@ pub struct ReadSetting {
     pub name: &'static str,
     pub kind: ReadKind,
     pub stage: Stage,
-    /// The formats that use it; [`ALL_FORMATS`] for every one.
-    pub formats: &'static [&'static str],
+    /// Whether every format takes it; otherwise the formats that list it in their
+    /// [`Format::options`](crate::io::Format) do.
+    pub every_format: bool,
     /// What the command line and the docs call its value (`COL`, `SIZE`, ...); empty for
     /// flags and choices.
     pub metavar: &'static str,
@@ -78,28 +82,6 @@ pub struct ReadSetting {
     pub help: &'static str,
 }
 
-/// Every input format (`format=` values besides `"auto"`), in the order users see them.
-pub const FORMAT_NAMES: &[&str] = &[
-    "bcsr", "json", "mat", "npy", "parquet", "arrow", "csv", "tsv", "edgelist", "mtx", "adjlist",
-    "graphml", "pajek", "webgraph",
-];
-/// `format=` choices.
-pub const FORMAT_CHOICES: &[&str] = &[
-    "auto", "bcsr", "json", "mat", "npy", "parquet", "arrow", "csv", "tsv", "edgelist", "mtx",
-    "adjlist", "graphml", "pajek", "webgraph",
-];
-/// Marks an option every format takes.
-pub const ALL_FORMATS: &[&str] = &["*"];
-const TEXT: &[&str] = &["csv", "tsv", "edgelist"];
-const DELIMITED: &[&str] = &["csv", "tsv", "edgelist", "adjlist"];
-const COLUMNS: &[&str] = &["csv", "tsv", "edgelist", "json", "parquet", "arrow"];
-const WEIGHTS: &[&str] = &[
-    "csv", "tsv", "edgelist", "json", "parquet", "arrow", "mat", "bcsr", "npy", "mtx", "graphml",
-    "pajek", "webgraph",
-];
-const NAMED_IDS: &[&str] = &[
-    "csv", "tsv", "edgelist", "json", "parquet", "arrow", "adjlist", "graphml", "pajek", "webgraph",
-];
 pub const ID_KINDS: &[&str] = &["auto", "int", "str"];
 pub const SELF_LOOPS: &[&str] = &["keep", "drop"];
 pub const MERGES: &[&str] = &["sum", "max"];
@@ -108,9 +90,9 @@ pub const MERGES: &[&str] = &["sum", "max"];
 pub const READ_SETTINGS: &[ReadSetting] = &[
     ReadSetting {
         name: "format",
-        kind: ReadKind::Choice(FORMAT_CHOICES),
+        kind: ReadKind::Format,
         stage: Stage::Parse,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "",
         help: "input format; auto: the file's content first (magic, Matrix Market banner, XML \
                root, Pajek, JSON), then its extension, else a text edge list",
@@ -119,7 +101,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "directed",
         kind: ReadKind::Flag,
         stage: Stage::Build,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "",
         help: "edges are directed; default: what the input says (node-link JSON, a matrix's \
                symmetry, Matrix Market's banner, GraphML's edgedefault, Pajek's *Arcs), else \
@@ -129,7 +111,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "weighted",
         kind: ReadKind::Flag,
         stage: Stage::Build,
-        formats: WEIGHTS,
+        every_format: false,
         metavar: "",
         help: "read edge weights; default: iff a weight column is given or named (text, \
                tables), an edge has one (JSON), a value is not 1 (matrices, Pajek), the values \
@@ -139,7 +121,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "delimiter",
         kind: ReadKind::Text,
         stage: Stage::Parse,
-        formats: DELIMITED,
+        every_format: false,
         metavar: "CHAR",
         help: "text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' \
                or a punctuation character; default: detected per file",
@@ -148,7 +130,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "comment",
         kind: ReadKind::Text,
         stage: Stage::Parse,
-        formats: DELIMITED,
+        every_format: false,
         metavar: "CHARS",
         help: "text lines starting with one of these ASCII characters (after spaces) are skipped",
     },
@@ -156,7 +138,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "header",
         kind: ReadKind::Flag,
         stage: Stage::Parse,
-        formats: TEXT,
+        every_format: false,
         metavar: "",
         help: "the first record of each text file holds column names; default: detected \
                (docs/CLI.md, 'What a text file means'), true when a column is named",
@@ -165,7 +147,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "src_col",
         kind: ReadKind::Column,
         stage: Stage::Parse,
-        formats: COLUMNS,
+        every_format: false,
         metavar: "COL",
         help: "source column (0-based index or name); default: a known pair of names \
                (src/dst, source/target, from/to, ...), else the first two columns",
@@ -174,7 +156,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "dst_col",
         kind: ReadKind::Column,
         stage: Stage::Parse,
-        formats: COLUMNS,
+        every_format: false,
         metavar: "COL",
         help: "destination column (0-based index or name)",
     },
@@ -182,7 +164,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "weight_col",
         kind: ReadKind::Column,
         stage: Stage::Parse,
-        formats: COLUMNS,
+        every_format: false,
         metavar: "COL",
         help: "weight column (0-based index or name); implies weighted",
     },
@@ -190,7 +172,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "id_kind",
         kind: ReadKind::Choice(ID_KINDS),
         stage: Stage::Build,
-        formats: NAMED_IDS,
+        every_format: false,
         metavar: "",
         help: "node id type; auto: int if every id is a canonical integer (12, not 012 or \
                +12), else str",
@@ -199,7 +181,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "num_nodes",
         kind: ReadKind::Int,
         stage: Stage::Build,
-        formats: &[],
+        every_format: false,
         metavar: "N",
         help: "ids are 0..num_nodes-1 (isolated nodes kept); set by readers of matrices",
     },
@@ -207,7 +189,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "self_loops",
         kind: ReadKind::Choice(SELF_LOOPS),
         stage: Stage::Build,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "",
         help: "keep edges u-u (stored once) or drop them",
     },
@@ -215,7 +197,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "merge",
         kind: ReadKind::Choice(MERGES),
         stage: Stage::Build,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "",
         help: "weights of duplicate edges: sum or max (unweighted duplicates collapse to one)",
     },
@@ -223,7 +205,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "var",
         kind: ReadKind::Text,
         stage: Stage::Parse,
-        formats: &["mat"],
+        every_format: false,
         metavar: "NAME",
         help: ".mat variable holding the adjacency matrix; default: the only sparse matrix",
     },
@@ -231,7 +213,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "properties",
         kind: ReadKind::Path,
         stage: Stage::Parse,
-        formats: &["webgraph"],
+        every_format: false,
         metavar: "PATH",
         help: "WebGraph: the .properties file, when it is not BASENAME.properties beside \
                BASENAME.graph",
@@ -240,7 +222,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "memory_limit",
         kind: ReadKind::Size,
         stage: Stage::Build,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "SIZE",
         help: "memory budget of the out-of-core builder, e.g. 512M, 8G; covers its per-node \
                structures (~16-40 bytes per node) too",
@@ -249,7 +231,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         name: "tmp_dir",
         kind: ReadKind::Path,
         stage: Stage::Build,
-        formats: ALL_FORMATS,
+        every_format: true,
         metavar: "DIR",
         help: "where the out-of-core builder spills sorted runs; default: the output's folder",
     },
@@ -263,7 +245,16 @@ pub fn read_setting(name: &str) -> Option<&'static ReadSetting> {
 impl ReadSetting {
     /// Whether format `fmt` uses this option.
     pub fn applies_to(&self, fmt: &str) -> bool {
-        self.formats == ALL_FORMATS || self.formats.contains(&fmt)
+        self.every_format || format(fmt).is_some_and(|f| f.options.contains(&self.name))
+    }
+
+    /// The formats that use this option, in the order of [`FORMATS`].
+    pub fn formats(&self) -> Vec<&'static str> {
+        FORMATS
+            .iter()
+            .filter(|f| self.applies_to(f.name))
+            .map(|f| f.name)
+            .collect()
     }
 }
 
@@ -283,7 +274,7 @@ pub enum ReadValue {
 /// [`validate`](Self::validate).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
-    /// `"auto"` or one of [`FORMAT_NAMES`].
+    /// `"auto"` or the name of one of the [`FORMATS`].
     pub format: String,
     pub directed: Option<bool>,
     pub weighted: Option<bool>,
@@ -404,17 +395,9 @@ impl ReadOptions {
             _ => Err(wrong()),
         };
         match name {
-            // The choices are the kernel's formats; a format registered by the Python facade
-            // is one more name (its registry refuses unknown names), taking the options of
-            // every format.
             "format" => match &value {
-                V::Text(t)
-                    if !t.is_empty()
-                        && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') =>
-                {
-                    self.format = t.clone()
-                }
-                V::Text(t) => return Err(choice(FORMAT_CHOICES, name, t).unwrap_err()),
+                V::Text(t) if t == "auto" => self.format = t.clone(),
+                V::Text(t) => self.format = known_format(t)?.name.into(),
                 _ => return Err(wrong()),
             },
             "directed" => self.directed = flag(&value)?,
@@ -621,17 +604,15 @@ mod tests {
             let mut o = ReadOptions::default();
             o.set(s.name, v.clone()).expect(s.name);
             assert_eq!(o.get(s.name), Some(v), "{}", s.name);
-            for f in s.formats {
-                assert!(
-                    *f == "*" || FORMAT_NAMES.contains(f),
-                    "{}: unknown format {f}",
-                    s.name
-                );
-            }
         }
         assert_eq!(READ_SETTINGS.len(), 17);
         assert!(d.given().is_empty());
-        assert_eq!(&FORMAT_CHOICES[1..], FORMAT_NAMES);
+        assert!(read_setting("num_nodes").unwrap().formats().is_empty());
+        assert_eq!(
+            read_setting("merge").unwrap().formats().len(),
+            FORMATS.len()
+        );
+        assert_eq!(read_setting("var").unwrap().formats(), ["mat"]);
     }
 
     #[test]

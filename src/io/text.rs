@@ -50,6 +50,18 @@ use crate::io::input::open_input;
 use crate::io::sniff::Content;
 use crate::io::source::EdgeSink;
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &[
+    "weighted",
+    "delimiter",
+    "comment",
+    "header",
+    "src_col",
+    "dst_col",
+    "weight_col",
+    "id_kind",
+];
+
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delimiter {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use numpy::{PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use super::errors::IntoPy;
 use super::read_options::PyReadOptions;
@@ -20,15 +20,9 @@ use crate::graph::external::{
     DEFAULT_MEMORY_LIMIT,
 };
 use crate::graph::reorder;
-use crate::io::adjlist;
-use crate::io::graphml::{self, GraphMlOptions};
-use crate::io::json::{self, JsonOptions};
-use crate::io::mtx;
-use crate::io::pajek::{self, PajekOptions};
-use crate::io::sniff;
-use crate::io::source::{BufferedIds, EdgeBuffer};
-use crate::io::text::{self, TextStats};
-use crate::io::webgraph::{self, WebGraphFiles};
+use crate::io::source::BufferedIds;
+use crate::io::text::TextStats;
+use crate::io::{self, Stat};
 
 enum State {
     Open(Box<ExternalBuilder>),
@@ -355,84 +349,6 @@ impl PyGraphBuilder {
     }
 }
 
-/// Converts text edge lists or CSV/TSV files to a graph file (see `text.rs`); returns
-/// statistics.
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_text<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.inner.build().py_err()?;
-    let text = options.inner.text().py_err()?;
-    let (b, t) = with_progress(py, progress, move |hook| {
-        text::convert_text(&inputs, &output, &text, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, Some(&t))?;
-    d.set_item("headers", t.headers)?;
-    d.set_item("columns", t.columns)?;
-    d.set_item("delimiter", t.delimiter)?;
-    Ok(d)
-}
-
-/// Converts JSON inputs (node-link JSON, JSON Lines edges, edge arrays; see `json.rs`) to a
-/// graph file; returns statistics.
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_json<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let json = JsonOptions {
-        directed: options.inner.directed,
-        weighted: options.inner.weighted,
-        src_key: options.inner.key("src_col").py_err()?,
-        dst_key: options.inner.key("dst_col").py_err()?,
-        weight_key: options.inner.key("weight_col").py_err()?,
-    };
-    let build = options.inner.build().py_err()?;
-    let (b, j) = with_progress(py, progress, move |hook| {
-        json::convert_json(&inputs, &output, &json, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", j.input_bytes)?;
-    d.set_item("shape", j.shape)?;
-    d.set_item("edge_lines", j.edges)?;
-    d.set_item("nodes_listed", j.nodes_listed)?;
-    d.set_item("passes", j.passes)?;
-    Ok(d)
-}
-
-/// Converts a WebGraph BV graph (`path`: its basename, `.graph` or `.properties` file; the
-/// options' `properties` overrides where the properties file is) to a graph file (see
-/// `webgraph.rs`); returns statistics.
-#[pyfunction]
-#[pyo3(signature = (path, output, options, *, progress=None))]
-pub fn convert_webgraph<'py>(
-    py: Python<'py>,
-    path: PathBuf,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.inner.build().py_err()?;
-    let files = WebGraphFiles::resolve(&path, options.inner.properties.as_deref());
-    let (b, w) = with_progress(py, progress, move |hook| {
-        webgraph::convert_webgraph(&files, &output, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", w.input_bytes)?;
-    d.set_item("source_nodes", w.nodes)?;
-    d.set_item("source_arcs", w.arcs)?;
-    Ok(d)
-}
-
 /// Writes a copy of `graph` with its nodes renumbered for locality (see `reorder.rs`); returns
 /// statistics.
 #[pyfunction]
@@ -487,126 +403,70 @@ pub fn reorder_graph<'py>(
     Ok(d)
 }
 
-/// What a file's content says it is (`"mtx"`, `"graphml"`, `"pajek"`, `"dot"`, `"xml"`,
-/// `"json"`, `"graph"`, or `""` for text and binary data), after decompression.
-#[pyfunction]
-pub fn sniff_format(py: Python<'_>, path: PathBuf) -> PyResult<(String, Option<String>)> {
-    py.detach(move || {
-        let c = sniff::sniff(&path)?;
-        let refusal = sniff::unsupported(&path, &c).map(|e| e.to_string());
-        Ok::<_, Error>((c.name().to_string(), refusal))
-    })
-    .py_err()
+fn stats_to_dict(d: &Bound<'_, PyDict>, stats: io::Stats) -> PyResult<()> {
+    for (k, v) in stats {
+        match v {
+            Stat::Int(i) => d.set_item(k, i)?,
+            Stat::Bool(b) => d.set_item(k, b)?,
+            Stat::Text(t) => d.set_item(k, t)?,
+            Stat::List(l) => d.set_item(k, l)?,
+        }
+    }
+    Ok(())
 }
 
+/// Converts `inputs` of a format the kernel parses (`options.format`, settled: never "auto")
+/// into the graph file `output` (see `io::convert`); returns statistics.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_mtx<'py>(
+pub fn convert_native<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
     options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'mtx' takes exactly one input file"))?;
-    let build = options.inner.build().py_err()?;
-    let (directed, weighted) = (options.inner.directed, options.inner.weighted);
-    let (b, h) = with_progress(py, progress, move |hook| {
-        mtx::convert_mtx(&path, &output, directed, weighted, &build, Some(hook))
+    let opts = options.inner.clone();
+    let (b, st) = with_progress(py, progress, move |hook| {
+        io::convert(&inputs, &output, &opts, Some(hook))
     })?;
     let d = stats_dict(py, &b, None)?;
-    d.set_item("edge_lines", h.entries)?;
-    d.set_item("symmetric", h.symmetric)?;
+    stats_to_dict(&d, st)?;
     Ok(d)
 }
 
+/// The format of the file `path` (see `io::detect`): a format's name, or an error that says
+/// what the file is and what reads it.
 #[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_adjlist<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.inner.build().py_err()?;
-    let adj = options.inner.adjlist().py_err()?;
-    let (b, a) = with_progress(py, progress, move |hook| {
-        adjlist::convert_adjlist(&inputs, &output, &adj, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", a.input_bytes)?;
-    d.set_item("lines", a.lines)?;
-    d.set_item("edge_lines", a.node_lines)?;
-    d.set_item("passes", a.passes)?;
-    Ok(d)
+pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
+    py.detach(move || io::detect(&path)).py_err()
 }
 
+/// The input formats (`io::FORMATS`), in the order users see them: name, extensions, whether
+/// the kernel parses it (`native`), `several`, `compressed`, `directories`, and the row of the
+/// docs' format table (`files`, `notes`).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_graphml<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'graphml' takes exactly one input file"))?;
-    let build = options.inner.build().py_err()?;
-    let opts = GraphMlOptions {
-        directed: options.inner.directed,
-        weighted: options.inner.weighted,
-    };
-    let (b, g) = with_progress(py, progress, move |hook| {
-        graphml::convert_graphml(&path, &output, opts, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", g.input_bytes)?;
-    d.set_item("edge_lines", g.edges)?;
-    d.set_item("nodes_listed", g.nodes)?;
-    Ok(d)
+pub fn formats(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    io::FORMATS
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", f.name)?;
+            d.set_item("extensions", PyTuple::new(py, f.extensions)?)?;
+            d.set_item("native", f.native)?;
+            d.set_item("several", f.several)?;
+            d.set_item("compressed", f.compressed)?;
+            d.set_item("directories", f.directories)?;
+            d.set_item("files", f.files)?;
+            d.set_item("notes", f.notes)?;
+            Ok(d)
+        })
+        .collect()
 }
 
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_pajek<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: &PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'pajek' takes exactly one input file"))?;
-    let build = options.inner.build().py_err()?;
-    let opts = PajekOptions {
-        directed: options.inner.directed,
-        weighted: options.inner.weighted,
-    };
-    let (b, g) = with_progress(py, progress, move |hook| {
-        pajek::convert_pajek(&path, &output, opts, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("edge_lines", g.edges)?;
-    d.set_item("nodes_listed", g.nodes)?;
-    Ok(d)
-}
-
-/// Edges read for a live graph's update.
-struct ReadEdges {
-    ids: BufferedIds,
-    weights: Vec<f32>,
-    headers: Vec<String>,
-    columns: Vec<String>,
-    lines: u64,
-}
-
-/// Reads the edges of `inputs` (text, Matrix Market or adjacency lists) with the readers of
-/// `convert`, for `graph`: ids of its kind, a first line settled by its ids too. Returns
-/// `src`, `dst` (int64 arrays or lists of str), `weights` (float32, or None), `headers` and
-/// `columns` as `convert_text` reports them.
+/// Reads the edges of `inputs` (a format the kernel parses) for an update of `graph`, with
+/// the readers of `convert` (see `io::read_edges`). Returns `src`, `dst` (int64 arrays or lists
+/// of str), `weights` (float32, or None), `headers`, `columns` and `edge_lines`.
 #[pyfunction]
 #[pyo3(signature = (inputs, options, graph))]
 pub fn read_edges<'py>(
@@ -616,122 +476,10 @@ pub fn read_edges<'py>(
     graph: &super::PyGraph,
 ) -> PyResult<Bound<'py, PyDict>> {
     let g = graph.inner.clone();
-    let mode = if matches!(g.id_kind(), crate::graph::format::IdKind::Utf8) {
-        IdMode::Str
-    } else {
-        IdMode::Int
-    };
-    let weighted = options.inner.weighted.unwrap_or(false);
-    let format = options.inner.format.clone();
-    let text = match format.as_str() {
-        "edgelist" | "csv" | "tsv" => Some(options.inner.text().py_err()?),
-        _ => None,
-    };
-    let adj = options.inner.adjlist().py_err()?;
-    let merge = options.inner.merge().py_err()?;
+    let opts = options.inner.clone();
+    let weighted = opts.weighted.unwrap_or(false);
     let r = py
-        .detach(move || -> Result<ReadEdges, Error> {
-            let g: &crate::graph::csr::Graph = &g;
-            match format.as_str() {
-                "edgelist" | "csv" | "tsv" => {
-                    let text = text.expect("text options");
-                    let mut make = |ids: IdMode, _w: bool| Ok(EdgeBuffer::new(ids, Some(g)));
-                    let (b, t, _) = text::read_text(&inputs, &text, mode, merge, &mut make, None)?;
-                    let w = if t.weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: t.headers,
-                        columns: t.columns,
-                        lines: t.edge_lines,
-                    })
-                }
-                "mtx" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs)
-                        .map_err(|_| Error::param("format 'mtx' takes exactly one input file"))?;
-                    let h = mtx::read_header(&path)?;
-                    let how = mtx::MtxRead {
-                        directed: g.directed(),
-                        weighted: weighted && h.values,
-                    };
-                    if weighted && !h.values {
-                        return Err(Error::param(format!(
-                            "{}: the graph is weighted, but the matrix is 'pattern': it has no \
-                             values",
-                            path.display()
-                        )));
-                    }
-                    let mut b = EdgeBuffer::new(IdMode::Int, Some(g));
-                    mtx::read_mtx(&path, &h, how, Merge::Max, &mut b, false, &|_| true)?;
-                    let w = if how.weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: h.entries,
-                    })
-                }
-                "adjlist" => {
-                    if weighted {
-                        return Err(Error::param(
-                            "the graph is weighted, but an adjacency list has no weights",
-                        ));
-                    }
-                    let mut make = |ids: IdMode| Ok(EdgeBuffer::new(ids, Some(g)));
-                    let (b, a, _) = adjlist::read_adjlist(&inputs, &adj, mode, &mut make, None)?;
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: Vec::new(),
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: a.node_lines,
-                    })
-                }
-                "graphml" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs).map_err(|_| {
-                        Error::param("format 'graphml' takes exactly one input file")
-                    })?;
-                    let opts = GraphMlOptions {
-                        directed: Some(g.directed()),
-                        weighted: Some(weighted),
-                    };
-                    let mut make =
-                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
-                    let (b, st) = graphml::read_graphml(&path, opts, mode, &mut make, None)?;
-                    let w = if weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: st.edges,
-                    })
-                }
-                "pajek" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs)
-                        .map_err(|_| Error::param("format 'pajek' takes exactly one input file"))?;
-                    let opts = PajekOptions {
-                        directed: Some(g.directed()),
-                        weighted: Some(weighted),
-                    };
-                    let mut make =
-                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
-                    let (b, st) = pajek::read_pajek(&path, opts, mode, &mut make, None)?;
-                    let w = if weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: st.edges,
-                    })
-                }
-                other => Err(Error::param(format!(
-                    "read_edges does not read format {other:?}"
-                ))),
-            }
-        })
+        .detach(move || io::read_edges(&inputs, &opts, &g))
         .py_err()?;
     let d = PyDict::new(py);
     match r.ids {
@@ -751,6 +499,6 @@ pub fn read_edges<'py>(
     }
     d.set_item("headers", r.headers)?;
     d.set_item("columns", r.columns)?;
-    d.set_item("edge_lines", r.lines)?;
+    d.set_item("edge_lines", r.edge_lines)?;
     Ok(d)
 }

@@ -484,15 +484,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_class::<live::PyLiveWriter>()?;
     m.add_class::<read_options::PyReadOptions>()?;
-    m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_mtx, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_adjlist, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_graphml, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_pajek, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_native, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(read_options::py_parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;

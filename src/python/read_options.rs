@@ -11,9 +11,10 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple};
 use super::errors::IntoPy;
 use crate::io::options::{
     format_size, parse_size, read_setting, ReadKind, ReadOptions, ReadSetting, ReadValue, Stage,
-    ALL_FORMATS, FORMAT_NAMES, READ_SETTINGS,
+    READ_SETTINGS,
 };
 use crate::io::text::Column;
+use crate::io::FORMATS;
 
 /// How to read an input: every option of :func:`instant_embedding.convert`.
 ///
@@ -62,7 +63,7 @@ fn extract(s: &ReadSetting, obj: &Bound<'_, PyAny>) -> PyResult<ReadValue> {
             ReadValue::Bool(obj.is_truthy()?)
         }
         // A choice that is no str is refused with the choices (by `set`), like a wrong str.
-        ReadKind::Choice(_) => ReadValue::Text(match obj.extract::<String>() {
+        ReadKind::Choice(_) | ReadKind::Format => ReadValue::Text(match obj.extract::<String>() {
             Ok(t) => t,
             Err(_) => obj.repr()?.to_string(),
         }),
@@ -216,6 +217,12 @@ impl PyReadOptions {
                 d.set_item("type", s.kind.name())?;
                 let choices = match s.kind {
                     ReadKind::Choice(c) => Some(PyTuple::new(py, c)?),
+                    ReadKind::Format => Some(PyTuple::new(
+                        py,
+                        std::iter::once("auto")
+                            .chain(FORMATS.iter().map(|f| f.name))
+                            .collect::<Vec<_>>(),
+                    )?),
                     _ => None,
                 };
                 d.set_item("choices", choices)?;
@@ -227,12 +234,7 @@ impl PyReadOptions {
                         Stage::Build => "build",
                     },
                 )?;
-                let formats: Vec<&str> = if s.formats == ALL_FORMATS {
-                    FORMAT_NAMES.to_vec()
-                } else {
-                    s.formats.to_vec()
-                };
-                d.set_item("formats", PyTuple::new(py, formats)?)?;
+                d.set_item("formats", PyTuple::new(py, s.formats())?)?;
                 d.set_item("metavar", s.metavar)?;
                 d.set_item("help", s.help)?;
                 Ok(d)

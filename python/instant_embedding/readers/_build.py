@@ -10,7 +10,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,25 +62,23 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
     return out
 
 
-def run_native(
-    convert: Callable[..., Any],
-    inputs: Any,
-    out: str,
-    opts: ReadOptions,
-    progress: Any,
-    total: int | None,
-    edges_key: str,
+def read_native(
+    paths: list[str], out: str, opts: ReadOptions, progress: Any
 ) -> tuple[Graph, dict[str, Any]]:
-    """Runs one of the native streaming converters (``_core.convert_*``) with a progress bar in
-    bytes of input; returns the graph written to ``out`` and the converter's statistics, with
-    ``edges_read`` taken from its ``edges_key``."""
-    bar = ByteProgress(total, progress, "B")
+    """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
+    of input; returns the graph written to ``out`` and the reader's statistics."""
+    files = [p for p in paths if os.path.isfile(p)]
+    if opts.format == "webgraph":  # named by its basename, .graph or .properties file
+        root = paths[0].removesuffix(".graph").removesuffix(".properties")
+        files = [f for f in (root + ".graph",) if os.path.isfile(f)]
+    bar = ByteProgress(sum(map(os.path.getsize, files)) or None, progress, "B")
     try:
-        stats = dict(convert(inputs, out, opts, progress=bar.native_hook if progress else None))
+        hook = bar.native_hook if progress else None
+        stats = dict(_core.convert_native(paths, out, opts, progress=hook))
     finally:
         bar.close()
     g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats[edges_key])
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
     return g, stats
 
 

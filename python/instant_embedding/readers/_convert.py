@@ -10,7 +10,7 @@ from typing import Any
 from ..graph import Graph
 from ._build import PathLike, check_output, warn_if_over_budget
 from ._options import ReadOptions
-from ._registry import detect_format, get
+from ._registry import detect_format, formats
 
 
 def convert(
@@ -151,8 +151,6 @@ def convert_with_stats(
     )
     if not paths:
         raise ValueError("no input files given")
-    if opts.format != "auto":
-        get(opts.format)  # an unknown name fails before the files are looked at
     for p in paths:
         # A WebGraph basename names BASENAME.graph.
         if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
@@ -167,7 +165,7 @@ def convert_with_stats(
             if len(names) > 1:
                 raise ValueError(f"inputs have different formats ({', '.join(sorted(names))})")
             name = names.pop()
-    fmt = get(name)
+    fmt = formats()[name]
     opts = opts.replace(format=name)
     opts.check_applies(name)
     for p in paths:

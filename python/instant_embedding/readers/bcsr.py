@@ -14,7 +14,7 @@ from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights
 from ._options import ReadOptions
-from ._registry import Format, register
+from ._registry import register
 
 
 @dataclass
@@ -189,8 +189,4 @@ def read_bcsr(
         bar.close()
 
 
-def _is_bcsr(head: bytes, path: str) -> bool:
-    return head.startswith(b"XGFS")
-
-
-register(Format("bcsr", (".bcsr",), read_bcsr, magic=_is_bcsr))
+register("bcsr", read_bcsr)

@@ -11,7 +11,7 @@ from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import PathLike, build, need
 from ._options import ReadOptions
-from ._registry import Format, register
+from ._registry import register
 from .memory import scipy_edges
 
 
@@ -158,15 +158,4 @@ def _read_mat_hdf5(path: str, var: str | None) -> Any:
         return sp.csr_matrix(arr)
 
 
-def _is_mat(head: bytes, path: str) -> bool:
-    return head.startswith(b"MATLAB")
-
-
-register(
-    Format(
-        "mat",
-        (".mat",),
-        read_matrix_file,
-        magic=_is_mat,
-    )
-)
+register("mat", read_matrix_file)

@@ -11,7 +11,7 @@ from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights, norm_ids
 from ._options import ReadOptions
-from ._registry import Format, register
+from ._registry import register
 
 
 def from_numpy(
@@ -116,8 +116,4 @@ def read_npy(
     )
 
 
-def _is_npy(head: bytes, path: str) -> bool:
-    return head.startswith(b"\x93NUMPY")
-
-
-register(Format("npy", (".npy",), read_npy, magic=_is_npy))
+register("npy", read_npy)

@@ -24,7 +24,7 @@ from ._build import (
     resolve_columns,
 )
 from ._options import ReadOptions
-from ._registry import Format, dataset_files, register
+from ._registry import dataset_files, register
 
 
 def from_arrow(
@@ -260,31 +260,5 @@ def _guard_arrow(chunks: Iterator[Chunk], where: str) -> Iterator[Chunk]:
         yield c
 
 
-def _is_parquet(head: bytes, path: str) -> bool:
-    return head.startswith(b"PAR1")
-
-
-def _is_arrow(head: bytes, path: str) -> bool:
-    return head.startswith(b"ARROW1")
-
-
-register(
-    Format(
-        "parquet",
-        (".parquet", ".pq"),
-        read_table,
-        magic=_is_parquet,
-        directories=True,
-        several=True,
-    )
-)
-register(
-    Format(
-        "arrow",
-        (".arrow", ".feather", ".ipc"),
-        read_table,
-        magic=_is_arrow,
-        directories=True,
-        several=True,
-    )
-)
+register("parquet", read_table)
+register("arrow", read_table)
