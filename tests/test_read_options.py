@@ -136,3 +136,23 @@ def test_an_option_a_format_does_not_use_is_refused(tmp_path):
     for s in SETTINGS:
         for fmt in s["formats"]:
             ReadOptions(format=fmt).check_applies(fmt)
+
+
+def test_decimal_comma_weights(tmp_path):
+    """``1,5`` is a weight of 1.5 where the writer's locale says so: detected with ``;``
+    (a spreadsheet's CSV), asked for elsewhere, refused when turned off."""
+    tsv = tmp_path / "e.tsv"
+    tsv.write_text("a\tb\t1,5\nb\tc\t2\n")
+    with pytest.raises(ie.GraphFormatError, match="non-numeric weight '1,5'"):
+        ie.convert(tsv, tmp_path / "g.graph", weighted=True)
+    g = ie.convert(tsv, tmp_path / "g.graph", weighted=True, decimal_comma=True)
+    assert g.edge_weights("a").tolist() == [1.5]
+    semi = tmp_path / "e.csv"
+    semi.write_text("src;dst;weight\na;b;2,25\n")
+    assert ie.convert(semi, tmp_path / "h.graph").edge_weights("a").tolist() == [2.25]
+    with pytest.raises(ie.GraphFormatError, match="non-numeric weight '2,25'"):
+        ie.convert(semi, tmp_path / "h.graph", decimal_comma=False)
+    mtx = tmp_path / "x.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1.5\n")
+    with pytest.raises(ValueError, match=r"decimal_comma do\(es\) not apply to mtx input"):
+        ie.convert(mtx, tmp_path / "m.graph", decimal_comma=True)

@@ -110,6 +110,7 @@ class ReadOptions:
     src_col: int | str | None
     dst_col: int | str | None
     weight_col: int | str | None
+    decimal_comma: bool | None
     id_kind: str
     num_nodes: int | None
     self_loops: str
@@ -132,6 +133,7 @@ class ReadOptions:
         src_col: int | str | None = ...,
         dst_col: int | str | None = ...,
         weight_col: int | str | None = ...,
+        decimal_comma: bool | None = ...,
         id_kind: str = ...,
         num_nodes: int | None = ...,
         self_loops: str = ...,
@@ -155,6 +157,7 @@ class ReadOptions:
         src_col: int | str | None = ...,
         dst_col: int | str | None = ...,
         weight_col: int | str | None = ...,
+        decimal_comma: bool | None = ...,
         id_kind: str = ...,
         num_nodes: int | None = ...,
         self_loops: str = ...,

@@ -169,6 +169,15 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         help: "weight column (0-based index or name); implies weighted",
     },
     ReadSetting {
+        name: "decimal_comma",
+        kind: ReadKind::Flag,
+        stage: Stage::Parse,
+        every_format: false,
+        metavar: "",
+        help: "text weights may be written with a decimal comma (1,5); default: with the ';' \
+               delimiter",
+    },
+    ReadSetting {
         name: "id_kind",
         kind: ReadKind::Choice(ID_KINDS),
         stage: Stage::Build,
@@ -284,6 +293,7 @@ pub struct ReadOptions {
     pub src_col: Option<Column>,
     pub dst_col: Option<Column>,
     pub weight_col: Option<Column>,
+    pub decimal_comma: Option<bool>,
     pub id_kind: &'static str,
     pub num_nodes: Option<u64>,
     pub self_loops: &'static str,
@@ -307,6 +317,7 @@ impl Default for ReadOptions {
             src_col: None,
             dst_col: None,
             weight_col: None,
+            decimal_comma: None,
             id_kind: "auto",
             num_nodes: None,
             self_loops: "keep",
@@ -349,6 +360,7 @@ impl ReadOptions {
             "src_col" => col(&self.src_col),
             "dst_col" => col(&self.dst_col),
             "weight_col" => col(&self.weight_col),
+            "decimal_comma" => flag(self.decimal_comma),
             "id_kind" => V::Text(self.id_kind.into()),
             "num_nodes" => self.num_nodes.map_or(V::None, V::Int),
             "self_loops" => V::Text(self.self_loops.into()),
@@ -408,6 +420,7 @@ impl ReadOptions {
             "src_col" => self.src_col = col(&value)?,
             "dst_col" => self.dst_col = col(&value)?,
             "weight_col" => self.weight_col = col(&value)?,
+            "decimal_comma" => self.decimal_comma = flag(&value)?,
             "id_kind" => self.id_kind = pick(ID_KINDS, &value)?,
             "num_nodes" => {
                 self.num_nodes = match value {
@@ -523,6 +536,7 @@ impl ReadOptions {
             dst_col: self.dst_col.clone(),
             weight_col: self.weight_col.clone(),
             weighted: self.weighted,
+            decimal_comma: self.decimal_comma,
         })
     }
 
@@ -605,7 +619,7 @@ mod tests {
             o.set(s.name, v.clone()).expect(s.name);
             assert_eq!(o.get(s.name), Some(v), "{}", s.name);
         }
-        assert_eq!(READ_SETTINGS.len(), 17);
+        assert_eq!(READ_SETTINGS.len(), 18);
         assert!(d.given().is_empty());
         assert!(read_setting("num_nodes").unwrap().formats().is_empty());
         assert_eq!(

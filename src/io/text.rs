@@ -52,6 +52,7 @@ use crate::io::source::EdgeSink;
 
 /// The reading options this format uses beyond those every format takes (`io::FORMATS`).
 pub const OPTIONS: &[&str] = &[
+    "decimal_comma",
     "weighted",
     "delimiter",
     "comment",
@@ -149,6 +150,9 @@ pub struct TextOptions {
     /// `None`: weighted iff `weight_col` is given or the header names a `weight` column.
     /// `Some(true)` without `weight_col`: the column named `weight`, else column 2.
     pub weighted: Option<bool>,
+    /// Whether a weight may be written with a decimal comma (`1,5`); `None`: with a `;`
+    /// delimiter, as the spreadsheets of the locales that write `;` do.
+    pub decimal_comma: Option<bool>,
 }
 
 impl Default for TextOptions {
@@ -162,6 +166,7 @@ impl Default for TextOptions {
             dst_col: None,
             weight_col: None,
             weighted: None,
+            decimal_comma: None,
         }
     }
 }
@@ -405,8 +410,7 @@ fn trim(mut t: &[u8]) -> &[u8] {
     t
 }
 
-/// Parses a weight token; with a `;` delimiter a decimal comma (`1,5`) is read as in the
-/// spreadsheets of the locales that write `;`.
+/// Parses a weight token, with a decimal comma (`1,5`) if `decimal_comma`.
 fn parse_weight(t: &[u8], decimal_comma: bool) -> Option<f64> {
     let s = std::str::from_utf8(t).ok()?;
     if let Ok(x) = s.parse::<f64>() {
@@ -1410,7 +1414,8 @@ impl FileState<'_> {
         wt: &[u8],
     ) -> Result<Flow> {
         let w = if self.weighted {
-            let x = parse_weight(wt, self.delim == Delimiter::Byte(b';')).ok_or_else(|| {
+            let comma = (self.text.decimal_comma).unwrap_or(self.delim == Delimiter::Byte(b';'));
+            let x = parse_weight(wt, comma).ok_or_else(|| {
                 self.err(line, raw, format!("non-numeric weight {}", quote_bytes(wt)))
             })?;
             let why = if x.is_nan() {

@@ -27,6 +27,7 @@ def convert(
     src_col: int | str | None = None,
     dst_col: int | str | None = None,
     weight_col: int | str | None = None,
+    decimal_comma: bool | None = None,
     id_kind: str = "auto",
     self_loops: str = "keep",
     merge: str = "sum",
