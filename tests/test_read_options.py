@@ -156,3 +156,25 @@ def test_decimal_comma_weights(tmp_path):
     mtx.write_text("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1.5\n")
     with pytest.raises(ValueError, match=r"decimal_comma do\(es\) not apply to mtx input"):
         ie.convert(mtx, tmp_path / "m.graph", decimal_comma=True)
+
+
+def test_text_and_tables_share_one_column_rule(tmp_path):
+    """A frame written by pandas, read back and written again, has an ``Unnamed: 0`` index
+    column: an index for text and tables alike, and the same refusal of three candidates."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": ["x", "y"], "b": ["y", "z"]})
+    df.to_csv(tmp_path / "once.csv")
+    pd.read_csv(tmp_path / "once.csv").to_csv(tmp_path / "twice.csv", index=False)
+    assert open(tmp_path / "twice.csv").readline().startswith("Unnamed: 0,a,b")
+    twice = pd.read_csv(tmp_path / "twice.csv")
+    want = sorted(zip(df["a"], df["b"]))
+    for g in (ie.convert(tmp_path / "twice.csv", tmp_path / "t.graph"), ie.from_pandas(twice)):
+        assert sorted((u, v) for u in g.nodes for v in g.neighbors(u) if u < v) == want
+    three = pd.DataFrame({"ts": [1, 2], "a": ["x", "y"], "b": ["y", "z"]})
+    three.to_csv(tmp_path / "three.csv", index=False)
+    # Text cannot tell "ts,a,b" from an edge line; both refuse and name the flags.
+    with pytest.raises(ie.GraphFormatError, match="src_col and dst_col to choose the columns"):
+        ie.convert(tmp_path / "three.csv", tmp_path / "3.graph")
+    msg = r"DataFrame: 3 columns \('ts', 'a', 'b'\) and no known pair .* pass src_col and dst_col"
+    with pytest.raises(ie.GraphFormatError, match=msg):
+        ie.from_pandas(three)

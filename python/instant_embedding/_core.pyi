@@ -351,6 +351,9 @@ def convert_native(
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
 def detect_format(path: str | os.PathLike[str]) -> str: ...
+def table_columns(
+    names: list[str], options: ReadOptions, where_: str
+) -> tuple[int, int, int | None]: ...
 
 class _FormatInfo(TypedDict):
     name: str

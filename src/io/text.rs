@@ -890,13 +890,14 @@ fn names_a_header(fields: &[Vec<u8>], table: bool) -> bool {
     pairs.iter().any(|(a, b)| has(a) && has(b))
         || has("weight")
         || has("weights")
-        || (fields.len() >= 3 && fields[0].is_empty())
+        || index_header(fields)
 }
 
 /// The header of a table written with an index column (pandas `to_csv()`, R `write.csv`):
-/// an empty first name before at least two columns. A header whatever the names after it.
+/// an unnamed first column (empty, or pandas' `Unnamed: 0` of such a table read back and
+/// written again) before at least two columns. A header whatever the names after it.
 fn index_header(fields: &[Vec<u8>]) -> bool {
-    fields.len() >= 3 && fields[0].is_empty()
+    fields.len() >= 3 && std::str::from_utf8(&fields[0]).is_ok_and(unnamed)
 }
 
 /// `0,1[,2...]`: the header pandas writes for default column labels (`to_csv(index=False)`),
@@ -955,18 +956,55 @@ impl Cols {
     }
 }
 
+/// A column name that is no name: empty (R, pandas `to_csv`), or pandas' `Unnamed: N` for
+/// such a column read back: an index, never an end of an edge.
+fn unnamed(name: &str) -> bool {
+    name.is_empty()
+        || name
+            .strip_prefix("Unnamed: ")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// The column rule (docs/CLI.md, "The reading contract") applied to the column names of a
+/// table (Parquet, Arrow, pandas): `(src, dst, weight)` indices, as a text header with these
+/// names is read.
+pub fn table_columns(
+    names: &[String],
+    opts: &crate::io::options::ReadOptions,
+) -> Result<(usize, usize, Option<usize>)> {
+    if names.len() < 2 {
+        return Err(Error::format(format!(
+            "needs at least two columns, found {}",
+            names
+                .iter()
+                .map(|x| quote(x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let text = TextOptions {
+        src_col: opts.src_col.clone(),
+        dst_col: opts.dst_col.clone(),
+        weight_col: opts.weight_col.clone(),
+        weighted: opts.weighted,
+        ..TextOptions::default()
+    };
+    let c = resolve_columns(&text, Some(names))?;
+    Ok((c.src, c.dst, c.weight))
+}
+
 fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols> {
     let pick = |c: &Column, what: &str| -> Result<usize> {
         match (c, names) {
             (Column::Index(i), Some(n)) if *i >= n.len() => Err(Error::param(format!(
-                "{what} {i} is out of range: the header has {} columns ({})",
+                "{what} {i} is out of range: there are {} columns ({})",
                 n.len(),
                 n.join(", ")
             ))),
             (Column::Index(i), _) => Ok(*i),
             (Column::Name(s), Some(n)) => n.iter().position(|x| x == s).ok_or_else(|| {
                 Error::param(format!(
-                    "no column named {} ({what}); the header has: {}",
+                    "no column named {} ({what}); the columns are: {}",
                     quote(s),
                     n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
                 ))
@@ -993,7 +1031,7 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                     // The first two named columns (an unnamed first column is an index), when
                     // no other column could be an end of the edge.
                     let low = low.as_ref().expect("names");
-                    let named: Vec<usize> = (0..n.len()).filter(|&i| !n[i].is_empty()).collect();
+                    let named: Vec<usize> = (0..n.len()).filter(|&i| !unnamed(&n[i])).collect();
                     let given_w = match &opts.weight_col {
                         Some(c) => Some(pick(c, "weight_col")?),
                         None => None,
@@ -1014,11 +1052,15 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                         (named[0], named[1])
                     } else {
                         return Err(Error::format(format!(
-                            "the header names {} columns ({}) and no known pair (src/dst, \
-                             source/target, from/to, u/v, node1/node2) says which hold the \
-                             edge: pass src_col and dst_col",
+                            "{} columns ({}) and no known pair (src/dst, source/target, \
+                             from/to, u/v, node1/node2) says which hold the edge: pass src_col \
+                             and dst_col",
                             candidates.len(),
-                            n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
+                            candidates
+                                .iter()
+                                .map(|&i| quote(&n[i]))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )));
                     }
                 }
@@ -1055,14 +1097,14 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                 (None, None, _) => None,
                 (Some(true), None, Some(n)) => {
                     let others: Vec<usize> = (0..n.len())
-                        .filter(|&i| i != src && i != dst && !n[i].is_empty())
+                        .filter(|&i| i != src && i != dst && !unnamed(&n[i]))
                         .collect();
                     if others.len() == 1 {
                         Some(others[0])
                     } else {
                         return Err(Error::param(format!(
                             "weighted=True, but no column is named weight: pass weight_col \
-                             (the header has: {})",
+                             (the columns are: {})",
                             n.join(", ")
                         )));
                     }

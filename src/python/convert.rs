@@ -502,3 +502,21 @@ pub fn read_edges<'py>(
     d.set_item("edge_lines", r.edge_lines)?;
     Ok(d)
 }
+
+/// The column rule of `convert` applied to a table's column names (see
+/// `text::table_columns`): `(src, dst, weight)` indices; errors name the input (`where_`).
+#[pyfunction]
+#[pyo3(signature = (names, options, where_))]
+pub fn table_columns(
+    names: Vec<String>,
+    options: &PyReadOptions,
+    where_: &str,
+) -> PyResult<(usize, usize, Option<usize>)> {
+    crate::io::text::table_columns(&names, &options.inner)
+        .map_err(|e| match e {
+            Error::Format(m) => Error::format(format!("{where_}: {m}")),
+            Error::InvalidParameter(m) => Error::param(format!("{where_}: {m}")),
+            e => e,
+        })
+        .py_err()
+}

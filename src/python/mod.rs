@@ -488,6 +488,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::convert_native, m)?)?;
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(read_options::py_parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import re
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -27,13 +26,6 @@ Chunk = tuple[Any, Any, Any]
 _INT64_MAX = np.iinfo(np.int64).max
 #: Edges per chunk fed to the builder.
 CHUNK_EDGES = 1 << 20
-
-# Common names of edge-list columns, tried in order when the caller names none: the kernel's
-# one list (text headers use it too).
-COLUMN_PAIRS: tuple[tuple[str, str], ...] = tuple(_core.COLUMN_PAIRS)
-WEIGHT_NAMES: tuple[str, ...] = tuple(_core.WEIGHT_NAMES)
-# The name pandas gives an unnamed column when reading a CSV (its index column).
-_UNNAMED = re.compile(r"Unnamed: \d+")
 
 
 def need(module: str, extra: str, what: str) -> Any:
@@ -412,75 +404,7 @@ def resolve_columns(
     weighted: bool | None,
     where: str,
 ) -> tuple[int, int, int | None]:
-    """Maps column selections (index, name or None) to indices."""
-    lower = [n.lower() for n in names]
-
-    def idx(sel: int | str, what: str) -> int:
-        if isinstance(sel, bool):
-            raise TypeError(f"{what} must be a column name or index")
-        if isinstance(sel, (int, np.integer)):
-            if not 0 <= sel < len(names):
-                raise ValueError(
-                    f"{where}: {what} {sel} is out of range (the input has {len(names)} "
-                    f"columns: {', '.join(names)})"
-                )
-            return int(sel)
-        if sel in names:
-            return list(names).index(sel)
-        raise ValueError(f"{where}: no column named {sel!r} ({what}); columns: {', '.join(names)}")
-
-    if src is None and dst is None:
-        pair = next(
-            (p for p in COLUMN_PAIRS if p[0] in lower and p[1] in lower),
-            None,
-        )
-        if pair is not None:
-            s, d = lower.index(pair[0]), lower.index(pair[1])
-        else:
-            # The first two named columns: an unnamed one is an index (pandas, R).
-            named = [i for i, n in enumerate(names) if n and not _UNNAMED.fullmatch(n)]
-            if len(named) < 2:
-                raise GraphFormatError(
-                    f"{where}: needs at least two named columns, found {list(names)}"
-                )
-            given_w = idx(weight, "weight_col") if weight is not None else None
-            candidates = [i for i in named if lower[i] not in WEIGHT_NAMES and i != given_w]
-            third_is_weight = (
-                weighted is True and weight is None and len(candidates) == len(named) == 3
-            )
-            if len(candidates) > 2 and not third_is_weight:
-                raise GraphFormatError(
-                    f"{where}: {len(candidates)} columns "
-                    f"({', '.join(repr(names[i]) for i in candidates)}) and no known pair "
-                    "(src/dst, source/target, from/to, node1/node2, u/v) says which hold the "
-                    "edge: pass src_col and dst_col"
-                )
-            s, d = (candidates[0], candidates[1]) if len(candidates) == 2 else (named[0], named[1])
-    else:
-        s = idx(src if src is not None else 0, "src_col")
-        d = idx(dst if dst is not None else 1, "dst_col")
-    if s == d:
-        raise ValueError(f"{where}: source and destination are the same column {names[s]!r}")
-    w: int | None = None
-    if weight is not None:
-        if weighted is False:
-            raise ValueError("weight_col is given but weighted=False; drop one of them")
-        w = idx(weight, "weight_col")
-    elif weighted is not False:
-        found = next((lower.index(n) for n in WEIGHT_NAMES if n in lower), None)
-        if found is not None and found not in (s, d):
-            w = found
-        elif weighted:
-            others = [
-                i for i in range(len(names)) if i not in (s, d) and not _UNNAMED.fullmatch(names[i])
-            ]
-            if len(others) == 1:
-                w = others[0]
-            else:
-                raise ValueError(
-                    f"{where}: weighted=True but no weight column is named; pass weight_col "
-                    f"(columns: {', '.join(names)})"
-                )
-    if w is not None and w in (s, d):
-        raise ValueError(f"{where}: the weight column is also an id column")
-    return s, d, w
+    """Maps column selections (index, name or None) to indices by the kernel's column rule,
+    the one text headers are read with (``_core.table_columns``)."""
+    opts = ReadOptions(src_col=src, dst_col=dst, weight_col=weight, weighted=weighted)
+    return _core.table_columns([str(n) for n in names], opts, where)
