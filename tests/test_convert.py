@@ -17,7 +17,7 @@ import pytest
 from instant_embedding import _core
 from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
-from instant_embedding.readers import _build, bcsr, table
+from instant_embedding.readers import _build, table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -591,12 +591,11 @@ def karate_arcs():
     return np.array(s), np.array(d)
 
 
-def test_bcsr_karate_undirected(tmp_path, monkeypatch):
+def test_bcsr_karate_undirected(tmp_path):
     s, d = karate_arcs()
     assert len(s) == 156  # as VERSE's data/karate.bcsr: nv=34, ne=156
     p = write_bcsr(tmp_path / "karate.bcsr", 34, s, d)
     assert cv.detect_format(p) == "bcsr"
-    monkeypatch.setattr(bcsr, "CHUNK_EDGES", 10)  # many chunks: row-range slicing
     g = cv.convert(p, tmp_path / "k.graph")
     same_graph(g, ie.datasets.karate())
     g2 = cv.convert(p, tmp_path / "k2.graph", directed=None)  # symmetric -> undirected
@@ -618,6 +617,28 @@ def test_bcsr_weighted_and_directed(tmp_path):
     p2 = write_bcsr(tmp_path / "s.bcsr", 3, [0, 1, 1, 2], [1, 0, 2, 1], [2.0, 2.0, 3.0, 3.0])
     g2 = cv.convert(p2, tmp_path / "s.graph")
     assert not g2.directed and arcs(g2) == {(0, 1): 2.0, (1, 0): 2.0, (1, 2): 3.0, (2, 1): 3.0}
+
+
+def test_bcsr_keeps_its_rows_as_ids_and_streams_into_update(tmp_path):
+    s, d = karate_arcs()
+    s, d = np.append(s, [5, 33]), np.append(d, [5, 33])  # two self-loops, and row 34 isolated
+    p = write_bcsr(tmp_path / "k.bcsr", 35, s, d)
+    g = cv.convert(p, tmp_path / "k.graph", self_loops="drop")
+    assert (g.num_nodes, g.id_kind, g.num_edges) == (35, "implicit", 78)
+    assert g.degree(34) == 0 and 5 not in g.neighbors(5).tolist()
+    # update reads it with the same reader, straight into the commit
+    base = ie.Graph.from_edges([0], [1], num_nodes=35)
+    base.save(tmp_path / "b.graph")
+    from instant_embedding.cli import main
+
+    assert main(["update", str(tmp_path / "b.graph"), "--add", p, "-q"]) == 0
+    b = ie.Graph.open(tmp_path / "b.graph")
+    for u in range(34):
+        assert sorted(b.neighbors(u).tolist()) == sorted(
+            set(ie.datasets.karate().neighbors(u).tolist())
+            | ({5} if u == 5 else set())
+            | ({33} if u == 33 else set())
+        ), u
 
 
 def test_bcsr_symmetry_test_sees_weights(tmp_path):
@@ -830,13 +851,9 @@ def test_chunked_sources_use_the_builder_contract(
         tmp_dir=str(tmp_path),
     )
     assert g.num_edges == ref_weighted.num_edges
-    # string ids, and a .bcsr with its node count
+    # string ids
     cv.from_arrow(edge_table(strings=True, weights=False), output=tmp_path / "s.graph")
     assert fake_builder.instances[-1].kw["id_kind"] == "str"
-    s, d = karate_arcs()
-    cv.convert(write_bcsr(tmp_path / "k.bcsr", 34, s, d), tmp_path / "k.graph", self_loops="drop")
-    kw = fake_builder.instances[-1].kw
-    assert (kw["id_kind"], kw["num_nodes"], kw["self_loops"]) == ("implicit", 34, "drop")
 
 
 def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):

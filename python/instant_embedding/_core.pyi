@@ -362,6 +362,7 @@ class _FormatInfo(TypedDict):
     several: bool
     compressed: bool
     directories: bool
+    updates: bool
     files: str
     notes: str
 

@@ -262,23 +262,22 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== update / compact
-# Formats whose kernel reader streams edges straight to an update (no temporary graph).
-_STREAMED = ("edgelist", "csv", "tsv", "mtx", "adjlist", "graphml", "pajek")
 
 
 def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
     """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
     ids of ``graph``'s kind.
 
-    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers,
-    the same that ``convert`` uses (same rules, same notices), straight into edge arrays; a
-    first line that could be a header or an edge is settled by the graph's own ids too. Other
-    formats go through the converter into a temporary graph file with ``graph``'s direction.
+    The formats whose row says ``updates`` (text, Matrix Market, adjacency lists, GraphML,
+    Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses (same rules,
+    same notices), straight into edge arrays; a first line that could be a header or an edge is
+    settled by the graph's own ids too. Other formats go through the converter into a
+    temporary graph file with ``graph``'s direction.
     """
     import tempfile
 
     from . import _core
-    from .readers import ReadOptions, convert, detect_format
+    from .readers import ReadOptions, convert, detect_format, formats
 
     given = _reading_options(args, "parse")
     fmt = given["format"] if given["format"] != "auto" else detect_format(path)
@@ -286,7 +285,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
     if not weighted:
         given["weight_col"] = None
     id_kind = "str" if graph.id_kind == "utf8" else "int"
-    if fmt in _STREAMED:
+    if formats()[fmt].updates:  # the kernel reads it straight into the commit
         opts = ReadOptions(**{**given, "format": fmt, "weighted": weighted, "id_kind": id_kind})
         r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:

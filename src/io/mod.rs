@@ -14,6 +14,7 @@ use crate::graph::csr::Graph;
 use crate::graph::external::{BuildStats, IdMode, ProgressFn};
 
 pub mod adjlist;
+pub mod bcsr;
 pub mod graphml;
 pub mod input;
 pub mod json;
@@ -51,6 +52,8 @@ pub struct Format {
     pub compressed: bool,
     /// A directory (of shards) is an input of it.
     pub directories: bool,
+    /// `update` reads it straight into its commit ([`read_edges`]).
+    pub updates: bool,
     /// Its row in the format table of docs/CLI.md: the files it is, then notes.
     pub files: &'static str,
     pub notes: &'static str,
@@ -74,6 +77,7 @@ const fn text(
         several: true,
         compressed: true,
         directories: false,
+        updates: true,
         files,
         notes,
     }
@@ -108,6 +112,7 @@ pub const FORMATS: &[Format] = &[
         several: true,
         compressed: true,
         directories: false,
+        updates: false,
         files: "`.json`, `.jsonl`, `.ndjson`, or `{`/`[` first",
         notes: "networkx/D3 node-link JSON, JSON Lines edge objects, or an array of edges. \
                 See [JSON](#json)",
@@ -121,6 +126,7 @@ pub const FORMATS: &[Format] = &[
         several: true,
         compressed: false,
         directories: true,
+        updates: false,
         files: "`.parquet`, `.pq`, directories",
         notes: "streamed by record batch; never loads all edges",
     },
@@ -133,6 +139,7 @@ pub const FORMATS: &[Format] = &[
         several: true,
         compressed: false,
         directories: true,
+        updates: false,
         files: "`.arrow`, `.feather`, `.ipc`",
         notes: "Arrow IPC file (Feather v2), streamed by batch",
     },
@@ -145,6 +152,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: true,
         directories: false,
+        updates: true,
         files: "`.mtx`, `.mm`, or a `%%MatrixMarket` banner",
         notes: "Matrix Market coordinate (SuiteSparse, Network Repository, \
                 `scipy.io.mmwrite`). See [Matrix Market](#matrix-market)",
@@ -158,6 +166,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: true,
         directories: false,
+        updates: true,
         files: "`.graphml`, or an XML file whose root is `<graphml>`",
         notes: "GraphML (networkx, igraph, Gephi, yEd), streamed. See [GraphML](#graphml)",
     },
@@ -170,6 +179,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: true,
         directories: false,
+        updates: true,
         files: "`.net`, `.paj`, or a file opening with `*Vertices`, `*Arcs`, `*Edges`",
         notes: "Pajek (networkx `write_pajek`, igraph): a vertex's id is its label, else its \
                 number; `*Arcs` are directed, `*Edges` undirected (both: pass `--directed` or \
@@ -185,6 +195,7 @@ pub const FORMATS: &[Format] = &[
         several: true,
         compressed: true,
         directories: false,
+        updates: true,
         files: "`.adjlist`, `.adj`",
         notes: "adjacency list, one node and its neighbours a line: `v n1 n2 ...` (networkx \
                 `write_adjlist`, k-NN graphs); a node alone on its line is kept",
@@ -198,6 +209,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: false,
         directories: false,
+        updates: false,
         files: "`.mat`",
         notes: "MATLAB adjacency matrix (`scipy.io.loadmat`; v7.3 files need `h5py`)",
     },
@@ -205,11 +217,12 @@ pub const FORMATS: &[Format] = &[
         name: "bcsr",
         extensions: &[".bcsr"],
         magic: b"XGFS",
-        native: false,
-        options: &["weighted"],
+        native: true,
+        options: bcsr::OPTIONS,
         several: false,
         compressed: false,
         directories: false,
+        updates: true,
         files: "`.bcsr`",
         notes: "VERSE / XGFS binary CSR",
     },
@@ -222,6 +235,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: false,
         directories: false,
+        updates: false,
         files: "`.npy`",
         notes: "integer array of shape `(k, 2)` or `(k, 3)` (third column: weights), \
                 memory-mapped",
@@ -235,6 +249,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: false,
         directories: false,
+        updates: false,
         files: "`BASENAME.graph` + `BASENAME.properties`",
         notes: "WebGraph BV graph (the LAW web crawls); name either file or the basename; \
                 `--properties PATH` when the properties file is elsewhere. See \
@@ -448,6 +463,15 @@ pub fn convert(
             let st = vec![("edge_lines", Int(p.edges)), ("nodes_listed", Int(p.nodes))];
             (b, st)
         }
+        "bcsr" => {
+            let path = one_input("bcsr", inputs)?;
+            let (b, st) = bcsr::convert_bcsr(&path, output, directed, weighted, &build, hook)?;
+            let st = vec![
+                ("edge_lines", Int(st.arcs)),
+                ("source_nodes", Int(st.nodes)),
+            ];
+            (b, st)
+        }
         "webgraph" => {
             let path = one_input("webgraph", inputs)?;
             if weighted == Some(true) {
@@ -573,6 +597,12 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
             let mut make = |_i: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
             let (b, st) = pajek::read_pajek(&path, how, mode, &mut make, None)?;
             Ok(done(b, weighted, st.edges))
+        }
+        "bcsr" => {
+            let path = one_input("bcsr", inputs)?;
+            let mut make = |_d: bool, _w: bool, _n: u64| Ok(EdgeBuffer::new(IdMode::Int, Some(g)));
+            let (b, st) = bcsr::read_bcsr(&path, Some(g.directed()), Some(weighted), &mut make)?;
+            Ok(done(b, weighted, st.arcs))
         }
         other => Err(Error::param(format!(
             "an update does not stream format {other:?}"

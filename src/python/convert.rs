@@ -443,7 +443,8 @@ pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
 }
 
 /// The input formats (`io::FORMATS`), in the order users see them: name, extensions, whether
-/// the kernel parses it (`native`), `several`, `compressed`, `directories`, and the row of the
+/// the kernel parses it (`native`), `several`, `compressed`, `directories`, whether `update`
+/// reads it straight into its commit (`updates`), and the row of the
 /// docs' format table (`files`, `notes`).
 #[pyfunction]
 pub fn formats(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
@@ -457,6 +458,7 @@ pub fn formats(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
             d.set_item("several", f.several)?;
             d.set_item("compressed", f.compressed)?;
             d.set_item("directories", f.directories)?;
+            d.set_item("updates", f.updates)?;
             d.set_item("files", f.files)?;
             d.set_item("notes", f.notes)?;
             Ok(d)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 # Importing a format module registers its reader of the formats a library parses; the kernel
 # parses the others (text, JSON, Matrix Market, GraphML, Pajek, adjacency lists, WebGraph).
-from . import bcsr as _bcsr  # noqa: F401 - registers "bcsr"
 from . import mat as _mat  # noqa: F401 - registers "mat"
 from . import npy as _npy  # noqa: F401 - registers "npy"
 from . import table as _table  # noqa: F401 - registers "parquet", "arrow"

@@ -31,6 +31,7 @@ class Format:
     several: bool
     compressed: bool
     directories: bool
+    updates: bool
 
 
 _READERS: dict[str, Reader] = {}
@@ -54,6 +55,7 @@ def formats() -> dict[str, Format]:
             f["several"],
             f["compressed"],
             f["directories"],
+            f["updates"],
         )
         for f in _core.formats()
     }
