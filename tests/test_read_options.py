@@ -178,3 +178,35 @@ def test_text_and_tables_share_one_column_rule(tmp_path):
     msg = r"DataFrame: 3 columns \('ts', 'a', 'b'\) and no known pair .* pass src_col and dst_col"
     with pytest.raises(ie.GraphFormatError, match=msg):
         ie.from_pandas(three)
+
+
+def test_update_streams_files_without_a_temporary_graph(tmp_path, monkeypatch):
+    """``update`` reads text, tables, arrays and matrices chunk by chunk into its commit, with
+    the readers of ``convert`` and never through a temporary graph file."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import instant_embedding.readers as readers
+    from instant_embedding.cli import main
+
+    def no_temporary_graph(*a, **k):
+        raise AssertionError("update converted to a temporary graph")
+
+    monkeypatch.setattr(readers, "convert", no_temporary_graph)
+    base = tmp_path / "g.graph"
+    ie.Graph.from_edges([0], [1], weights=[1.0]).save(base)
+    pq.write_table(
+        pa.table({"src": [1, 2], "dst": [2, 3], "weight": [2.0, 3.0]}), tmp_path / "e.pq"
+    )
+    np.save(tmp_path / "e.npy", np.array([[3, 4, 5], [4, 5, 6]], dtype=np.int64))
+    (tmp_path / "r.csv").write_text("src,dst\n0,1\n9,9\n")
+    args = ["update", str(base), "--add", str(tmp_path / "e.pq"), "--add", str(tmp_path / "e.npy")]
+    assert main([*args, "--remove", str(tmp_path / "r.csv"), "-q"]) == 0
+    g = ie.Graph.open(base)
+    want = {(1, 2): 2.0, (2, 3): 3.0, (3, 4): 5.0, (4, 5): 6.0}
+    got = {
+        (u, v): w
+        for u in g.nodes
+        for v, w in zip(g.neighbors(u).tolist(), g.edge_weights(u).tolist())
+        if u < v
+    }
+    assert got == want

@@ -264,14 +264,31 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 # ====================================================================== update / compact
 
 
-def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
-    """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
-    ids of ``graph``'s kind.
+class _Commit:
+    """Where an update's edges go, chunk by chunk as a file is read: added to the graph, or
+    removed from it (an ``EdgeTarget`` of the readers)."""
+
+    def __init__(self, graph: Any, remove: bool) -> None:
+        self.graph, self.remove = graph, remove
+        self.edges = self.existed = 0
+
+    def add(self, src: Any, dst: Any, weights: Any) -> None:
+        if self.remove:
+            self.existed += self.graph.remove_edges(src, dst)
+        else:
+            self.graph.add_edges(src, dst, weights)
+        self.edges += len(src)
+
+
+def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Commit) -> None:
+    """Reads an input file in any format ``convert`` reads into ``target``, with ids of
+    ``graph``'s kind, its direction and (when adding) its weights.
 
     The formats whose row says ``updates`` (text, Matrix Market, adjacency lists, GraphML,
     Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses (same rules,
     same notices), straight into edge arrays; a first line that could be a header or an edge is
-    settled by the graph's own ids too. Other formats go through the converter into a
+    settled by the graph's own ids too. Parquet, Arrow, .npy and .mat stream their chunks into
+    ``target`` through the facade's readers. JSON and WebGraph go through the converter into a
     temporary graph file with ``graph``'s direction.
     """
     import tempfile
@@ -282,27 +299,32 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bo
     given = _reading_options(args, "parse")
     fmt = given["format"] if given["format"] != "auto" else detect_format(path)
     ReadOptions(**given).check_applies(fmt)
+    weighted = graph.weighted and not target.remove
     if not weighted:
         given["weight_col"] = None
     id_kind = "str" if graph.id_kind == "utf8" else "int"
-    if formats()[fmt].updates:  # the kernel reads it straight into the commit
-        opts = ReadOptions(**{**given, "format": fmt, "weighted": weighted, "id_kind": id_kind})
+    how = {**given, "format": fmt, "weighted": weighted, "directed": graph.directed}
+    info = formats()[fmt]
+    if info.updates:  # the kernel reads it straight into the commit
+        opts = ReadOptions(**{**how, "id_kind": id_kind})
         r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:
             _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
-        return r["src"], r["dst"], r["weights"]
-
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
-        g = convert(
-            path,
-            os.path.join(d, "edges.graph"),
-            directed=graph.directed,
-            weighted=weighted,
-            id_kind=id_kind,
-            merge=args.merge or "sum",
-            **given,
-        )
-        return _edges_of(g, weighted and g.weighted)
+        target.add(r["src"], r["dst"], r["weights"])
+    elif not info.native:
+        info.read([path], target, ReadOptions(**{**how, "id_kind": id_kind}), False)
+    else:
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
+            g = convert(
+                path,
+                os.path.join(d, "edges.graph"),
+                directed=graph.directed,
+                weighted=weighted,
+                id_kind=id_kind,
+                merge=args.merge or "sum",
+                **given,
+            )
+            target.add(*_edges_of(g, weighted and g.weighted))
 
 
 def _edges_of(g: Any, weighted: bool) -> Any:
@@ -343,14 +365,12 @@ def cmd_update(args: argparse.Namespace) -> int:
         if not args.add and not args.remove:
             return 0
         with g.batch():
+            adding, removing = _Commit(g, remove=False), _Commit(g, remove=True)
             for f in args.add or []:
-                s, d, w = read_edge_file(f, g, args, g.weighted)
-                g.add_edges(s, d, w)
-                added += len(s)
+                read_edge_file(f, g, args, adding)
             for f in args.remove or []:
-                s, d, _ = read_edge_file(f, g, args, False)
-                existed += g.remove_edges(s, d)
-                removed += len(s)
+                read_edge_file(f, g, args, removing)
+            added, removed, existed = adding.edges, removing.edges, removing.existed
         info = g.log_info() or {}
         _note(
             args,

@@ -10,7 +10,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,6 +22,17 @@ from ._options import ReadOptions
 
 PathLike = str | os.PathLike[str]
 Chunk = tuple[Any, Any, Any]
+
+
+class EdgeTarget(Protocol):
+    """Where a reader's edges go instead of a new graph file: ``update`` adds each chunk to
+    (or removes it from) a live graph as it is read."""
+
+    def add(self, src: Any, dst: Any, weights: Any) -> None: ...
+
+
+#: A reader's output: a graph file path, or an edge target.
+Output = str | EdgeTarget
 
 _INT64_MAX = np.iinfo(np.int64).max
 #: Edges per chunk fed to the builder.
@@ -55,10 +66,12 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
 
 
 def read_native(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
     of input; returns the graph written to ``out`` and the reader's statistics."""
+    if not isinstance(out, str):  # update reads these formats with _core.read_edges
+        raise TypeError(f"format {opts.format!r} is read into a graph file")
     files = [p for p in paths if os.path.isfile(p)]
     if opts.format == "webgraph":  # named by its basename, .graph or .properties file
         root = paths[0].removesuffix(".graph").removesuffix(".properties")
@@ -255,6 +268,22 @@ def build(
     g = Graph.open(out)
     stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
     return g, stats
+
+
+def build_into(
+    chunks: Iterable[Chunk], opts: ReadOptions, output: Output, **how: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """A reader's end: :func:`build` into a graph file, or each chunk into an
+    :class:`EdgeTarget` (no graph: None)."""
+    if isinstance(output, str):
+        return build(chunks, opts, output, **how)
+    read = 0
+    for s, d, w in chunks:
+        output.add(s, d, w if how["weighted"] else None)
+        read += len(s)
+    if read == 0 and how.get("require_edges"):
+        raise GraphFormatError(f"{how['require_edges']}: no edges found")
+    return None, {"edges_read": read}
 
 
 def chunk_kind(src: Any, prev: str | None, where: str) -> str:

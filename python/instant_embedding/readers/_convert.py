@@ -176,6 +176,7 @@ def convert_with_stats(
         raise ValueError(f"format {name!r} takes exactly one input file, got {len(paths)}")
     t0 = time.perf_counter()
     g, stats = fmt.read(paths, out, opts, progress)
+    assert g is not None  # a path in, a graph out
     stats["format"] = name
     stats["seconds"] = time.perf_counter() - t0
     warn_if_over_budget(stats, opts.memory_limit)

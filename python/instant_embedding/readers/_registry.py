@@ -13,16 +13,18 @@ from .. import _core
 
 if TYPE_CHECKING:
     from ..graph import Graph
+    from ._build import Output
     from ._options import ReadOptions
 
-Reader = Callable[[list[str], str, "ReadOptions", Any], "tuple[Graph, dict[str, Any]]"]
+Reader = Callable[[list[str], "Output", "ReadOptions", Any], "tuple[Graph | None, dict[str, Any]]"]
 
 
 @dataclass(frozen=True)
 class Format:
     """One input format: the kernel's row and the reader that streams it into the builder
     (``read(paths, output, options, progress) -> (Graph, stats)``, leaving nothing at
-    ``output`` on error)."""
+    ``output`` on error; a facade reader also streams into an ``EdgeTarget`` given as
+    ``output``, returning no graph)."""
 
     name: str
     extensions: tuple[str, ...]

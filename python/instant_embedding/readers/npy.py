@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights, norm_ids
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, check_weights, norm_ids
 from ._options import ReadOptions
 from ._registry import register
 
@@ -89,8 +89,8 @@ def _numpy_chunks(a: np.ndarray, weighted: bool, where: str) -> Iterator[Chunk]:
 
 
 def read_npy(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Streams a memory-mapped ``(k, 2)`` or ``(k, 3)`` edge array in slices."""
     path = paths[0]
     weighted = opts.weighted
@@ -106,7 +106,7 @@ def read_npy(
         weighted = a.shape[1] == 3
     if weighted and a.shape[1] != 3:
         raise ValueError(f"{path}: weighted=True needs a third (weight) column")
-    return build(
+    return build_into(
         _numpy_chunks(a, bool(weighted), path),
         opts,
         out,

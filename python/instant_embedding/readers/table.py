@@ -14,8 +14,10 @@ from ..graph import Graph
 from ._build import (
     CHUNK_EDGES,
     Chunk,
+    Output,
     PathLike,
     build,
+    build_into,
     check_weights,
     coerce_ids,
     fmt_row,
@@ -195,8 +197,8 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
 
 
 def read_table(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Streams Parquet or Arrow IPC files (or directories of them) by record batch."""
     fmt = opts.format
     need("pyarrow", "arrow", f"reading {fmt} files")
@@ -222,7 +224,7 @@ def read_table(
     bar = ByteProgress(total, progress, "rows")
     try:
         batches = dataset.to_batches(columns=used, batch_size=CHUNK_EDGES)
-        g, stats = build(
+        g, stats = build_into(
             _guard_arrow(
                 _arrow_chunks(
                     batches,
