@@ -181,8 +181,8 @@ def test_text_and_tables_share_one_column_rule(tmp_path):
 
 
 def test_update_streams_files_without_a_temporary_graph(tmp_path, monkeypatch):
-    """``update`` reads text, tables, arrays and matrices chunk by chunk into its commit, with
-    the readers of ``convert`` and never through a temporary graph file."""
+    """``update`` reads text, JSON, tables, arrays and matrices into its commit, with the
+    readers of ``convert`` and never through a temporary graph file."""
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     import instant_embedding.readers as readers
@@ -199,10 +199,12 @@ def test_update_streams_files_without_a_temporary_graph(tmp_path, monkeypatch):
     )
     np.save(tmp_path / "e.npy", np.array([[3, 4, 5], [4, 5, 6]], dtype=np.int64))
     (tmp_path / "r.csv").write_text("src,dst\n0,1\n9,9\n")
+    (tmp_path / "e.jsonl").write_text('{"source": 5, "target": 6, "weight": 7}\n')
     args = ["update", str(base), "--add", str(tmp_path / "e.pq"), "--add", str(tmp_path / "e.npy")]
+    args += ["--add", str(tmp_path / "e.jsonl")]
     assert main([*args, "--remove", str(tmp_path / "r.csv"), "-q"]) == 0
     g = ie.Graph.open(base)
-    want = {(1, 2): 2.0, (2, 3): 3.0, (3, 4): 5.0, (4, 5): 6.0}
+    want = {(1, 2): 2.0, (2, 3): 3.0, (3, 4): 5.0, (4, 5): 6.0, (5, 6): 7.0}
     got = {
         (u, v): w
         for u in g.nodes

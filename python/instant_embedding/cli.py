@@ -284,12 +284,12 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
     """Reads an input file in any format ``convert`` reads into ``target``, with ids of
     ``graph``'s kind, its direction and (when adding) its weights.
 
-    The formats whose row says ``updates`` (text, Matrix Market, adjacency lists, GraphML,
-    Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses (same rules,
-    same notices), straight into edge arrays; a first line that could be a header or an edge is
-    settled by the graph's own ids too. Parquet, Arrow, .npy and .mat stream their chunks into
-    ``target`` through the facade's readers. JSON and WebGraph go through the converter into a
-    temporary graph file with ``graph``'s direction.
+    The formats whose row says ``updates`` (text, JSON, Matrix Market, adjacency lists,
+    GraphML, Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses
+    (same rules, same notices), straight into edge arrays; a first line that could be a header
+    or an edge is settled by the graph's own ids too. Parquet, Arrow, .npy and .mat stream
+    their chunks into ``target`` through the facade's readers. A WebGraph goes through the
+    converter into a temporary graph file with ``graph``'s direction.
     """
     import tempfile
 

@@ -112,7 +112,7 @@ pub const FORMATS: &[Format] = &[
         several: true,
         compressed: true,
         directories: false,
-        updates: false,
+        updates: true,
         files: "`.json`, `.jsonl`, `.ndjson`, or `{`/`[` first",
         notes: "networkx/D3 node-link JSON, JSON Lines edge objects, or an array of edges. \
                 See [JSON](#json)",
@@ -596,6 +596,18 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
             };
             let mut make = |_i: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
             let (b, st) = pajek::read_pajek(&path, how, mode, &mut make, None)?;
+            Ok(done(b, weighted, st.edges))
+        }
+        "json" => {
+            let how = json::JsonOptions {
+                directed: Some(g.directed()),
+                weighted: Some(weighted),
+                src_key: opts.key("src_col")?,
+                dst_key: opts.key("dst_col")?,
+                weight_key: opts.key("weight_col")?,
+            };
+            let mut make = |_m: IdMode, _d: Option<bool>| Ok(EdgeBuffer::new(mode, Some(g)));
+            let (b, st) = json::read_json(inputs, &how, &mut make)?;
             Ok(done(b, weighted, st.edges))
         }
         "bcsr" => {
