@@ -212,3 +212,38 @@ def test_update_streams_files_without_a_temporary_graph(tmp_path, monkeypatch):
         if u < v
     }
     assert got == want
+
+
+def test_one_node_id_boundary_for_arrays_tables_and_lists():
+    """numpy arrays of any integer, float or text dtype, Arrow columns and lists become the same
+    typed ids, and are refused with the same error type naming the input, row and column."""
+    from instant_embedding import _core
+
+    pa = pytest.importorskip("pyarrow")
+    want = np.array([3, -1, 2**40], dtype=np.int64)
+    for values in (
+        want,
+        want.astype(np.float64),
+        np.array(["3", "-1", str(2**40)]),
+        [3, -1, 2**40],
+        pa.array(want).to_numpy(),
+    ):
+        got = _core.node_ids(values, "int", "x", "src", 0)
+        assert got.dtype == np.int64 and got.tolist() == want.tolist()
+    assert _core.node_ids(np.array([7, 8], dtype=np.uint8), "str", "x", "c", 0) == ["7", "8"]
+    bad = [
+        (np.array([1.0, 2.5]), r"x: row 11: column 'src': value 2\.5 is not an integer id"),
+        (np.array([1.0, np.nan]), r"x: row 11: column 'src': value is missing"),
+        (np.array([1, 2**63], dtype=np.uint64), r"row 11: id 9223372036854775808 .* overflows"),
+        ([1, "a"], r"row 11: column 'src' holds 'a' \(str\); node ids must be all int or all str"),
+        ([1, None], r"row 11: column 'src' is missing"),
+        (np.array([True, False]), r"x: column 'src' holds booleans"),
+        (np.zeros((2, 2)), r"x: column 'src' must be one-dimensional"),
+    ]
+    for values, msg in bad:
+        with pytest.raises(ie.GraphFormatError, match=msg):
+            _core.node_ids(values, "auto", "x", "src", 10)
+    with pytest.raises(ie.GraphFormatError, match=r"x: row 3: weight -1\.0 in column 'w' is <= 0"):
+        _core.edge_weights(np.array([1, -1]), "x", 2, "w")
+    with pytest.raises(ie.GraphFormatError, match=r"x: edge 1: non-numeric weight 'a'"):
+        _core.edge_weights(["1.5", "a"], "x", 0, None, "edge")

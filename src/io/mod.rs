@@ -16,6 +16,7 @@ use crate::graph::external::{BuildStats, IdMode, ProgressFn};
 pub mod adjlist;
 pub mod bcsr;
 pub mod graphml;
+pub mod ids;
 pub mod input;
 pub mod json;
 pub mod mtx;

@@ -5,6 +5,7 @@ mod compress;
 mod config;
 mod convert;
 mod errors;
+mod ids;
 mod live;
 mod read_options;
 
@@ -489,6 +490,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::node_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::edge_weights, m)?)?;
     m.add_function(wrap_pyfunction!(read_options::py_parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;

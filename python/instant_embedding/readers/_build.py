@@ -6,7 +6,6 @@ A chunk is ``(src, dst, weights or None)``: int64 arrays or lists of str, float6
 from __future__ import annotations
 
 import importlib
-import math
 import os
 import warnings
 from collections.abc import Iterable, Sequence
@@ -299,129 +298,18 @@ def fmt_row(where: str, row: int) -> str:
 
 
 def norm_ids(values: Any, want: str, where: str, col: str, row0: int) -> Any:
-    """Normalises one column of node ids to an int64 array or a list of str.
-
-    ``want`` is "auto", "int" or "str"; ``row0`` is the row number of the first value (for
-    error messages).
-    """
-    a = values if isinstance(values, np.ndarray) else np.asarray(values)
-    if a.ndim != 1:
-        raise GraphFormatError(f"{where}: column {col!r} must be one-dimensional")
-    kind = a.dtype.kind
-    if kind == "b":
-        raise GraphFormatError(f"{where}: column {col!r} holds booleans, not node ids")
-    if kind in "iu":
-        if kind == "u" and a.size and a.dtype.itemsize == 8 and int(a.max()) > _INT64_MAX:
-            i = int(np.flatnonzero(a > _INT64_MAX)[0])
-            raise GraphFormatError(
-                f"{fmt_row(where, row0 + i)}: id {int(a[i])} in column {col!r} overflows int64"
-            )
-        ids: Any = a.astype(np.int64, copy=False)
-    elif kind == "f":
-        bad = ~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) > 2.0**63)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = "is missing" if np.isnan(a[i]) else f"{a[i].item()!r} is not an integer id"
-            raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r}: value {msg}")
-        ids = a.astype(np.int64)
-    elif kind in "OUST":
-        seq = a.tolist()
-        if kind == "S":
-            seq = [x.decode("utf-8") for x in seq]
-        if all(type(x) is str for x in seq):
-            ids = seq
-        elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
-            try:
-                ids = np.asarray(seq, dtype=np.int64)
-            except OverflowError:
-                i = next(i for i, x in enumerate(seq) if not -(2**63) <= x <= _INT64_MAX)
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: id {seq[i]} in column {col!r} overflows int64"
-                ) from None
-        else:
-            i = first_bad_id(seq)
-            x = seq[i]
-            if x is None or (isinstance(x, float) and math.isnan(x)):
-                raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r} is missing")
-            raise GraphFormatError(
-                f"{fmt_row(where, row0 + i)}: column {col!r} holds {x!r} "
-                f"({type(x).__name__}); node ids must be all int or all str"
-            )
-    else:
-        raise GraphFormatError(
-            f"{where}: column {col!r} has dtype {a.dtype}; node ids must be integers or strings"
-        )
-    return coerce_ids(ids, want, where, col, row0)
-
-
-def first_bad_id(seq: list[Any]) -> int:
-    """Index of the first value that is not an int/str id or differs in kind from the first."""
-
-    def kind(x: Any) -> str | None:
-        if type(x) is str:
-            return "str"
-        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-            return "int"
-        return None
-
-    k0 = kind(seq[0])
-    for i, x in enumerate(seq):
-        k = kind(x)
-        if k is None or k != k0:
-            return i
-    return 0
-
-
-def coerce_ids(ids: Any, want: str, where: str, col: str, row0: int) -> Any:
-    if want == "str" and isinstance(ids, np.ndarray):
-        return [str(x) for x in ids.tolist()]
-    if want == "int" and not isinstance(ids, np.ndarray):
-        out = np.empty(len(ids), dtype=np.int64)
-        for i, x in enumerate(ids):
-            try:
-                v = int(x)
-            except ValueError:
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: column {col!r}: {x!r} is not an integer id"
-                ) from None
-            if not -(2**63) <= v <= _INT64_MAX:
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: id {x} in column {col!r} overflows int64"
-                )
-            out[i] = v
-        return out
-    return ids
+    """One column of node ids (an array of any integer, float, str or object dtype, or a
+    sequence) as an int64 array or a list of str, typed as ``want`` ("auto", "int", "str")
+    asks: the kernel's id boundary (``_core.node_ids``); errors name the row (from ``row0``)."""
+    return _core.node_ids(values, want, where, col, row0)
 
 
 def check_weights(
     w: Any, where: str, row0: int, col: str | None = "weight", unit: str = "row"
 ) -> np.ndarray:
-    """Weights as float64, checked finite and > 0 (errors name the row and column)."""
-    a = np.asarray(w)
-    incol = "" if col is None else f" in column {col!r}"
-    if a.dtype.kind not in "iuf":
-        try:
-            a = a.astype(np.float64)
-        except (TypeError, ValueError):
-            for i, x in enumerate(a.tolist()):
-                try:
-                    float(x)
-                except (TypeError, ValueError):
-                    raise GraphFormatError(
-                        f"{where}: {unit} {row0 + i}: non-numeric weight {x!r}{incol}"
-                    ) from None
-            raise
-    a = a.astype(np.float64, copy=False)
-    bad = ~(np.isfinite(a) & (a > 0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        x = float(a[i])
-        what = "missing or NaN" if math.isnan(x) else ("infinite" if math.isinf(x) else "<= 0")
-        raise GraphFormatError(
-            f"{where}: {unit} {row0 + i}: weight {x!r}{incol} is {what}; "
-            "weights must be finite and > 0"
-        )
-    return a
+    """Weights as float64, checked finite and > 0 by the kernel (errors name the row and
+    column)."""
+    return _core.edge_weights(w, where, row0, col, unit)
 
 
 # ====================================================================== column resolution

@@ -17,7 +17,6 @@ from ._build import (
     build,
     check_weights,
     drop_self_loops,
-    first_bad_id,
     fmt_row,
     need,
     norm_ids,
@@ -180,7 +179,13 @@ def from_networkx(
     elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in nodes):
         nodes = [int(x) for x in nodes]
     else:
-        bad = nodes[first_bad_id(nodes)]
+        first_is_str = type(nodes[0]) is str
+        bad = next(
+            x
+            for x in nodes
+            if (type(x) is str) != first_is_str
+            or not (type(x) is str or (isinstance(x, (int, np.integer)) and type(x) is not bool))
+        )
         raise TypeError(
             f"node {bad!r} ({type(bad).__name__}): node ids must be all int or all str; "
             "relabel first, e.g. networkx.relabel_nodes(G, str)"

@@ -19,7 +19,6 @@ from ._build import (
     build,
     build_into,
     check_weights,
-    coerce_ids,
     fmt_row,
     need,
     norm_ids,
@@ -180,7 +179,7 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
     elif pat.is_string(t) or pat.is_large_string(t) or getattr(pat, "is_string_view", bool)(t):
         if not pat.is_string(t):
             col = col.cast(pa.large_string())
-        return coerce_ids(col.to_pylist(), id_kind, where, name, row0)
+        return norm_ids(col.to_pylist(), id_kind, where, name, row0)
     elif pat.is_binary(t) or pat.is_large_binary(t):
         try:
             values = [x.decode("utf-8") for x in col.to_pylist()]
@@ -188,7 +187,7 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
             raise GraphFormatError(
                 f"{where}: column {name!r} holds bytes that are not UTF-8"
             ) from None
-        return coerce_ids(values, id_kind, where, name, row0)
+        return norm_ids(values, id_kind, where, name, row0)
     else:
         raise GraphFormatError(
             f"{where}: column {name!r} has type {t}; node ids must be integers or strings"
