@@ -1,5 +1,6 @@
-//! Bindings of the out-of-core builder (`GraphBuilder`) and the text and WebGraph converters
-//! (`convert_text`, `convert_webgraph`).
+//! Bindings of the out-of-core builder (`GraphBuilder`), the one native entry point of the
+//! kernel's readers (`convert_native`, `read_edges`), their format table and detection
+//! (`formats`, `detect_format`), the column rule for tables (`table_columns`) and `reorder`.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
