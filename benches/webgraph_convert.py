@@ -82,7 +82,7 @@ def child(argv: list[str]) -> None:
         opts = ReadOptions(
             format="edgelist", num_nodes=int(num_nodes), memory_limit=parse_size(mem), **kwargs
         )
-        st = _core.convert_text([src], out, opts)
+        st = dict(_core.convert_native([src], out, opts))
         st["format"] = "edgelist"
     else:
         _, st = convert_with_stats(src, out, memory_limit=mem, **kwargs)

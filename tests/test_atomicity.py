@@ -181,7 +181,7 @@ def test_sigkill_never_leaves_a_torn_file(tmp_path, kind, n, delay):
 
 
 def test_sigkill_during_conversion(tmp_path):
-    native = hasattr(_core, "convert_text")
+    native = hasattr(_core, "convert_native")
     seen = _kill_loop("convert", tmp_path, 30_000, max(2, KILLS - 1), 1.5)
     print("convert", "native" if native else "python fallback", seen)
 

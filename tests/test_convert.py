@@ -17,7 +17,7 @@ import pytest
 from instant_embedding import _core
 from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
-from instant_embedding.readers import _build, bcsr, table
+from instant_embedding.readers import _build, table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -591,12 +591,11 @@ def karate_arcs():
     return np.array(s), np.array(d)
 
 
-def test_bcsr_karate_undirected(tmp_path, monkeypatch):
+def test_bcsr_karate_undirected(tmp_path):
     s, d = karate_arcs()
     assert len(s) == 156  # as VERSE's data/karate.bcsr: nv=34, ne=156
     p = write_bcsr(tmp_path / "karate.bcsr", 34, s, d)
     assert cv.detect_format(p) == "bcsr"
-    monkeypatch.setattr(bcsr, "CHUNK_EDGES", 10)  # many chunks: row-range slicing
     g = cv.convert(p, tmp_path / "k.graph")
     same_graph(g, ie.datasets.karate())
     g2 = cv.convert(p, tmp_path / "k2.graph", directed=None)  # symmetric -> undirected
@@ -618,6 +617,28 @@ def test_bcsr_weighted_and_directed(tmp_path):
     p2 = write_bcsr(tmp_path / "s.bcsr", 3, [0, 1, 1, 2], [1, 0, 2, 1], [2.0, 2.0, 3.0, 3.0])
     g2 = cv.convert(p2, tmp_path / "s.graph")
     assert not g2.directed and arcs(g2) == {(0, 1): 2.0, (1, 0): 2.0, (1, 2): 3.0, (2, 1): 3.0}
+
+
+def test_bcsr_keeps_its_rows_as_ids_and_streams_into_update(tmp_path):
+    s, d = karate_arcs()
+    s, d = np.append(s, [5, 33]), np.append(d, [5, 33])  # two self-loops, and row 34 isolated
+    p = write_bcsr(tmp_path / "k.bcsr", 35, s, d)
+    g = cv.convert(p, tmp_path / "k.graph", self_loops="drop")
+    assert (g.num_nodes, g.id_kind, g.num_edges) == (35, "implicit", 78)
+    assert g.degree(34) == 0 and 5 not in g.neighbors(5).tolist()
+    # update reads it with the same reader, straight into the commit
+    base = ie.Graph.from_edges([0], [1], num_nodes=35)
+    base.save(tmp_path / "b.graph")
+    from instant_embedding.cli import main
+
+    assert main(["update", str(tmp_path / "b.graph"), "--add", p, "-q"]) == 0
+    b = ie.Graph.open(tmp_path / "b.graph")
+    for u in range(34):
+        assert sorted(b.neighbors(u).tolist()) == sorted(
+            set(ie.datasets.karate().neighbors(u).tolist())
+            | ({5} if u == 5 else set())
+            | ({33} if u == 33 else set())
+        ), u
 
 
 def test_bcsr_symmetry_test_sees_weights(tmp_path):
@@ -830,13 +851,9 @@ def test_chunked_sources_use_the_builder_contract(
         tmp_dir=str(tmp_path),
     )
     assert g.num_edges == ref_weighted.num_edges
-    # string ids, and a .bcsr with its node count
+    # string ids
     cv.from_arrow(edge_table(strings=True, weights=False), output=tmp_path / "s.graph")
     assert fake_builder.instances[-1].kw["id_kind"] == "str"
-    s, d = karate_arcs()
-    cv.convert(write_bcsr(tmp_path / "k.bcsr", 34, s, d), tmp_path / "k.graph", self_loops="drop")
-    kw = fake_builder.instances[-1].kw
-    assert (kw["id_kind"], kw["num_nodes"], kw["self_loops"]) == ("implicit", 34, "drop")
 
 
 def test_builder_is_aborted_on_bad_input(tmp_path, fake_builder, monkeypatch):
@@ -860,12 +877,12 @@ def test_native_text_reader_arguments(tmp_path, monkeypatch):
     """The text reader gets one options object; column names reach it unresolved."""
     seen = {}
 
-    def fake_convert_text(inputs, output, options, progress=None):
-        seen.update(vars(options), inputs=inputs, output=output)
+    def fake_convert_native(inputs, output, options, progress=None):
+        seen.update(options.to_dict(), inputs=inputs, output=output)
         ie.Graph.from_edges([0], [1]).save(output)
         return {"edge_lines": 1}
 
-    monkeypatch.setattr(_core, "convert_text", fake_convert_text, raising=False)
+    monkeypatch.setattr(_core, "convert_native", fake_convert_native)
     p = write(tmp_path / "e.csv", "# exported\nw;to;from\n1.5;b;a\n")
     cv.convert(
         p,
@@ -922,25 +939,20 @@ def test_formats_are_detected_by_magic_before_extension(tmp_path):
         ie.Graph.open(tmp_path / "e.txt")
 
 
-def test_a_new_format_is_one_registered_row(tmp_path, monkeypatch):
-    """The registry is the one place a format plugs in: detection, options, dispatch."""
-    from instant_embedding.readers import _registry
-
-    def read_pairs(paths, out, opts, progress):
-        pairs = [ln.split("->") for ln in open(paths[0]).read().split()]
-        g = ie.Graph.from_edges([a for a, _ in pairs], [b for _, b in pairs])
-        g.save(out)
-        return ie.Graph.open(out), {"edges_read": len(pairs)}
-
-    monkeypatch.setattr(_registry, "_FORMATS", dict(_registry._FORMATS))
-    cv.register(cv.Format("pairs", (".pairs",), read_pairs, options=frozenset({"id_kind"})))
-    (tmp_path / "e.pairs").write_text("a->b b->c\n")
-    g = ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph")
-    assert sorted(g.nodes) == ["a", "b", "c"]
+def test_the_formats_are_the_kernels_table(tmp_path):
+    """One table of formats: the registry, detection, ``--format`` and the options each takes."""
+    table = _core.formats()
+    assert list(cv.formats()) == [f["name"] for f in table]
+    for f in table:
+        fmt = cv.formats()[f["name"]]
+        assert fmt.native == f["native"] and fmt.extensions == f["extensions"]
+        (tmp_path / f"x{f['extensions'][0]}").write_bytes(b"")
+        if f["name"] != "webgraph":  # a .properties file alone is a WebGraph's
+            assert cv.detect_format(tmp_path / f"x{f['extensions'][0]}") == f["name"]
+    with pytest.raises(ValueError, match="format must be 'auto' or one of 'edgelist'"):
+        ie.convert(tmp_path / "x.txt", tmp_path / "g.graph", format="pairs")
     with pytest.raises(ValueError, match="delimiter do"):
-        ie.convert(tmp_path / "e.pairs", tmp_path / "g.graph", delimiter=",")
-    with pytest.raises(ValueError, match="registered already"):
-        cv.register(cv.Format("pairs", (".x",), read_pairs))
+        ie.convert(tmp_path / "x.mtx", tmp_path / "g.graph", delimiter=",")
 
 
 def test_python_errors_name_parameters(tmp_path):

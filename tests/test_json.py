@@ -158,3 +158,20 @@ def test_refused(tmp_path, text, pattern):
         ie.convert(p, tmp_path / "g.graph")
     assert "\n" not in str(e.value)
     assert os.listdir(tmp_path) == ["e.json"]
+
+
+def test_update_reads_node_link_json_with_the_graphs_ids(tmp_path):
+    """``update`` reads JSON with ``convert``'s reader, straight into the commit: numeric ids
+    of a string-id graph are its strings; removals too."""
+    from instant_embedding.cli import main
+
+    base = tmp_path / "g.graph"
+    ie.Graph.from_edges(["1", "2"], ["2", "3"]).save(base)
+    add = nx.Graph([(3, 4), (4, 5)])
+    (tmp_path / "add.json").write_text(json.dumps(nx.node_link_data(add, edges="links")))
+    (tmp_path / "rm.jsonl").write_text('{"src": "1", "dst": "2"}\n')
+    args = ["update", str(base), "--add", str(tmp_path / "add.json")]
+    assert main([*args, "--remove", str(tmp_path / "rm.jsonl"), "-q"]) == 0
+    want = nx.Graph([("2", "3"), ("3", "4"), ("4", "5")])
+    want.add_node("1")
+    same(ie.Graph.open(base), want, False)

@@ -17,6 +17,7 @@ MAX_FIT_NODES: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 HEADER_LEN: int
+DEFAULT_MEMORY_LIMIT: int
 
 class _SettingInfo(TypedDict):
     name: str
@@ -85,6 +86,99 @@ class EmbeddingConfig:
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, int | float | str]]: ...
+
+class _ReadOptionInfo(TypedDict):
+    name: str
+    type: Literal["flag", "choice", "text", "column", "int", "size", "path"]
+    choices: tuple[str, ...] | None
+    default: str
+    stage: Literal["parse", "build"]
+    formats: tuple[str, ...]
+    metavar: str
+    help: str
+
+@final
+class ReadOptions:
+    # How to read an input; immutable, validated when made.
+
+    # <settings: read_attributes>
+    format: str
+    directed: bool | None
+    weighted: bool | None
+    delimiter: str | None
+    comment: str
+    header: bool | None
+    src_col: int | str | None
+    dst_col: int | str | None
+    weight_col: int | str | None
+    decimal_comma: bool | None
+    id_kind: str
+    num_nodes: int | None
+    self_loops: str
+    merge: str
+    var: str | None
+    properties: str | None
+    memory_limit: int
+    tmp_dir: str | None
+    # </settings>
+    def __new__(
+        cls,
+        *,
+        # <settings: read_kwargs>
+        format: str = ...,
+        directed: bool | None = ...,
+        weighted: bool | None = ...,
+        delimiter: str | None = ...,
+        comment: str = ...,
+        header: bool | None = ...,
+        src_col: int | str | None = ...,
+        dst_col: int | str | None = ...,
+        weight_col: int | str | None = ...,
+        decimal_comma: bool | None = ...,
+        id_kind: str = ...,
+        num_nodes: int | None = ...,
+        self_loops: str = ...,
+        merge: str = ...,
+        var: str | None = ...,
+        properties: str | os.PathLike[str] | None = ...,
+        memory_limit: int | str | None = ...,
+        tmp_dir: str | os.PathLike[str] | None = ...,
+        # </settings>
+    ) -> ReadOptions: ...
+    def replace(
+        self,
+        *,
+        # <settings: read_kwargs>
+        format: str = ...,
+        directed: bool | None = ...,
+        weighted: bool | None = ...,
+        delimiter: str | None = ...,
+        comment: str = ...,
+        header: bool | None = ...,
+        src_col: int | str | None = ...,
+        dst_col: int | str | None = ...,
+        weight_col: int | str | None = ...,
+        decimal_comma: bool | None = ...,
+        id_kind: str = ...,
+        num_nodes: int | None = ...,
+        self_loops: str = ...,
+        merge: str = ...,
+        var: str | None = ...,
+        properties: str | os.PathLike[str] | None = ...,
+        memory_limit: int | str | None = ...,
+        tmp_dir: str | os.PathLike[str] | None = ...,
+        # </settings>
+    ) -> ReadOptions: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def given(self) -> list[str]: ...
+    def check_applies(self, fmt: str) -> None: ...
+    @staticmethod
+    def settings() -> list[_ReadOptionInfo]: ...
+    def __dir__(self) -> list[str]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, Any]]: ...
+
+def parse_size(value: int | str | None = None) -> int: ...
 
 @final
 class Graph:
@@ -288,54 +382,34 @@ def reorder_graph(
     progress: Callable[[int, int], object] | None = None,
     order: npt.NDArray[np.uint32] | None = None,
 ) -> dict[str, Any]: ...
-def convert_json(
+def read_edges(inputs: list[str], options: ReadOptions, graph: Graph) -> dict[str, Any]: ...
+def convert_native(
     inputs: list[str],
     output: str,
-    options: Any,
+    options: ReadOptions,
     *,
     progress: Callable[[int, int], object] | None = None,
 ) -> dict[str, Any]: ...
-def convert_text(
-    inputs: list[str],
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_mtx(
-    inputs: list[str],
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_adjlist(
-    inputs: list[str],
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_graphml(
-    inputs: list[str],
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def convert_pajek(
-    inputs: list[str],
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
-def sniff_format(path: str | os.PathLike[str]) -> tuple[str, str | None]: ...
-def read_edges(inputs: list[str], options: Any, graph: Graph) -> dict[str, Any]: ...
-def convert_webgraph(
-    path: str,
-    output: str,
-    options: Any,
-    *,
-    progress: Callable[[int, int], object] | None = None,
-) -> dict[str, Any]: ...
+def detect_format(path: str | os.PathLike[str]) -> str: ...
+def node_ids(
+    values: Any, id_kind: str, input: str, column: str, row0: int
+) -> npt.NDArray[np.int64] | list[str]: ...
+def edge_weights(
+    values: Any, input: str, row0: int, column: str | None = ..., unit: str = "row"
+) -> npt.NDArray[np.float64]: ...
+def table_columns(
+    names: list[str], options: ReadOptions, where_: str
+) -> tuple[int, int, int | None]: ...
+
+class _FormatInfo(TypedDict):
+    name: str
+    extensions: tuple[str, ...]
+    native: bool
+    several: bool
+    compressed: bool
+    directories: bool
+    updates: bool
+    files: str
+    notes: str
+
+def formats() -> list[_FormatInfo]: ...

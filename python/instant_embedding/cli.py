@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -196,25 +196,7 @@ def _convert(args: argparse.Namespace, inputs: list, output: str) -> tuple[Any, 
     from .readers import convert_with_stats
 
     return convert_with_stats(
-        inputs,
-        output,
-        format=args.format,
-        directed=args.directed,
-        weighted=args.weighted,
-        delimiter=args.delimiter,
-        comment=args.comment,
-        header=args.header,
-        src_col=_column(args.src_col),
-        dst_col=_column(args.dst_col),
-        weight_col=_column(args.weight_col),
-        id_kind=args.id_kind,
-        self_loops=args.self_loops,
-        merge=args.merge,
-        var=args.var,
-        properties=args.properties,
-        memory_limit=args.memory_limit,
-        tmp_dir=args.tmp_dir,
-        progress=_show_progress(args),
+        inputs, output, progress=_show_progress(args), **_reading_options(args, "build")
     )
 
 
@@ -228,24 +210,6 @@ _FLAG_VALUES = {
     ("directed", "True"): "--directed",
     ("directed", "False"): "--undirected",
 }
-_FLAG_NAMES = (
-    "delimiter",
-    "format",
-    "id_kind",
-    "src_col",
-    "dst_col",
-    "weight_col",
-    "var",
-    "memory_limit",
-    "self_loops",
-    "tmp_dir",
-    "merge",
-    "comment",
-    "header",
-    "weighted",
-    "directed",
-    "properties",
-)
 
 
 def cli_names(msg: str) -> str:
@@ -263,14 +227,15 @@ def cli_names(msg: str) -> str:
         # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
         return f"{flag} {v}" if v.replace("-", "").replace("_", "").isalnum() else f"{flag} {val}"
 
-    names = "|".join(_FLAG_NAMES)
+    names = "|".join(s["name"] for s in _reading_settings("build"))
     msg = re.sub(
         rf"\b({names})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)",
         value,
         msg,
     )
+    snake = "|".join(s["name"] for s in _reading_settings("build") if "_" in s["name"])
     return re.sub(
-        r"\b(id_kind|src_col|dst_col|weight_col|memory_limit|self_loops|tmp_dir)\b",
+        rf"\b({snake})\b",
         lambda m: "--" + m.group(1).replace("_", "-"),
         msg,
     )
@@ -296,58 +261,69 @@ def cmd_reorder(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== update / compact
-# Formats whose kernel reader streams edges straight to an update (no temporary graph).
-_STREAMED = ("edgelist", "csv", "tsv", "mtx", "adjlist", "graphml", "pajek")
 
 
-def read_edge_file(path: str, graph: Any, args: argparse.Namespace, weighted: bool) -> Any:
-    """The edges of an input file in any format ``convert`` reads, as ``(src, dst, weights)``
-    ids of ``graph``'s kind.
+class _Commit:
+    """Where an update's edges go, chunk by chunk as a file is read: added to the graph, or
+    removed from it (an ``EdgeTarget`` of the readers)."""
 
-    Text, Matrix Market, adjacency lists, GraphML and Pajek go through the kernel's readers,
-    the same that ``convert`` uses (same rules, same notices), straight into edge arrays; a
-    first line that could be a header or an edge is settled by the graph's own ids too. Other
-    formats go through the converter into a temporary graph file with ``graph``'s direction.
+    def __init__(self, graph: Any, remove: bool) -> None:
+        self.graph, self.remove = graph, remove
+        self.edges = self.existed = 0
+
+    def add(self, src: Any, dst: Any, weights: Any) -> None:
+        if self.remove:
+            self.existed += self.graph.remove_edges(src, dst)
+        else:
+            self.graph.add_edges(src, dst, weights)
+        self.edges += len(src)
+
+
+def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Commit) -> None:
+    """Reads an input file in any format ``convert`` reads into ``target``, with ids of
+    ``graph``'s kind, its direction and (when adding) its weights.
+
+    The formats whose row says ``updates`` (text, JSON, Matrix Market, adjacency lists,
+    GraphML, Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses
+    (same rules, same notices), straight into edge arrays; a first line that could be a header
+    or an edge is settled by the graph's own ids too. Parquet, Arrow, .npy and .mat stream
+    their chunks into ``target`` through the facade's readers. A WebGraph goes through the
+    converter into a temporary graph file with ``graph``'s direction.
     """
     import tempfile
 
     from . import _core
-    from .readers import ReadOptions, convert, detect_format
+    from .readers import ReadOptions, convert, detect_format, formats
 
-    fmt = args.format if args.format != "auto" else detect_format(path)
-    if fmt in _STREAMED:
-        opts = ReadOptions(
-            format=fmt,
-            weighted=weighted,
-            delimiter=args.delimiter,
-            header=args.header,
-            src_col=_column(args.src_col),
-            dst_col=_column(args.dst_col),
-            weight_col=_column(args.weight_col) if weighted else None,
-            id_kind="str" if graph.id_kind == "utf8" else "int",
-        )
+    given = _reading_options(args, "parse")
+    fmt = given["format"] if given["format"] != "auto" else detect_format(path)
+    ReadOptions(**given).check_applies(fmt)
+    weighted = graph.weighted and not target.remove
+    if not weighted:
+        given["weight_col"] = None
+    id_kind = "str" if graph.id_kind == "utf8" else "int"
+    how = {**given, "format": fmt, "weighted": weighted, "directed": graph.directed}
+    info = formats()[fmt]
+    if info.updates:  # the kernel reads it straight into the commit
+        opts = ReadOptions(**{**how, "id_kind": id_kind})
         r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:
             _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
-        return r["src"], r["dst"], r["weights"]
-
-    id_kind = "str" if graph.id_kind == "utf8" else "int"
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
-        g = convert(
-            path,
-            os.path.join(d, "edges.graph"),
-            format=args.format,
-            directed=graph.directed,
-            weighted=weighted,
-            delimiter=args.delimiter,
-            header=args.header,
-            src_col=_column(args.src_col),
-            dst_col=_column(args.dst_col),
-            weight_col=_column(args.weight_col) if weighted else None,
-            id_kind=id_kind,
-            merge=args.merge or "sum",
-        )
-        return _edges_of(g, weighted and g.weighted)
+        target.add(r["src"], r["dst"], r["weights"])
+    elif not info.native:
+        info.read([path], target, ReadOptions(**{**how, "id_kind": id_kind}), False)
+    else:
+        with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
+            g = convert(
+                path,
+                os.path.join(d, "edges.graph"),
+                directed=graph.directed,
+                weighted=weighted,
+                id_kind=id_kind,
+                merge=args.merge or "sum",
+                **given,
+            )
+            target.add(*_edges_of(g, weighted and g.weighted))
 
 
 def _edges_of(g: Any, weighted: bool) -> Any:
@@ -388,14 +364,12 @@ def cmd_update(args: argparse.Namespace) -> int:
         if not args.add and not args.remove:
             return 0
         with g.batch():
+            adding, removing = _Commit(g, remove=False), _Commit(g, remove=True)
             for f in args.add or []:
-                s, d, w = read_edge_file(f, g, args, g.weighted)
-                g.add_edges(s, d, w)
-                added += len(s)
+                read_edge_file(f, g, args, adding)
             for f in args.remove or []:
-                s, d, _ = read_edge_file(f, g, args, False)
-                existed += g.remove_edges(s, d)
-                removed += len(s)
+                read_edge_file(f, g, args, removing)
+            added, removed, existed = adding.edges, removing.edges, removing.existed
         info = g.log_info() or {}
         _note(
             args,
@@ -768,31 +742,60 @@ def _add_setting_flags(
         )
 
 
-def _add_reading_flags(p: argparse.ArgumentParser, formats: Iterable[str]) -> None:
-    """The flags that say how to read an input file (``convert`` and ``update``)."""
-    p.add_argument(
-        "--format",
-        default="auto",
-        choices=("auto", *formats),
-        help="input format (default: from the file's first bytes, then its extension)",
-    )
-    p.add_argument(
-        "--delimiter",
-        "--sep",
-        metavar="CHAR",
-        help="text field separator: ',', 'tab', ';', ' ' (one space, as CSV), 'whitespace' "
-        "(default: detected)",
-    )
-    p.add_argument(
-        "--header",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the first record of each text file holds column names (default: detected, "
-        "see docs/CLI.md)",
-    )
-    p.add_argument("--src-col", metavar="COL", help="source column (index or name)")
-    p.add_argument("--dst-col", metavar="COL", help="destination column (index or name)")
-    p.add_argument("--weight-col", metavar="COL", help="weight column (index or name)")
+# Command-line spellings of reading options beyond --NAME (and --no-NAME for flags).
+_READ_ALIASES = {"delimiter": ("--sep",)}
+_READ_NEGATIVE = {"directed": "--undirected", "weighted": "--unweighted"}
+
+
+def _reading_settings(stage: str) -> list[Any]:
+    """The reading options a command takes, from the kernel's table: ``"build"`` (convert)
+    takes every option some format uses, ``"parse"`` (update) those that say how records are
+    read (the graph settles the rest)."""
+    from ._core import ReadOptions
+
+    return [
+        s
+        for s in ReadOptions.settings()
+        if s["formats"] and (stage == "build" or s["stage"] == "parse")
+    ]
+
+
+def _reading_options(args: argparse.Namespace, stage: str) -> dict[str, Any]:
+    """The reading options given on the command line, as ``ReadOptions`` keywords."""
+    out = {s["name"]: getattr(args, s["name"]) for s in _reading_settings(stage)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
+    """One flag per reading option of ``stage`` (see :func:`_reading_settings`), with the
+    kernel's choices, defaults and help."""
+    for s in _reading_settings(stage):
+        name = s["name"]
+        flag = "--" + name.replace("_", "-")
+        text = s["help"].replace("%", "%%")
+        if s["default"]:
+            text += f" (default: {s['default']})".replace("%", "%%")
+        if s["type"] == "flag":
+            g = p.add_mutually_exclusive_group()
+            g.add_argument(flag, dest=name, action="store_const", const=True, help=text)
+            g.add_argument(
+                _READ_NEGATIVE.get(name, f"--no-{name.replace('_', '-')}"),
+                dest=name,
+                action="store_const",
+                const=False,
+                help=f"the opposite of {flag}",
+            )
+            continue
+        p.add_argument(
+            flag,
+            *_READ_ALIASES.get(name, ()),
+            dest=name,
+            type=_column if s["type"] == "column" else str,
+            default=s["default"] or None,
+            choices=s["choices"],
+            metavar=s["metavar"] or None,
+            help=text,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -800,7 +803,6 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from ._core import DEFAULT_REORDER_ROUNDS
     from .export import FORMATS as OUT_FORMATS
-    from .readers import formats as in_formats
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -849,84 +851,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="input file (repeatable; alternative to positional INPUT)",
     )
     c.add_argument("-o", "--output", metavar="GRAPH", help="output graph file")
-    _add_reading_flags(c, in_formats())
-    d = c.add_mutually_exclusive_group()
-    d.add_argument(
-        "--directed",
-        dest="directed",
-        action="store_const",
-        const=True,
-        default=None,
-        help="edges are directed (default: what node-link JSON says, for .mat/.bcsr "
-        "undirected iff the matrix is symmetric, else undirected)",
-    )
-    d.add_argument(
-        "--undirected",
-        dest="directed",
-        action="store_const",
-        const=False,
-        help="edges are undirected",
-    )
-    w = c.add_mutually_exclusive_group()
-    w.add_argument(
-        "--weighted",
-        dest="weighted",
-        action="store_const",
-        const=True,
-        default=None,
-        help="read edge weights (text: column 2 unless --weight-col)",
-    )
-    w.add_argument(
-        "--unweighted",
-        dest="weighted",
-        action="store_const",
-        const=False,
-        help="ignore any weights",
-    )
-    c.add_argument(
-        "--comment",
-        default="#%",
-        metavar="CHARS",
-        help="text comment-line characters (default: '#%%')",
-    )
-    c.add_argument(
-        "--id-kind",
-        default="auto",
-        choices=("auto", "int", "str"),
-        help="node id type (default: int if every id is a canonical integer, such as 12 but "
-        "not 012)",
-    )
-    c.add_argument(
-        "--var",
-        metavar="NAME",
-        help=".mat variable (default: the only sparse matrix, e.g. 'network')",
-    )
-    c.add_argument(
-        "--properties",
-        metavar="PATH",
-        help="WebGraph input: its .properties file, when it is not BASENAME.properties "
-        "beside BASENAME.graph",
-    )
-    c.add_argument(
-        "--self-loops",
-        default="keep",
-        choices=("keep", "drop"),
-        help="keep or drop edges u-u (default: keep)",
-    )
-    c.add_argument(
-        "--merge",
-        default="sum",
-        choices=("sum", "max"),
-        help="weights of duplicate edges: sum or max (default: sum)",
-    )
-    c.add_argument(
-        "--memory-limit",
-        default="2G",
-        metavar="SIZE",
-        help="memory budget of the builder, e.g. 512M, 8G (default: 2G); covers its per-node "
-        "structures (~16-40 bytes per node) too: a warning says when they alone exceed it",
-    )
-    c.add_argument("--tmp-dir", metavar="DIR", help="spill directory of the out-of-core builder")
+    _add_reading_flags(c, "build")
     c.add_argument(
         "--reorder",
         choices=REORDER_METHODS,
@@ -1066,7 +991,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="node ids to remove with all their edges, one a line (repeatable); done first, "
         "by rewriting the file without them (the ids are then gone from the file and the log)",
     )
-    _add_reading_flags(u, in_formats())
+    _add_reading_flags(u, "parse")
     u.add_argument(
         "--merge",
         choices=("sum", "max"),

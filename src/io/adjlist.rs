@@ -17,6 +17,9 @@ use crate::io::input::open_input;
 use crate::io::source::EdgeSink;
 use crate::io::text::{canonical_int, parse_int, IntTok};
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["delimiter", "comment", "id_kind"];
+
 /// Options of the adjacency-list reader.
 #[derive(Clone, Debug)]
 pub struct AdjOptions {

@@ -27,6 +27,9 @@ use crate::io::input::open_input;
 use crate::io::source::{EdgeSink, MakeSink};
 use crate::io::text::canonical_int;
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted", "id_kind"];
+
 /// Deepest element nesting read (GraphML needs 4: graphml, graph, edge, data).
 const MAX_DEPTH: usize = 64;
 /// Longest element or text run, in bytes.

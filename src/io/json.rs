@@ -29,6 +29,10 @@ use crate::graph::external::{
     check_weight, BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn,
 };
 use crate::io::input::open_input;
+use crate::io::source::EdgeSink;
+
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted", "src_col", "dst_col", "weight_col", "id_kind"];
 
 /// Options of [`convert_json`].
 #[derive(Clone, Debug, Default)]
@@ -99,9 +103,9 @@ struct Ids {
 }
 
 impl Ids {
-    fn of(b: &ExternalBuilder, forced: bool) -> Ids {
+    fn of<S: EdgeSink>(b: &S, forced: bool) -> Ids {
         Ids {
-            mode: b.options().ids,
+            mode: b.id_mode(),
             forced,
         }
     }
@@ -166,8 +170,8 @@ fn weight_of(v: Option<&Value>) -> std::result::Result<f32, String> {
 }
 
 /// Pushes one edge; `where_` names it in errors.
-fn push(
-    b: &mut ExternalBuilder,
+fn push<S: EdgeSink>(
+    b: &mut S,
     ids: &Ids,
     s: &Value,
     d: &Value,
@@ -178,12 +182,12 @@ fn push(
     let r = match (ids.id(s)?, ids.id(d)?) {
         (Id::Int(a), Id::Int(c)) => b.push_int(a, c, w),
         (Id::Str(a), Id::Str(c)) => b.push_str(&a, &c, w),
-        _ => return Err(mixed(b.takes_str())),
+        _ => return Err(mixed(b.id_mode() == IdMode::Str)),
     };
     r.map_err(|e| e.to_string())
 }
 
-fn push_node(b: &mut ExternalBuilder, ids: &Ids, v: &Value) -> std::result::Result<(), String> {
+fn push_node<S: EdgeSink>(b: &mut S, ids: &Ids, v: &Value) -> std::result::Result<(), String> {
     let r = match ids.id(v)? {
         Id::Int(x) => b.push_node_int(x),
         Id::Str(s) => b.push_node_str(&s),
@@ -287,11 +291,11 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    fn lines(
+    fn lines<S: EdgeSink>(
         &mut self,
-        b: &mut Option<ExternalBuilder>,
+        b: &mut Option<S>,
         path: &Path,
-        open: &mut Opener<'_>,
+        open: &mut Opener<'_, S>,
     ) -> Result<()> {
         let name = path.display().to_string();
         let mut r = BufReader::with_capacity(1 << 20, open_input(path, Default::default())?);
@@ -375,11 +379,11 @@ impl Pass<'_> {
         Ok(())
     }
 
-    fn document(
+    fn document<S: EdgeSink>(
         &mut self,
-        b: &mut Option<ExternalBuilder>,
+        b: &mut Option<S>,
         path: &Path,
-        open: &mut Opener<'_>,
+        open: &mut Opener<'_, S>,
     ) -> Result<()> {
         let name = path.display().to_string();
         let mut r = open_input(path, Default::default())?;
@@ -517,9 +521,48 @@ impl Pass<'_> {
     }
 }
 
-/// Opens the builder once the first id is seen: `(kind of the first id, the file's directed
+/// Opens the sink once the first id is seen: `(kind of the first id, the file's directed
 /// flag)`.
-type Opener<'a> = dyn FnMut(IdMode, Option<bool>) -> Result<ExternalBuilder> + 'a;
+type Opener<'a, S> = dyn FnMut(IdMode, Option<bool>) -> Result<S> + 'a;
+
+/// Reads JSON inputs once into the sink `make` opens, with the weighting `json.weighted`
+/// settles (it must be given) and ids of the sink's kind: how `update` reads JSON.
+pub fn read_json<S: EdgeSink>(
+    inputs: &[PathBuf],
+    json: &JsonOptions,
+    make: &mut Opener<'_, S>,
+) -> Result<(S, JsonStats)> {
+    let weighted = json
+        .weighted
+        .ok_or_else(|| Error::param("read_json needs weighted to be given"))?;
+    let mut pass = Pass {
+        opts: json,
+        weighted,
+        forced: true,
+        stats: JsonStats {
+            shape: "json-lines",
+            passes: 1,
+            ..JsonStats::default()
+        },
+        weights_seen: false,
+    };
+    let mut b: Option<S> = None;
+    for p in inputs {
+        match shape_of(p, json)? {
+            Shape::Lines => pass.lines(&mut b, p, make)?,
+            Shape::Document => pass.document(&mut b, p, make)?,
+        }
+    }
+    match b {
+        Some(b) if pass.stats.edges > 0 || pass.stats.nodes_listed > 0 => Ok((b, pass.stats)),
+        _ => Err(Error::format(format!(
+            "{}: no edges found",
+            inputs
+                .first()
+                .map_or(String::new(), |p| p.display().to_string())
+        ))),
+    }
+}
 
 /// Converts JSON inputs (see the module docs) into a graph file at `output`, atomically.
 /// `build.weighted` and (when `json.directed` is `None`) `build.directed` are replaced by

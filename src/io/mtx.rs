@@ -21,6 +21,9 @@ use crate::graph::external::{
 use crate::io::input::open_input;
 use crate::io::source::EdgeSink;
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted"];
+
 /// What the banner and size line declare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MtxHeader {

@@ -19,6 +19,9 @@ use crate::io::input::open_input;
 use crate::io::source::{EdgeSink, MakeSink};
 use crate::io::text::{canonical_int, parse_int, IntTok};
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted", "id_kind"];
+
 /// Options of the Pajek reader.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PajekOptions {

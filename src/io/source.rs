@@ -18,6 +18,8 @@ pub trait EdgeSink {
     fn has_str_id(&self, id: &[u8]) -> bool;
     /// Edges received so far.
     fn input_edges(&self) -> u64;
+    /// The kind of ids it takes (a reader types ids by it).
+    fn id_mode(&self) -> IdMode;
 }
 
 impl EdgeSink for ExternalBuilder {
@@ -40,6 +42,9 @@ impl EdgeSink for ExternalBuilder {
     }
     fn input_edges(&self) -> u64 {
         ExternalBuilder::input_edges(self)
+    }
+    fn id_mode(&self) -> IdMode {
+        self.options().ids
     }
 }
 
@@ -121,6 +126,12 @@ impl EdgeSink for EdgeBuffer<'_> {
     }
     fn input_edges(&self) -> u64 {
         self.weights.len() as u64
+    }
+    fn id_mode(&self) -> IdMode {
+        match self.ids {
+            BufferedIds::Int(..) => IdMode::Int,
+            BufferedIds::Str(..) => IdMode::Str,
+        }
     }
 }
 

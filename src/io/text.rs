@@ -50,6 +50,19 @@ use crate::io::input::open_input;
 use crate::io::sniff::Content;
 use crate::io::source::EdgeSink;
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &[
+    "decimal_comma",
+    "weighted",
+    "delimiter",
+    "comment",
+    "header",
+    "src_col",
+    "dst_col",
+    "weight_col",
+    "id_kind",
+];
+
 /// How fields are separated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delimiter {
@@ -137,6 +150,9 @@ pub struct TextOptions {
     /// `None`: weighted iff `weight_col` is given or the header names a `weight` column.
     /// `Some(true)` without `weight_col`: the column named `weight`, else column 2.
     pub weighted: Option<bool>,
+    /// Whether a weight may be written with a decimal comma (`1,5`); `None`: with a `;`
+    /// delimiter, as the spreadsheets of the locales that write `;` do.
+    pub decimal_comma: Option<bool>,
 }
 
 impl Default for TextOptions {
@@ -150,6 +166,7 @@ impl Default for TextOptions {
             dst_col: None,
             weight_col: None,
             weighted: None,
+            decimal_comma: None,
         }
     }
 }
@@ -393,8 +410,7 @@ fn trim(mut t: &[u8]) -> &[u8] {
     t
 }
 
-/// Parses a weight token; with a `;` delimiter a decimal comma (`1,5`) is read as in the
-/// spreadsheets of the locales that write `;`.
+/// Parses a weight token, with a decimal comma (`1,5`) if `decimal_comma`.
 fn parse_weight(t: &[u8], decimal_comma: bool) -> Option<f64> {
     let s = std::str::from_utf8(t).ok()?;
     if let Ok(x) = s.parse::<f64>() {
@@ -874,13 +890,14 @@ fn names_a_header(fields: &[Vec<u8>], table: bool) -> bool {
     pairs.iter().any(|(a, b)| has(a) && has(b))
         || has("weight")
         || has("weights")
-        || (fields.len() >= 3 && fields[0].is_empty())
+        || index_header(fields)
 }
 
 /// The header of a table written with an index column (pandas `to_csv()`, R `write.csv`):
-/// an empty first name before at least two columns. A header whatever the names after it.
+/// an unnamed first column (empty, or pandas' `Unnamed: 0` of such a table read back and
+/// written again) before at least two columns. A header whatever the names after it.
 fn index_header(fields: &[Vec<u8>]) -> bool {
-    fields.len() >= 3 && fields[0].is_empty()
+    fields.len() >= 3 && std::str::from_utf8(&fields[0]).is_ok_and(unnamed)
 }
 
 /// `0,1[,2...]`: the header pandas writes for default column labels (`to_csv(index=False)`),
@@ -939,18 +956,56 @@ impl Cols {
     }
 }
 
+/// A column name that is no name: empty (R, pandas `to_csv`), or pandas' `Unnamed: N` for
+/// such a column read back: an index, never an end of an edge.
+fn unnamed(name: &str) -> bool {
+    name.is_empty()
+        || name
+            .strip_prefix("Unnamed: ")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// The column rule (docs/CLI.md, "The reading contract") applied to the column names of a
+/// table (Parquet, Arrow, pandas): `(src, dst, weight)` indices, as a text header with these
+/// names is read.
+pub fn table_columns(
+    names: &[String],
+    opts: &TextOptions,
+) -> Result<(usize, usize, Option<usize>)> {
+    if names.len() < 2 {
+        return Err(Error::format(format!(
+            "needs at least two columns, found {}",
+            names
+                .iter()
+                .map(|x| quote(x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    // Only the column options apply to a table.
+    let text = TextOptions {
+        src_col: opts.src_col.clone(),
+        dst_col: opts.dst_col.clone(),
+        weight_col: opts.weight_col.clone(),
+        weighted: opts.weighted,
+        ..TextOptions::default()
+    };
+    let c = resolve_columns(&text, Some(names))?;
+    Ok((c.src, c.dst, c.weight))
+}
+
 fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols> {
     let pick = |c: &Column, what: &str| -> Result<usize> {
         match (c, names) {
             (Column::Index(i), Some(n)) if *i >= n.len() => Err(Error::param(format!(
-                "{what} {i} is out of range: the header has {} columns ({})",
+                "{what} {i} is out of range: there are {} columns ({})",
                 n.len(),
                 n.join(", ")
             ))),
             (Column::Index(i), _) => Ok(*i),
             (Column::Name(s), Some(n)) => n.iter().position(|x| x == s).ok_or_else(|| {
                 Error::param(format!(
-                    "no column named {} ({what}); the header has: {}",
+                    "no column named {} ({what}); the columns are: {}",
                     quote(s),
                     n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
                 ))
@@ -977,7 +1032,7 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                     // The first two named columns (an unnamed first column is an index), when
                     // no other column could be an end of the edge.
                     let low = low.as_ref().expect("names");
-                    let named: Vec<usize> = (0..n.len()).filter(|&i| !n[i].is_empty()).collect();
+                    let named: Vec<usize> = (0..n.len()).filter(|&i| !unnamed(&n[i])).collect();
                     let given_w = match &opts.weight_col {
                         Some(c) => Some(pick(c, "weight_col")?),
                         None => None,
@@ -998,11 +1053,15 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                         (named[0], named[1])
                     } else {
                         return Err(Error::format(format!(
-                            "the header names {} columns ({}) and no known pair (src/dst, \
-                             source/target, from/to, u/v, node1/node2) says which hold the \
-                             edge: pass src_col and dst_col",
+                            "{} columns ({}) and no known pair (src/dst, source/target, \
+                             from/to, u/v, node1/node2) says which hold the edge: pass src_col \
+                             and dst_col",
                             candidates.len(),
-                            n.iter().map(|x| quote(x)).collect::<Vec<_>>().join(", ")
+                            candidates
+                                .iter()
+                                .map(|&i| quote(&n[i]))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )));
                     }
                 }
@@ -1039,14 +1098,14 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
                 (None, None, _) => None,
                 (Some(true), None, Some(n)) => {
                     let others: Vec<usize> = (0..n.len())
-                        .filter(|&i| i != src && i != dst && !n[i].is_empty())
+                        .filter(|&i| i != src && i != dst && !unnamed(&n[i]))
                         .collect();
                     if others.len() == 1 {
                         Some(others[0])
                     } else {
                         return Err(Error::param(format!(
                             "weighted=True, but no column is named weight: pass weight_col \
-                             (the header has: {})",
+                             (the columns are: {})",
                             n.join(", ")
                         )));
                     }
@@ -1398,7 +1457,8 @@ impl FileState<'_> {
         wt: &[u8],
     ) -> Result<Flow> {
         let w = if self.weighted {
-            let x = parse_weight(wt, self.delim == Delimiter::Byte(b';')).ok_or_else(|| {
+            let comma = (self.text.decimal_comma).unwrap_or(self.delim == Delimiter::Byte(b';'));
+            let x = parse_weight(wt, comma).ok_or_else(|| {
                 self.err(line, raw, format!("non-numeric weight {}", quote_bytes(wt)))
             })?;
             let why = if x.is_nan() {

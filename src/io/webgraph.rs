@@ -36,6 +36,9 @@ use dsi_bitstream::traits::{BitSeek, Endianness, WordRead, WordSeek, BE, LE};
 use crate::error::{Error, Result};
 use crate::graph::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
 
+/// The reading options this format uses beyond those every format takes (`io::FORMATS`).
+pub const OPTIONS: &[&str] = &["weighted", "id_kind", "properties"];
+
 /// Largest node count (the graph file indexes nodes with u32).
 const MAX_NODES: u64 = u32::MAX as u64;
 /// Largest `windowsize` accepted (the decoder allocates one list per window slot; WebGraph's

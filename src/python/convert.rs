@@ -1,5 +1,6 @@
-//! Bindings of the out-of-core builder (`GraphBuilder`) and the text and WebGraph converters
-//! (`convert_text`, `convert_webgraph`).
+//! Bindings of the out-of-core builder (`GraphBuilder`), the one native entry point of the
+//! kernel's readers (`convert_native`, `read_edges`), their format table and detection
+//! (`formats`, `detect_format`), the column rule for tables (`table_columns`) and `reorder`.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -9,9 +10,10 @@ use std::time::{Duration, Instant};
 use numpy::{PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use super::errors::IntoPy;
+use super::read_options::PyReadOptions;
 use crate::error::Error;
 use crate::graph::build::Merge;
 use crate::graph::external::{
@@ -19,15 +21,9 @@ use crate::graph::external::{
     DEFAULT_MEMORY_LIMIT,
 };
 use crate::graph::reorder;
-use crate::io::adjlist::{self, AdjOptions};
-use crate::io::graphml::{self, GraphMlOptions};
-use crate::io::json::{self, JsonOptions};
-use crate::io::mtx;
-use crate::io::pajek::{self, PajekOptions};
-use crate::io::sniff;
-use crate::io::source::{BufferedIds, EdgeBuffer};
-use crate::io::text::{self, Column, Delimiter, Flavor, TextOptions, TextStats};
-use crate::io::webgraph::{self, WebGraphFiles};
+use crate::io::source::BufferedIds;
+use crate::io::text::TextStats;
+use crate::io::{self, Stat};
 
 enum State {
     Open(Box<ExternalBuilder>),
@@ -354,175 +350,6 @@ impl PyGraphBuilder {
     }
 }
 
-/// The reader options object of the Python facade (`instant_embedding.readers.ReadOptions`),
-/// read by attribute: one object crosses the boundary, validated there once.
-#[derive(FromPyObject)]
-pub struct PyReadOptions {
-    format: String,
-    directed: Option<bool>,
-    weighted: Option<bool>,
-    delimiter: Option<String>,
-    comment: String,
-    header: Option<bool>,
-    src_col: Option<Py<PyAny>>,
-    dst_col: Option<Py<PyAny>>,
-    weight_col: Option<Py<PyAny>>,
-    id_kind: String,
-    num_nodes: Option<u64>,
-    self_loops: String,
-    merge: String,
-    memory_limit: u64,
-    tmp_dir: Option<PathBuf>,
-    properties: Option<PathBuf>,
-}
-
-fn column(py: Python<'_>, c: &Option<Py<PyAny>>, what: &str) -> PyResult<Option<Column>> {
-    let Some(c) = c else { return Ok(None) };
-    let c = c.bind(py);
-    if let Ok(s) = c.extract::<String>() {
-        return Ok(Some(Column::Name(s)));
-    }
-    if !c.is_instance_of::<pyo3::types::PyBool>() {
-        if let Ok(i) = c.extract::<usize>() {
-            return Ok(Some(Column::Index(i)));
-        }
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a column index >= 0 or a column name"
-    )))
-}
-
-impl PyReadOptions {
-    /// The builder's options (`weighted` is settled by the reader).
-    pub fn build(&self) -> PyResult<BuildOptions> {
-        // None: undirected, unless the input says otherwise (node-link JSON; the JSON reader
-        // decides that itself).
-        let directed = self.directed.unwrap_or(false);
-        build_options(
-            directed,
-            self.weighted.unwrap_or(false),
-            &self.id_kind,
-            self.num_nodes,
-            &self.self_loops,
-            &self.merge,
-            Some(self.memory_limit),
-            self.tmp_dir.clone(),
-        )
-    }
-
-    fn text(&self, py: Python<'_>) -> PyResult<TextOptions> {
-        if !self.comment.is_ascii() {
-            return Err(PyValueError::new_err(
-                "comment must consist of ASCII characters",
-            ));
-        }
-        Ok(TextOptions {
-            flavor: Flavor::parse(&self.format).py_err()?,
-            // None or "": detect per file.
-            delimiter: self
-                .delimiter
-                .as_deref()
-                .filter(|d| !d.is_empty())
-                .map(Delimiter::parse)
-                .transpose()
-                .py_err()?,
-            comment: self.comment.as_bytes().to_vec(),
-            header: self.header,
-            src_col: column(py, &self.src_col, "src_col")?,
-            dst_col: column(py, &self.dst_col, "dst_col")?,
-            weight_col: column(py, &self.weight_col, "weight_col")?,
-            weighted: self.weighted,
-        })
-    }
-}
-
-/// Converts text edge lists or CSV/TSV files to a graph file (see `text.rs`); returns
-/// statistics.
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_text<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let text = options.text(py)?;
-    let (b, t) = with_progress(py, progress, move |hook| {
-        text::convert_text(&inputs, &output, &text, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, Some(&t))?;
-    d.set_item("headers", t.headers)?;
-    d.set_item("columns", t.columns)?;
-    d.set_item("delimiter", t.delimiter)?;
-    Ok(d)
-}
-
-/// Converts JSON inputs (node-link JSON, JSON Lines edges, edge arrays; see `json.rs`) to a
-/// graph file; returns statistics.
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_json<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let key = |c: &Option<Py<PyAny>>, what: &str| -> PyResult<Option<String>> {
-        match column(py, c, what)? {
-            None => Ok(None),
-            Some(Column::Name(s)) => Ok(Some(s)),
-            Some(Column::Index(_)) => Err(PyTypeError::new_err(format!(
-                "{what} must name a key of the JSON edge objects, not a column index"
-            ))),
-        }
-    };
-    let json = JsonOptions {
-        directed: options.directed,
-        weighted: options.weighted,
-        src_key: key(&options.src_col, "src_col")?,
-        dst_key: key(&options.dst_col, "dst_col")?,
-        weight_key: key(&options.weight_col, "weight_col")?,
-    };
-    let build = options.build()?;
-    let (b, j) = with_progress(py, progress, move |hook| {
-        json::convert_json(&inputs, &output, &json, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", j.input_bytes)?;
-    d.set_item("shape", j.shape)?;
-    d.set_item("edge_lines", j.edges)?;
-    d.set_item("nodes_listed", j.nodes_listed)?;
-    d.set_item("passes", j.passes)?;
-    Ok(d)
-}
-
-/// Converts a WebGraph BV graph (`path`: its basename, `.graph` or `.properties` file; the
-/// options' `properties` overrides where the properties file is) to a graph file (see
-/// `webgraph.rs`); returns statistics.
-#[pyfunction]
-#[pyo3(signature = (path, output, options, *, progress=None))]
-pub fn convert_webgraph<'py>(
-    py: Python<'py>,
-    path: PathBuf,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let files = WebGraphFiles::resolve(&path, options.properties.as_deref());
-    let (b, w) = with_progress(py, progress, move |hook| {
-        webgraph::convert_webgraph(&files, &output, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", w.input_bytes)?;
-    d.set_item("source_nodes", w.nodes)?;
-    d.set_item("source_arcs", w.arcs)?;
-    Ok(d)
-}
-
 /// Writes a copy of `graph` with its nodes renumbered for locality (see `reorder.rs`); returns
 /// statistics.
 #[pyfunction]
@@ -577,265 +404,85 @@ pub fn reorder_graph<'py>(
     Ok(d)
 }
 
-/// What a file's content says it is (`"mtx"`, `"graphml"`, `"pajek"`, `"dot"`, `"xml"`,
-/// `"json"`, `"graph"`, or `""` for text and binary data), after decompression.
-#[pyfunction]
-pub fn sniff_format(py: Python<'_>, path: PathBuf) -> PyResult<(String, Option<String>)> {
-    py.detach(move || {
-        let c = sniff::sniff(&path)?;
-        let refusal = sniff::unsupported(&path, &c).map(|e| e.to_string());
-        Ok::<_, Error>((c.name().to_string(), refusal))
-    })
-    .py_err()
+fn stats_to_dict(d: &Bound<'_, PyDict>, stats: io::Stats) -> PyResult<()> {
+    for (k, v) in stats {
+        match v {
+            Stat::Int(i) => d.set_item(k, i)?,
+            Stat::Bool(b) => d.set_item(k, b)?,
+            Stat::Text(t) => d.set_item(k, t)?,
+            Stat::List(l) => d.set_item(k, l)?,
+        }
+    }
+    Ok(())
 }
 
+/// Converts `inputs` of a format the kernel parses (`options.format`, settled: never "auto")
+/// into the graph file `output` (see `io::convert`); returns statistics.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_mtx<'py>(
+pub fn convert_native<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'mtx' takes exactly one input file"))?;
-    let build = options.build()?;
-    let (directed, weighted) = (options.directed, options.weighted);
-    let (b, h) = with_progress(py, progress, move |hook| {
-        mtx::convert_mtx(&path, &output, directed, weighted, &build, Some(hook))
+    let opts = options.inner.clone();
+    let (b, st) = with_progress(py, progress, move |hook| {
+        io::convert(&inputs, &output, &opts, Some(hook))
     })?;
     let d = stats_dict(py, &b, None)?;
-    d.set_item("edge_lines", h.entries)?;
-    d.set_item("symmetric", h.symmetric)?;
+    stats_to_dict(&d, st)?;
     Ok(d)
 }
 
-fn adj_options(options: &PyReadOptions) -> PyResult<AdjOptions> {
-    let delimiter = match options.delimiter.as_deref().filter(|d| !d.is_empty()) {
-        None => None,
-        Some(d) => match Delimiter::parse(d).py_err()? {
-            Delimiter::Whitespace => None,
-            Delimiter::Byte(c) => Some(c),
-        },
-    };
-    Ok(AdjOptions {
-        delimiter,
-        comment: options.comment.as_bytes().to_vec(),
-    })
-}
-
+/// The format of the file `path` (see `io::detect`): a format's name, or an error that says
+/// what the file is and what reads it.
 #[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_adjlist<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let build = options.build()?;
-    let adj = adj_options(&options)?;
-    let (b, a) = with_progress(py, progress, move |hook| {
-        adjlist::convert_adjlist(&inputs, &output, &adj, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", a.input_bytes)?;
-    d.set_item("lines", a.lines)?;
-    d.set_item("edge_lines", a.node_lines)?;
-    d.set_item("passes", a.passes)?;
-    Ok(d)
+pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
+    py.detach(move || io::detect(&path)).py_err()
 }
 
+/// The input formats (`io::FORMATS`), in the order users see them: name, extensions, whether
+/// the kernel parses it (`native`), `several`, `compressed`, `directories`, whether `update`
+/// reads it straight into its commit (`updates`), and the row of the
+/// docs' format table (`files`, `notes`).
 #[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_graphml<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'graphml' takes exactly one input file"))?;
-    let build = options.build()?;
-    let opts = GraphMlOptions {
-        directed: options.directed,
-        weighted: options.weighted,
-    };
-    let (b, g) = with_progress(py, progress, move |hook| {
-        graphml::convert_graphml(&path, &output, opts, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("input_bytes", g.input_bytes)?;
-    d.set_item("edge_lines", g.edges)?;
-    d.set_item("nodes_listed", g.nodes)?;
-    Ok(d)
+pub fn formats(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    io::FORMATS
+        .iter()
+        .map(|f| {
+            let d = PyDict::new(py);
+            d.set_item("name", f.name)?;
+            d.set_item("extensions", PyTuple::new(py, f.extensions)?)?;
+            d.set_item("native", f.native)?;
+            d.set_item("several", f.several)?;
+            d.set_item("compressed", f.compressed)?;
+            d.set_item("directories", f.directories)?;
+            d.set_item("updates", f.updates)?;
+            d.set_item("files", f.files)?;
+            d.set_item("notes", f.notes)?;
+            Ok(d)
+        })
+        .collect()
 }
 
-#[pyfunction]
-#[pyo3(signature = (inputs, output, options, *, progress=None))]
-pub fn convert_pajek<'py>(
-    py: Python<'py>,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    options: PyReadOptions,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let [path] = <[PathBuf; 1]>::try_from(inputs)
-        .map_err(|_| PyValueError::new_err("format 'pajek' takes exactly one input file"))?;
-    let build = options.build()?;
-    let opts = PajekOptions {
-        directed: options.directed,
-        weighted: options.weighted,
-    };
-    let (b, g) = with_progress(py, progress, move |hook| {
-        pajek::convert_pajek(&path, &output, opts, &build, Some(hook))
-    })?;
-    let d = stats_dict(py, &b, None)?;
-    d.set_item("edge_lines", g.edges)?;
-    d.set_item("nodes_listed", g.nodes)?;
-    Ok(d)
-}
-
-/// Edges read for a live graph's update.
-struct ReadEdges {
-    ids: BufferedIds,
-    weights: Vec<f32>,
-    headers: Vec<String>,
-    columns: Vec<String>,
-    lines: u64,
-}
-
-/// Reads the edges of `inputs` (text, Matrix Market or adjacency lists) with the readers of
-/// `convert`, for `graph`: ids of its kind, a first line settled by its ids too. Returns
-/// `src`, `dst` (int64 arrays or lists of str), `weights` (float32, or None), `headers` and
-/// `columns` as `convert_text` reports them.
+/// Reads the edges of `inputs` (a format the kernel parses) for an update of `graph`, with
+/// the readers of `convert` (see `io::read_edges`). Returns `src`, `dst` (int64 arrays or lists
+/// of str), `weights` (float32, or None), `headers`, `columns` and `edge_lines`.
 #[pyfunction]
 #[pyo3(signature = (inputs, options, graph))]
 pub fn read_edges<'py>(
     py: Python<'py>,
     inputs: Vec<PathBuf>,
-    options: PyReadOptions,
+    options: &PyReadOptions,
     graph: &super::PyGraph,
 ) -> PyResult<Bound<'py, PyDict>> {
     let g = graph.inner.clone();
-    let mode = if matches!(g.id_kind(), crate::graph::format::IdKind::Utf8) {
-        IdMode::Str
-    } else {
-        IdMode::Int
-    };
-    let weighted = options.weighted.unwrap_or(false);
-    let format = options.format.clone();
-    let text = match format.as_str() {
-        "edgelist" | "csv" | "tsv" => Some(options.text(py)?),
-        _ => None,
-    };
-    let adj = adj_options(&options)?;
-    let merge = Merge::parse(&options.merge).py_err()?;
+    let opts = options.inner.clone();
+    let weighted = opts.weighted.unwrap_or(false);
     let r = py
-        .detach(move || -> Result<ReadEdges, Error> {
-            let g: &crate::graph::csr::Graph = &g;
-            match format.as_str() {
-                "edgelist" | "csv" | "tsv" => {
-                    let text = text.expect("text options");
-                    let mut make = |ids: IdMode, _w: bool| Ok(EdgeBuffer::new(ids, Some(g)));
-                    let (b, t, _) = text::read_text(&inputs, &text, mode, merge, &mut make, None)?;
-                    let w = if t.weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: t.headers,
-                        columns: t.columns,
-                        lines: t.edge_lines,
-                    })
-                }
-                "mtx" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs)
-                        .map_err(|_| Error::param("format 'mtx' takes exactly one input file"))?;
-                    let h = mtx::read_header(&path)?;
-                    let how = mtx::MtxRead {
-                        directed: g.directed(),
-                        weighted: weighted && h.values,
-                    };
-                    if weighted && !h.values {
-                        return Err(Error::param(format!(
-                            "{}: the graph is weighted, but the matrix is 'pattern': it has no \
-                             values",
-                            path.display()
-                        )));
-                    }
-                    let mut b = EdgeBuffer::new(IdMode::Int, Some(g));
-                    mtx::read_mtx(&path, &h, how, Merge::Max, &mut b, false, &|_| true)?;
-                    let w = if how.weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: h.entries,
-                    })
-                }
-                "adjlist" => {
-                    if weighted {
-                        return Err(Error::param(
-                            "the graph is weighted, but an adjacency list has no weights",
-                        ));
-                    }
-                    let mut make = |ids: IdMode| Ok(EdgeBuffer::new(ids, Some(g)));
-                    let (b, a, _) = adjlist::read_adjlist(&inputs, &adj, mode, &mut make, None)?;
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: Vec::new(),
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: a.node_lines,
-                    })
-                }
-                "graphml" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs).map_err(|_| {
-                        Error::param("format 'graphml' takes exactly one input file")
-                    })?;
-                    let opts = GraphMlOptions {
-                        directed: Some(g.directed()),
-                        weighted: Some(weighted),
-                    };
-                    let mut make =
-                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
-                    let (b, st) = graphml::read_graphml(&path, opts, mode, &mut make, None)?;
-                    let w = if weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: st.edges,
-                    })
-                }
-                "pajek" => {
-                    let [path] = <[PathBuf; 1]>::try_from(inputs)
-                        .map_err(|_| Error::param("format 'pajek' takes exactly one input file"))?;
-                    let opts = PajekOptions {
-                        directed: Some(g.directed()),
-                        weighted: Some(weighted),
-                    };
-                    let mut make =
-                        |_ids: IdMode, _d: bool, _w: bool| Ok(EdgeBuffer::new(mode, Some(g)));
-                    let (b, st) = pajek::read_pajek(&path, opts, mode, &mut make, None)?;
-                    let w = if weighted { b.weights } else { Vec::new() };
-                    Ok(ReadEdges {
-                        ids: b.ids,
-                        weights: w,
-                        headers: Vec::new(),
-                        columns: Vec::new(),
-                        lines: st.edges,
-                    })
-                }
-                other => Err(Error::param(format!(
-                    "read_edges does not read format {other:?}"
-                ))),
-            }
-        })
+        .detach(move || io::read_edges(&inputs, &opts, &g))
         .py_err()?;
     let d = PyDict::new(py);
     match r.ids {
@@ -855,6 +502,24 @@ pub fn read_edges<'py>(
     }
     d.set_item("headers", r.headers)?;
     d.set_item("columns", r.columns)?;
-    d.set_item("edge_lines", r.lines)?;
+    d.set_item("edge_lines", r.edge_lines)?;
     Ok(d)
+}
+
+/// The column rule of `convert` applied to a table's column names (see
+/// `text::table_columns`): `(src, dst, weight)` indices; errors name the input (`where_`).
+#[pyfunction]
+#[pyo3(signature = (names, options, where_))]
+pub fn table_columns(
+    names: Vec<String>,
+    options: &PyReadOptions,
+    where_: &str,
+) -> PyResult<(usize, usize, Option<usize>)> {
+    crate::io::text::table_columns(&names, &options.inner.text().py_err()?)
+        .map_err(|e| match e {
+            Error::Format(m) => Error::format(format!("{where_}: {m}")),
+            Error::InvalidParameter(m) => Error::param(format!("{where_}: {m}")),
+            e => e,
+        })
+        .py_err()
 }

@@ -5,8 +5,10 @@ mod compress;
 mod config;
 mod convert;
 mod errors;
+mod ids;
 mod live;
 mod output;
+mod read_options;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -498,15 +500,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<compress::PyLinearMap>()?;
     m.add_class::<convert::PyGraphBuilder>()?;
     m.add_class::<live::PyLiveWriter>()?;
-    m.add_function(wrap_pyfunction!(convert::convert_text, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_json, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_webgraph, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_mtx, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_adjlist, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_graphml, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::convert_pajek, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::sniff_format, m)?)?;
+    m.add_class::<read_options::PyReadOptions>()?;
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert_native, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::node_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(ids::edge_weights, m)?)?;
+    m.add_function(wrap_pyfunction!(read_options::py_parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(convert::reorder_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
@@ -529,6 +531,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
     m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
+    m.add(
+        "DEFAULT_MEMORY_LIMIT",
+        crate::graph::external::DEFAULT_MEMORY_LIMIT,
+    )?;
     m.add("COLUMN_PAIRS", crate::io::text::COLUMN_PAIRS.to_vec())?;
     m.add("WEIGHT_NAMES", crate::io::text::WEIGHT_NAMES.to_vec())?;
     m.add("MAX_SMOOTH", crate::embed::smooth::MAX_SMOOTH)?;

@@ -10,23 +10,20 @@ Two kinds of entry points:
   numpy) and return an in-memory :class:`~instant_embedding.Graph`, or write a graph file
   when ``output=`` is given.
 
-Each file format is one module of this package that registers a :class:`Format` (name,
-extensions, magic test, streaming reader); every reader takes one :class:`ReadOptions`.
+The formats are the kernel's table (``formats()``: name, extensions, detection); the kernel
+parses most of them, and a module of this package reads each of the others with the library
+that parses it. Every reader takes one :class:`ReadOptions`.
 Bad input raises :class:`~instant_embedding.GraphFormatError` (a ``ValueError``) naming the
 file, the line or row, and the offending text; the output path never holds a partial file.
 """
 
 from __future__ import annotations
 
-# Importing a format module registers its formats. Their magic tests and extensions do not
-# overlap, so the order of registration does not change what a file is detected as.
-from . import bcsr as _bcsr  # noqa: F401 - registers "bcsr"
-from . import json as _json  # noqa: F401 - registers "json"
+# Importing a format module registers its reader of the formats a library parses; the kernel
+# parses the others (text, JSON, Matrix Market, GraphML, Pajek, adjacency lists, WebGraph).
 from . import mat as _mat  # noqa: F401 - registers "mat"
 from . import npy as _npy  # noqa: F401 - registers "npy"
 from . import table as _table  # noqa: F401 - registers "parquet", "arrow"
-from . import text as _text  # noqa: F401 - registers "csv", "tsv", "edgelist"
-from . import webgraph as _webgraph  # noqa: F401 - registers "webgraph"
 from ._build import check_output
 from ._convert import convert, convert_with_stats
 from ._options import DEFAULT_MEMORY_LIMIT, ReadOptions, parse_size

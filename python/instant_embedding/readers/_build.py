@@ -6,12 +6,10 @@ A chunk is ``(src, dst, weights or None)``: int64 arrays or lists of str, float6
 from __future__ import annotations
 
 import importlib
-import math
 import os
-import re
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,16 +22,20 @@ from ._options import ReadOptions
 PathLike = str | os.PathLike[str]
 Chunk = tuple[Any, Any, Any]
 
+
+class EdgeTarget(Protocol):
+    """Where a reader's edges go instead of a new graph file: ``update`` adds each chunk to
+    (or removes it from) a live graph as it is read."""
+
+    def add(self, src: Any, dst: Any, weights: Any) -> None: ...
+
+
+#: A reader's output: a graph file path, or an edge target.
+Output = str | EdgeTarget
+
 _INT64_MAX = np.iinfo(np.int64).max
 #: Edges per chunk fed to the builder.
 CHUNK_EDGES = 1 << 20
-
-# Common names of edge-list columns, tried in order when the caller names none: the kernel's
-# one list (text headers use it too).
-COLUMN_PAIRS: tuple[tuple[str, str], ...] = tuple(_core.COLUMN_PAIRS)
-WEIGHT_NAMES: tuple[str, ...] = tuple(_core.WEIGHT_NAMES)
-# The name pandas gives an unnamed column when reading a CSV (its index column).
-_UNNAMED = re.compile(r"Unnamed: \d+")
 
 
 def need(module: str, extra: str, what: str) -> Any:
@@ -62,25 +64,25 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
     return out
 
 
-def run_native(
-    convert: Callable[..., Any],
-    inputs: Any,
-    out: str,
-    opts: ReadOptions,
-    progress: Any,
-    total: int | None,
-    edges_key: str,
-) -> tuple[Graph, dict[str, Any]]:
-    """Runs one of the native streaming converters (``_core.convert_*``) with a progress bar in
-    bytes of input; returns the graph written to ``out`` and the converter's statistics, with
-    ``edges_read`` taken from its ``edges_key``."""
-    bar = ByteProgress(total, progress, "B")
+def read_native(
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
+    of input; returns the graph written to ``out`` and the reader's statistics."""
+    if not isinstance(out, str):  # update reads these formats with _core.read_edges
+        raise TypeError(f"format {opts.format!r} is read into a graph file")
+    files = [p for p in paths if os.path.isfile(p)]
+    if opts.format == "webgraph":  # named by its basename, .graph or .properties file
+        root = paths[0].removesuffix(".graph").removesuffix(".properties")
+        files = [f for f in (root + ".graph",) if os.path.isfile(f)]
+    bar = ByteProgress(sum(map(os.path.getsize, files)) or None, progress, "B")
     try:
-        stats = dict(convert(inputs, out, opts, progress=bar.native_hook if progress else None))
+        hook = bar.native_hook if progress else None
+        stats = dict(_core.convert_native(paths, out, opts, progress=hook))
     finally:
         bar.close()
     g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats[edges_key])
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
     return g, stats
 
 
@@ -267,6 +269,22 @@ def build(
     return g, stats
 
 
+def build_into(
+    chunks: Iterable[Chunk], opts: ReadOptions, output: Output, **how: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """A reader's end: :func:`build` into a graph file, or each chunk into an
+    :class:`EdgeTarget` (no graph: None)."""
+    if isinstance(output, str):
+        return build(chunks, opts, output, **how)
+    read = 0
+    for s, d, w in chunks:
+        output.add(s, d, w if how["weighted"] else None)
+        read += len(s)
+    if read == 0 and how.get("require_edges"):
+        raise GraphFormatError(f"{how['require_edges']}: no edges found")
+    return None, {"edges_read": read}
+
+
 def chunk_kind(src: Any, prev: str | None, where: str) -> str:
     kind = "int" if isinstance(src, np.ndarray) else "str"
     if prev is not None and kind != prev and len(src):
@@ -280,129 +298,18 @@ def fmt_row(where: str, row: int) -> str:
 
 
 def norm_ids(values: Any, want: str, where: str, col: str, row0: int) -> Any:
-    """Normalises one column of node ids to an int64 array or a list of str.
-
-    ``want`` is "auto", "int" or "str"; ``row0`` is the row number of the first value (for
-    error messages).
-    """
-    a = values if isinstance(values, np.ndarray) else np.asarray(values)
-    if a.ndim != 1:
-        raise GraphFormatError(f"{where}: column {col!r} must be one-dimensional")
-    kind = a.dtype.kind
-    if kind == "b":
-        raise GraphFormatError(f"{where}: column {col!r} holds booleans, not node ids")
-    if kind in "iu":
-        if kind == "u" and a.size and a.dtype.itemsize == 8 and int(a.max()) > _INT64_MAX:
-            i = int(np.flatnonzero(a > _INT64_MAX)[0])
-            raise GraphFormatError(
-                f"{fmt_row(where, row0 + i)}: id {int(a[i])} in column {col!r} overflows int64"
-            )
-        ids: Any = a.astype(np.int64, copy=False)
-    elif kind == "f":
-        bad = ~np.isfinite(a) | (a != np.round(a)) | (np.abs(a) > 2.0**63)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            msg = "is missing" if np.isnan(a[i]) else f"{a[i].item()!r} is not an integer id"
-            raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r}: value {msg}")
-        ids = a.astype(np.int64)
-    elif kind in "OUST":
-        seq = a.tolist()
-        if kind == "S":
-            seq = [x.decode("utf-8") for x in seq]
-        if all(type(x) is str for x in seq):
-            ids = seq
-        elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
-            try:
-                ids = np.asarray(seq, dtype=np.int64)
-            except OverflowError:
-                i = next(i for i, x in enumerate(seq) if not -(2**63) <= x <= _INT64_MAX)
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: id {seq[i]} in column {col!r} overflows int64"
-                ) from None
-        else:
-            i = first_bad_id(seq)
-            x = seq[i]
-            if x is None or (isinstance(x, float) and math.isnan(x)):
-                raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {col!r} is missing")
-            raise GraphFormatError(
-                f"{fmt_row(where, row0 + i)}: column {col!r} holds {x!r} "
-                f"({type(x).__name__}); node ids must be all int or all str"
-            )
-    else:
-        raise GraphFormatError(
-            f"{where}: column {col!r} has dtype {a.dtype}; node ids must be integers or strings"
-        )
-    return coerce_ids(ids, want, where, col, row0)
-
-
-def first_bad_id(seq: list[Any]) -> int:
-    """Index of the first value that is not an int/str id or differs in kind from the first."""
-
-    def kind(x: Any) -> str | None:
-        if type(x) is str:
-            return "str"
-        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-            return "int"
-        return None
-
-    k0 = kind(seq[0])
-    for i, x in enumerate(seq):
-        k = kind(x)
-        if k is None or k != k0:
-            return i
-    return 0
-
-
-def coerce_ids(ids: Any, want: str, where: str, col: str, row0: int) -> Any:
-    if want == "str" and isinstance(ids, np.ndarray):
-        return [str(x) for x in ids.tolist()]
-    if want == "int" and not isinstance(ids, np.ndarray):
-        out = np.empty(len(ids), dtype=np.int64)
-        for i, x in enumerate(ids):
-            try:
-                v = int(x)
-            except ValueError:
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: column {col!r}: {x!r} is not an integer id"
-                ) from None
-            if not -(2**63) <= v <= _INT64_MAX:
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: id {x} in column {col!r} overflows int64"
-                )
-            out[i] = v
-        return out
-    return ids
+    """One column of node ids (an array of any integer, float, str or object dtype, or a
+    sequence) as an int64 array or a list of str, typed as ``want`` ("auto", "int", "str")
+    asks: the kernel's id boundary (``_core.node_ids``); errors name the row (from ``row0``)."""
+    return _core.node_ids(values, want, where, col, row0)
 
 
 def check_weights(
     w: Any, where: str, row0: int, col: str | None = "weight", unit: str = "row"
 ) -> np.ndarray:
-    """Weights as float64, checked finite and > 0 (errors name the row and column)."""
-    a = np.asarray(w)
-    incol = "" if col is None else f" in column {col!r}"
-    if a.dtype.kind not in "iuf":
-        try:
-            a = a.astype(np.float64)
-        except (TypeError, ValueError):
-            for i, x in enumerate(a.tolist()):
-                try:
-                    float(x)
-                except (TypeError, ValueError):
-                    raise GraphFormatError(
-                        f"{where}: {unit} {row0 + i}: non-numeric weight {x!r}{incol}"
-                    ) from None
-            raise
-    a = a.astype(np.float64, copy=False)
-    bad = ~(np.isfinite(a) & (a > 0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        x = float(a[i])
-        what = "missing or NaN" if math.isnan(x) else ("infinite" if math.isinf(x) else "<= 0")
-        raise GraphFormatError(
-            f"{where}: {unit} {row0 + i}: weight {x!r}{incol} is {what}; "
-            "weights must be finite and > 0"
-        )
-    return a
+    """Weights as float64, checked finite and > 0 by the kernel (errors name the row and
+    column)."""
+    return _core.edge_weights(w, where, row0, col, unit)
 
 
 # ====================================================================== column resolution
@@ -414,75 +321,7 @@ def resolve_columns(
     weighted: bool | None,
     where: str,
 ) -> tuple[int, int, int | None]:
-    """Maps column selections (index, name or None) to indices."""
-    lower = [n.lower() for n in names]
-
-    def idx(sel: int | str, what: str) -> int:
-        if isinstance(sel, bool):
-            raise TypeError(f"{what} must be a column name or index")
-        if isinstance(sel, (int, np.integer)):
-            if not 0 <= sel < len(names):
-                raise ValueError(
-                    f"{where}: {what} {sel} is out of range (the input has {len(names)} "
-                    f"columns: {', '.join(names)})"
-                )
-            return int(sel)
-        if sel in names:
-            return list(names).index(sel)
-        raise ValueError(f"{where}: no column named {sel!r} ({what}); columns: {', '.join(names)}")
-
-    if src is None and dst is None:
-        pair = next(
-            (p for p in COLUMN_PAIRS if p[0] in lower and p[1] in lower),
-            None,
-        )
-        if pair is not None:
-            s, d = lower.index(pair[0]), lower.index(pair[1])
-        else:
-            # The first two named columns: an unnamed one is an index (pandas, R).
-            named = [i for i, n in enumerate(names) if n and not _UNNAMED.fullmatch(n)]
-            if len(named) < 2:
-                raise GraphFormatError(
-                    f"{where}: needs at least two named columns, found {list(names)}"
-                )
-            given_w = idx(weight, "weight_col") if weight is not None else None
-            candidates = [i for i in named if lower[i] not in WEIGHT_NAMES and i != given_w]
-            third_is_weight = (
-                weighted is True and weight is None and len(candidates) == len(named) == 3
-            )
-            if len(candidates) > 2 and not third_is_weight:
-                raise GraphFormatError(
-                    f"{where}: {len(candidates)} columns "
-                    f"({', '.join(repr(names[i]) for i in candidates)}) and no known pair "
-                    "(src/dst, source/target, from/to, node1/node2, u/v) says which hold the "
-                    "edge: pass src_col and dst_col"
-                )
-            s, d = (candidates[0], candidates[1]) if len(candidates) == 2 else (named[0], named[1])
-    else:
-        s = idx(src if src is not None else 0, "src_col")
-        d = idx(dst if dst is not None else 1, "dst_col")
-    if s == d:
-        raise ValueError(f"{where}: source and destination are the same column {names[s]!r}")
-    w: int | None = None
-    if weight is not None:
-        if weighted is False:
-            raise ValueError("weight_col is given but weighted=False; drop one of them")
-        w = idx(weight, "weight_col")
-    elif weighted is not False:
-        found = next((lower.index(n) for n in WEIGHT_NAMES if n in lower), None)
-        if found is not None and found not in (s, d):
-            w = found
-        elif weighted:
-            others = [
-                i for i in range(len(names)) if i not in (s, d) and not _UNNAMED.fullmatch(names[i])
-            ]
-            if len(others) == 1:
-                w = others[0]
-            else:
-                raise ValueError(
-                    f"{where}: weighted=True but no weight column is named; pass weight_col "
-                    f"(columns: {', '.join(names)})"
-                )
-    if w is not None and w in (s, d):
-        raise ValueError(f"{where}: the weight column is also an id column")
-    return s, d, w
+    """Maps column selections (index, name or None) to indices by the kernel's column rule,
+    the one text headers are read with (``_core.table_columns``)."""
+    opts = ReadOptions(src_col=src, dst_col=dst, weight_col=weight, weighted=weighted)
+    return _core.table_columns([str(n) for n in names], opts, where)

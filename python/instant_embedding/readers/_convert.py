@@ -10,14 +10,15 @@ from typing import Any
 from ..graph import Graph
 from ._build import PathLike, check_output, warn_if_over_budget
 from ._options import ReadOptions
-from ._registry import detect_format, get
+from ._registry import detect_format, formats
 
 
 def convert(
     input: PathLike | Sequence[PathLike],  # noqa: A002 - mirrors the CLI argument
     output: PathLike,
     *,
-    format: str = "auto",  # noqa: A002
+    # <settings: convert>
+    format: str = "auto",
     directed: bool | None = None,
     weighted: bool | None = None,
     delimiter: str | None = None,
@@ -26,13 +27,15 @@ def convert(
     src_col: int | str | None = None,
     dst_col: int | str | None = None,
     weight_col: int | str | None = None,
+    decimal_comma: bool | None = None,
     id_kind: str = "auto",
     self_loops: str = "keep",
     merge: str = "sum",
     var: str | None = None,
-    properties: PathLike | None = None,
+    properties: str | os.PathLike[str] | None = None,
     memory_limit: int | str | None = None,
-    tmp_dir: PathLike | None = None,
+    tmp_dir: str | os.PathLike[str] | None = None,
+    # </settings>
     progress: Any = False,
 ) -> Graph:
     """Convert input files into a graph file and open it.
@@ -126,27 +129,8 @@ def convert(
     ImportError
         The format needs an optional dependency that is missing (the message names it).
     """
-    graph, _ = convert_with_stats(
-        input,
-        output,
-        format=format,
-        directed=directed,
-        weighted=weighted,
-        delimiter=delimiter,
-        comment=comment,
-        header=header,
-        src_col=src_col,
-        dst_col=dst_col,
-        weight_col=weight_col,
-        id_kind=id_kind,
-        self_loops=self_loops,
-        merge=merge,
-        var=var,
-        properties=properties,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
-        progress=progress,
-    )
+    options = {k: v for k, v in locals().items() if k not in ("input", "output", "progress")}
+    graph, _ = convert_with_stats(input, output, progress=progress, **options)
     return graph
 
 
@@ -158,7 +142,8 @@ def convert_with_stats(
     **options: Any,
 ) -> tuple[Graph, dict[str, Any]]:
     """:func:`convert`, also returning a dict of statistics (edges read, header lines
-    skipped, columns used, seconds, ...). Takes the same keyword arguments."""
+    skipped, columns used, seconds, ...). Takes the same keyword arguments (those of
+    :class:`ReadOptions`)."""
     opts = ReadOptions(**options)
     paths = (
         [os.fspath(input)]
@@ -167,8 +152,6 @@ def convert_with_stats(
     )
     if not paths:
         raise ValueError("no input files given")
-    if opts.format != "auto":
-        get(opts.format)  # an unknown name fails before the files are looked at
     for p in paths:
         # A WebGraph basename names BASENAME.graph.
         if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
@@ -183,9 +166,9 @@ def convert_with_stats(
             if len(names) > 1:
                 raise ValueError(f"inputs have different formats ({', '.join(sorted(names))})")
             name = names.pop()
-    fmt = get(name)
+    fmt = formats()[name]
     opts = opts.replace(format=name)
-    opts.check_applies(name, fmt.allowed)
+    opts.check_applies(name)
     for p in paths:
         if os.path.isdir(p) and not fmt.directories:
             raise IsADirectoryError(f"{p}: is a directory (only Parquet/Arrow datasets can be)")
@@ -193,6 +176,7 @@ def convert_with_stats(
         raise ValueError(f"format {name!r} takes exactly one input file, got {len(paths)}")
     t0 = time.perf_counter()
     g, stats = fmt.read(paths, out, opts, progress)
+    assert g is not None  # a path in, a graph out
     stats["format"] = name
     stats["seconds"] = time.perf_counter() - t0
     warn_if_over_budget(stats, opts.memory_limit)

@@ -1,8 +1,6 @@
-"""The registry of input formats, and format detection (by magic first, then by extension).
-
-A format is one :class:`Format` row, registered by its module with :func:`register`. A new
-format is one module in this package, one test file and one row in docs/CLI.md.
-"""
+"""The input formats: the kernel's table (``_core.formats()``, src/io/mod.rs), which also
+detects a file's format, and the facade's readers of the formats a library parses (Arrow,
+scipy), registered by name."""
 
 from __future__ import annotations
 
@@ -11,159 +9,78 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GraphFormatError
+from .. import _core
 
 if TYPE_CHECKING:
     from ..graph import Graph
+    from ._build import Output
     from ._options import ReadOptions
 
-#: Magic of this library's graph files.
-GRAPH_MAGIC = b"IEGRAPH\x00"
-#: Bytes read to recognise a format.
-HEAD_BYTES = 64
-
-COMPRESSION_EXT = (".gz", ".gzip", ".bz2", ".zst", ".zstd", ".xz")
-_COMPRESSION_MAGIC = (b"\x1f\x8b", b"BZh", b"\x28\xb5\x2f\xfd", b"\xfd7zXZ\x00")
-
-# Options every format takes.
-COMMON = frozenset({"directed", "self_loops", "merge", "memory_limit", "tmp_dir"})
-
-Reader = Callable[[list[str], str, "ReadOptions", Any], "tuple[Graph, dict[str, Any]]"]
+Reader = Callable[[list[str], "Output", "ReadOptions", Any], "tuple[Graph | None, dict[str, Any]]"]
 
 
 @dataclass(frozen=True)
 class Format:
-    """One input format.
-
-    Attributes
-    ----------
-    name : str
-        The ``format=`` value (``--format`` in the CLI).
-    extensions : tuple of str
-        Lower-case file name endings (``.csv``); for text formats also under a compression
-        suffix (``.csv.gz``).
-    read : callable
-        ``read(paths, output, options, progress) -> (Graph, stats)``; streams into the graph
-        builder and leaves nothing at ``output`` on error.
-    magic : callable, optional
-        ``magic(head, path) -> bool`` on the file's first bytes (and its path, for formats
-        recognised by a companion file); tried before any extension.
-    options : frozenset of str
-        The :class:`ReadOptions` fields the format uses beyond the common ones.
-    directories : bool
-        Whether a directory (of shards) is an input of this format.
-    several : bool
-        Whether several input files are read as one graph.
-    compressed : bool
-        Whether gzip/bzip2/zstd/xz files of this format are read.
-    """
+    """One input format: the kernel's row and the reader that streams it into the builder
+    (``read(paths, output, options, progress) -> (Graph, stats)``, leaving nothing at
+    ``output`` on error; a facade reader also streams into an ``EdgeTarget`` given as
+    ``output``, returning no graph)."""
 
     name: str
     extensions: tuple[str, ...]
     read: Reader
-    magic: Callable[[bytes, str], bool] | None = None
-    options: frozenset[str] = frozenset()
-    directories: bool = False
-    several: bool = False
-    compressed: bool = False
-
-    @property
-    def allowed(self) -> frozenset[str]:
-        return COMMON | self.options
+    native: bool
+    several: bool
+    compressed: bool
+    directories: bool
+    updates: bool
 
 
-_FORMATS: dict[str, Format] = {}
+_READERS: dict[str, Reader] = {}
 
 
-def register(fmt: Format) -> Format:
-    """Adds a format to the registry (its module does this once, on import)."""
-    if fmt.name in _FORMATS or fmt.name == "auto":
-        raise ValueError(f"format {fmt.name!r} is registered already")
-    _FORMATS[fmt.name] = fmt
-    return fmt
+def register(name: str, read: Reader) -> None:
+    """Gives the kernel's format ``name`` the facade's reader (a format a library parses)."""
+    _READERS[name] = read
 
 
 def formats() -> dict[str, Format]:
-    """The registered formats, by name, in registration order."""
-    return dict(_FORMATS)
+    """The input formats, by name, in the kernel's order."""
+    from ._build import read_native
 
-
-def get(name: str) -> Format:
-    if name not in _FORMATS:
-        raise ValueError(
-            f"format must be 'auto' or one of {', '.join(map(repr, _FORMATS))}, got {name!r}"
+    return {
+        f["name"]: Format(
+            f["name"],
+            f["extensions"],
+            read_native if f["native"] else _READERS[f["name"]],
+            f["native"],
+            f["several"],
+            f["compressed"],
+            f["directories"],
+            f["updates"],
         )
-    return _FORMATS[name]
-
-
-def head_of(path: str) -> bytes:
-    if not os.path.isfile(path):
-        return b""
-    with open(path, "rb") as f:
-        return f.read(HEAD_BYTES)
-
-
-def _strip_compression(name: str) -> tuple[str, bool]:
-    for ext in COMPRESSION_EXT:
-        if name.endswith(ext):
-            return name[: -len(ext)], True
-    return name, False
+        for f in _core.formats()
+    }
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """The input format of ``path``: by its first bytes, then its extension, else text.
-
-    Returns the name of a registered format (``"edgelist"`` when nothing else matches). A
-    directory is a Parquet (or Arrow) dataset.
+    """The input format of ``path``: by its first bytes, then its extension, else text
+    (docs/CLI.md, "The reading contract"). A directory is a Parquet (or Arrow) dataset.
 
     Raises
     ------
     GraphFormatError
-        ``path`` is already an instant-embedding graph file.
+        ``path`` is a graph file already, or content no reader takes (the message says what
+        reads it).
     """
     p = os.fspath(path)
-    if os.path.isdir(p):
-        dir_formats = [f for f in _FORMATS.values() if f.directories]
-        files = dataset_files(p)
-        for f in dir_formats:
-            if any(x.lower().endswith(f.extensions) for x in files):
-                return f.name
-        return dir_formats[0].name if dir_formats else "edgelist"
-    head = head_of(p)
-    if head.startswith(GRAPH_MAGIC):
-        raise GraphFormatError(
-            f"{p} is an instant-embedding graph file already (its magic says so): open it, "
-            "there is nothing to convert"
-        )
-    compressed = head.startswith(_COMPRESSION_MAGIC)
-    if not compressed:
-        for f in _FORMATS.values():
-            if f.magic is not None and f.magic(head, p):
-                return f.name
-    if os.path.isfile(p):
-        # Text formats with a signature, after decompression (the kernel reads the content).
-        from .. import _core
-
-        kind, refusal = _core.sniff_format(p)
-        if refusal is not None:
-            raise GraphFormatError(refusal)
-        if kind in _FORMATS:
-            return kind
-    name, _ = _strip_compression(p.lower())
-    if not compressed and name.endswith(".graph"):
-        # Neither our magic nor a WebGraph with its properties: reading it as text would be
-        # a guess, and a wrong one builds a wrong graph.
-        root = p[: -len(".graph")]
-        raise GraphFormatError(
-            f"{p} is not an instant-embedding graph file (no IEGRAPH magic), and there is no "
-            f"{os.path.basename(root)}.properties beside it for a WebGraph BV graph: pass the "
-            "WebGraph properties file (properties=PATH, --properties PATH) or the input's "
-            "format"
-        )
-    for f in _FORMATS.values():
-        if (f.compressed or not compressed) and name.endswith(f.extensions):
+    if not os.path.isdir(p):
+        return str(_core.detect_format(p))
+    files = dataset_files(p)
+    for f in formats().values():
+        if f.directories and any(x.lower().endswith(f.extensions) for x in files):
             return f.name
-    return "edgelist"
+    return "parquet"
 
 
 def dataset_files(d: str) -> list[str]:

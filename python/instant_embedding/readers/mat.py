@@ -9,15 +9,15 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import PathLike, build, need
+from ._build import Output, PathLike, build_into, need
 from ._options import ReadOptions
-from ._registry import Format, register
+from ._registry import register
 from .memory import scipy_edges
 
 
 def read_matrix_file(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Loads the matrix whole (scipy), then builds from its entries."""
     path = paths[0]
     matrix = read_mat(path, opts.var)
@@ -25,7 +25,7 @@ def read_matrix_file(
         matrix, opts.directed, opts.weighted, opts.self_loops, path
     )
     loops = int(matrix.diagonal().astype(bool).sum()) if opts.self_loops == "drop" else 0
-    g, stats = build(
+    g, stats = build_into(
         iter([(src, dst, w)]),
         opts.replace(self_loops="keep"),
         out,
@@ -158,16 +158,4 @@ def _read_mat_hdf5(path: str, var: str | None) -> Any:
         return sp.csr_matrix(arr)
 
 
-def _is_mat(head: bytes, path: str) -> bool:
-    return head.startswith(b"MATLAB")
-
-
-register(
-    Format(
-        "mat",
-        (".mat",),
-        read_matrix_file,
-        magic=_is_mat,
-        options=frozenset({"weighted", "var"}),
-    )
-)
+register("mat", read_matrix_file)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,13 +17,12 @@ from ._build import (
     build,
     check_weights,
     drop_self_loops,
-    first_bad_id,
     fmt_row,
     need,
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice, parse_size
+from ._options import ReadOptions
 
 
 def from_scipy(
@@ -92,7 +90,7 @@ def scipy_edges(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, bool, bool]:
     """(src, dst, weights, n, directed, weighted) of a sparse adjacency matrix."""
     sp = need("scipy.sparse", "scipy", "reading a sparse matrix")
-    check_choice("self_loops", self_loops, ("keep", "drop"))
+    ReadOptions(self_loops=self_loops)  # checks the choice
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{where}: adjacency matrix must be square, got shape {matrix.shape}")
     a = sp.csr_matrix(matrix)
@@ -181,7 +179,13 @@ def from_networkx(
     elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in nodes):
         nodes = [int(x) for x in nodes]
     else:
-        bad = nodes[first_bad_id(nodes)]
+        first_is_str = type(nodes[0]) is str
+        bad = next(
+            x
+            for x in nodes
+            if (type(x) is str) != first_is_str
+            or not (type(x) is str or (isinstance(x, (int, np.integer)) and type(x) is not bool))
+        )
         raise TypeError(
             f"node {bad!r} ({type(bad).__name__}): node ids must be all int or all str; "
             "relabel first, e.g. networkx.relabel_nodes(G, str)"
@@ -261,11 +265,11 @@ def from_pandas(
     pd = need("pandas", "pandas", "from_pandas")
     opts = ReadOptions(
         directed=directed,
-        id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
+        id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
-        memory_limit=parse_size(memory_limit),
-        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
     )
     frames: Iterator[Any] = iter([df] if isinstance(df, pd.DataFrame) else df)
     first = next(frames, None)

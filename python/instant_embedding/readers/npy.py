@@ -9,9 +9,9 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, PathLike, build, check_weights, norm_ids
-from ._options import ReadOptions, parse_size
-from ._registry import Format, register
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, check_weights, norm_ids
+from ._options import ReadOptions
+from ._registry import register
 
 
 def from_numpy(
@@ -64,7 +64,7 @@ def from_numpy(
     if weighted and a.shape[1] != 3:
         raise ValueError("weighted=True needs a third (weight) column")
     opts = ReadOptions(
-        directed=directed, self_loops=self_loops, merge=merge, memory_limit=parse_size(memory_limit)
+        directed=directed, self_loops=self_loops, merge=merge, memory_limit=memory_limit
     )
     g, _ = build(
         _numpy_chunks(a, bool(weighted), "edges"),
@@ -89,8 +89,8 @@ def _numpy_chunks(a: np.ndarray, weighted: bool, where: str) -> Iterator[Chunk]:
 
 
 def read_npy(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Streams a memory-mapped ``(k, 2)`` or ``(k, 3)`` edge array in slices."""
     path = paths[0]
     weighted = opts.weighted
@@ -106,18 +106,14 @@ def read_npy(
         weighted = a.shape[1] == 3
     if weighted and a.shape[1] != 3:
         raise ValueError(f"{path}: weighted=True needs a third (weight) column")
-    return build(
+    return build_into(
         _numpy_chunks(a, bool(weighted), path),
         opts,
         out,
-        directed=opts.directed_flag(),
+        directed=bool(opts.directed),
         weighted=bool(weighted),
         require_edges=path,
     )
 
 
-def _is_npy(head: bytes, path: str) -> bool:
-    return head.startswith(b"\x93NUMPY")
-
-
-register(Format("npy", (".npy",), read_npy, magic=_is_npy, options=frozenset({"weighted"})))
+register("npy", read_npy)

@@ -14,19 +14,18 @@ from ..graph import Graph
 from ._build import (
     CHUNK_EDGES,
     Chunk,
+    Output,
     PathLike,
     build,
+    build_into,
     check_weights,
-    coerce_ids,
     fmt_row,
     need,
     norm_ids,
     resolve_columns,
 )
-from ._options import ReadOptions, check_choice, parse_size
-from ._registry import Format, dataset_files, register
-
-TABLE_OPTIONS = frozenset({"weighted", "src_col", "dst_col", "weight_col", "id_kind"})
+from ._options import ReadOptions
+from ._registry import dataset_files, register
 
 
 def from_arrow(
@@ -69,11 +68,11 @@ def from_arrow(
     pa = need("pyarrow", "arrow", "from_arrow")
     opts = ReadOptions(
         directed=directed,
-        id_kind=check_choice("id_kind", id_kind, ("auto", "int", "str")),
+        id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
-        memory_limit=parse_size(memory_limit),
-        tmp_dir=None if tmp_dir is None else os.fspath(tmp_dir),
+        memory_limit=memory_limit,
+        tmp_dir=tmp_dir,
     )
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)
@@ -180,7 +179,7 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
     elif pat.is_string(t) or pat.is_large_string(t) or getattr(pat, "is_string_view", bool)(t):
         if not pat.is_string(t):
             col = col.cast(pa.large_string())
-        return coerce_ids(col.to_pylist(), id_kind, where, name, row0)
+        return norm_ids(col.to_pylist(), id_kind, where, name, row0)
     elif pat.is_binary(t) or pat.is_large_binary(t):
         try:
             values = [x.decode("utf-8") for x in col.to_pylist()]
@@ -188,7 +187,7 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
             raise GraphFormatError(
                 f"{where}: column {name!r} holds bytes that are not UTF-8"
             ) from None
-        return coerce_ids(values, id_kind, where, name, row0)
+        return norm_ids(values, id_kind, where, name, row0)
     else:
         raise GraphFormatError(
             f"{where}: column {name!r} has type {t}; node ids must be integers or strings"
@@ -197,8 +196,8 @@ def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
 
 
 def read_table(
-    paths: list[str], out: str, opts: ReadOptions, progress: Any
-) -> tuple[Graph, dict[str, Any]]:
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
     """Streams Parquet or Arrow IPC files (or directories of them) by record batch."""
     fmt = opts.format
     need("pyarrow", "arrow", f"reading {fmt} files")
@@ -224,7 +223,7 @@ def read_table(
     bar = ByteProgress(total, progress, "rows")
     try:
         batches = dataset.to_batches(columns=used, batch_size=CHUNK_EDGES)
-        g, stats = build(
+        g, stats = build_into(
             _guard_arrow(
                 _arrow_chunks(
                     batches,
@@ -238,7 +237,7 @@ def read_table(
             ),
             opts,
             out,
-            directed=opts.directed_flag(),
+            directed=bool(opts.directed),
             weighted=cols[2] is not None,
             require_edges=where,
         )
@@ -262,33 +261,5 @@ def _guard_arrow(chunks: Iterator[Chunk], where: str) -> Iterator[Chunk]:
         yield c
 
 
-def _is_parquet(head: bytes, path: str) -> bool:
-    return head.startswith(b"PAR1")
-
-
-def _is_arrow(head: bytes, path: str) -> bool:
-    return head.startswith(b"ARROW1")
-
-
-register(
-    Format(
-        "parquet",
-        (".parquet", ".pq"),
-        read_table,
-        magic=_is_parquet,
-        options=TABLE_OPTIONS,
-        directories=True,
-        several=True,
-    )
-)
-register(
-    Format(
-        "arrow",
-        (".arrow", ".feather", ".ipc"),
-        read_table,
-        magic=_is_arrow,
-        options=TABLE_OPTIONS,
-        directories=True,
-        several=True,
-    )
-)
+register("parquet", read_table)
+register("arrow", read_table)

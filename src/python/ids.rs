@@ -1,0 +1,217 @@
+//! The node-id and weight boundary of the readers that take columns from a library (numpy,
+//! Arrow, pandas): Python values become typed columns here, checked by `io::ids` with one
+//! error contract.
+
+use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString};
+
+use super::errors::IntoPy;
+use crate::error::Error;
+use crate::io::ids::{self, IdColumn, Place};
+
+fn type_name(x: &Bound<'_, PyAny>) -> String {
+    x.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// One Python value of an id column: an int, a str (bytes: UTF-8), or why it is neither.
+enum Value {
+    Int(i64),
+    Str(String),
+    Missing,
+    Overflow(String),
+    Other(String),
+}
+
+fn value(x: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if x.is_none() {
+        return Ok(Value::Missing);
+    }
+    if let Ok(s) = x.cast::<PyString>() {
+        return Ok(Value::Str(s.to_str()?.to_owned()));
+    }
+    if let Ok(b) = x.cast::<PyBytes>() {
+        return Ok(match std::str::from_utf8(b.as_bytes()) {
+            Ok(s) => Value::Str(s.to_owned()),
+            Err(_) => Value::Other(x.repr()?.to_string()),
+        });
+    }
+    let is_bool = x.is_instance_of::<PyBool>() || type_name(x) == "bool_";
+    if !is_bool
+        && (x.is_instance_of::<PyInt>()
+            || type_name(x).starts_with("int")
+            || type_name(x).starts_with("uint"))
+    {
+        let n: i128 = x.call_method0("__index__")?.extract()?;
+        return Ok(match i64::try_from(n) {
+            Ok(v) => Value::Int(v),
+            Err(_) => Value::Overflow(n.to_string()),
+        });
+    }
+    if x.is_instance_of::<PyFloat>() && x.extract::<f64>()?.is_nan() {
+        return Ok(Value::Missing);
+    }
+    Ok(Value::Other(format!("{} ({})", x.repr()?, type_name(x))))
+}
+
+/// Ids of a sequence of Python values: all int or all str (the first decides).
+fn from_objects(items: &Bound<'_, PyList>, at: &Place<'_>) -> PyResult<IdColumn> {
+    let mut ints = Vec::new();
+    let mut strs = Vec::new();
+    let mut strings = None;
+    for (i, x) in items.iter().enumerate() {
+        let bad = |m: String| Error::format(format!("{}: column {} {m}", at.row(i), at.name()));
+        match (value(&x)?, strings) {
+            (Value::Int(v), None | Some(false)) => {
+                strings = Some(false);
+                ints.push(v);
+            }
+            (Value::Str(s), None | Some(true)) => {
+                strings = Some(true);
+                strs.push(s);
+            }
+            (Value::Missing, _) => return Err(bad("is missing".into())).py_err(),
+            (Value::Overflow(n), _) => {
+                return Err(Error::format(format!(
+                    "{}: id {n} in column {} overflows int64",
+                    at.row(i),
+                    at.name()
+                )))
+                .py_err()
+            }
+            (Value::Int(v), Some(true)) => {
+                return Err(bad(format!(
+                    "holds {v} (int); node ids must be all int or all str"
+                )))
+                .py_err()
+            }
+            (Value::Str(s), Some(false)) => {
+                return Err(bad(format!(
+                    "holds {} (str); node ids must be all int or all str",
+                    ids::repr_str(&s)
+                )))
+                .py_err()
+            }
+            (Value::Other(what), _) => {
+                return Err(bad(format!(
+                    "holds {what}; node ids must be all int or all str"
+                )))
+                .py_err()
+            }
+        }
+    }
+    Ok(if strings == Some(true) {
+        IdColumn::Str(strs)
+    } else {
+        IdColumn::Int(ints)
+    })
+}
+
+/// A column of node ids (a one-dimensional numpy array of any integer, float, str, bytes or
+/// object dtype, or a sequence) as an int64 array or a list of str, typed as `id_kind` asks.
+/// Refusals are `GraphFormatError`s naming `input`, the row (from `row0`) and `column`.
+#[pyfunction]
+#[pyo3(signature = (values, id_kind, input, column, row0))]
+pub fn node_ids<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+    id_kind: &str,
+    input: &str,
+    column: &str,
+    row0: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let at = Place {
+        input,
+        column,
+        row0,
+    };
+    let bad = |m: String| Err(Error::format(format!("{input}: column {} {m}", at.name()))).py_err();
+    let col = if let Ok(a) = values.cast::<PyUntypedArray>() {
+        if a.ndim() != 1 {
+            return bad("must be one-dimensional".into());
+        }
+        let dtype = a.dtype();
+        let (kind, size) = (dtype.kind(), dtype.itemsize());
+        let as_array = |t: &str| a.call_method1("astype", (t,));
+        match kind {
+            b'b' => return bad("holds booleans, not node ids".into()),
+            b'u' if size == 8 => {
+                let v = a.cast::<PyArray1<u64>>()?.to_vec()?;
+                IdColumn::Int(ids::from_u64(&v, &at).py_err()?)
+            }
+            b'i' | b'u' => IdColumn::Int(as_array("int64")?.cast::<PyArray1<i64>>()?.to_vec()?),
+            b'f' => {
+                let v = as_array("float64")?.cast::<PyArray1<f64>>()?.to_vec()?;
+                IdColumn::Int(ids::from_f64(&v, &at).py_err()?)
+            }
+            b'O' | b'U' | b'S' | b'T' => {
+                let list = a.call_method0("tolist")?;
+                from_objects(list.cast::<PyList>()?, &at)?
+            }
+            _ => {
+                return bad(format!(
+                    "has dtype {dtype}; node ids must be integers or strings"
+                ))
+            }
+        }
+    } else {
+        let list = PyList::new(py, values.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
+        from_objects(&list, &at)?
+    };
+    Ok(match ids::coerce(col, id_kind, &at).py_err()? {
+        IdColumn::Int(v) => PyArray1::from_vec(py, v).into_any(),
+        IdColumn::Str(v) => PyList::new(py, v)?.into_any(),
+    })
+}
+
+/// Weights (an array or a sequence of numbers) as a float64 array, checked finite and > 0;
+/// refusals name `input`, the `unit` (`row`, `edge`) from `row0` and the `column` if any.
+#[pyfunction]
+#[pyo3(signature = (values, input, row0, column=Some("weight"), unit="row"))]
+pub fn edge_weights<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+    input: &str,
+    row0: u64,
+    column: Option<&str>,
+    unit: &str,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let numeric = values
+        .cast::<PyUntypedArray>()
+        .is_ok_and(|a| matches!(a.dtype().kind(), b'i' | b'u' | b'f'));
+    let v: Vec<f64> = if numeric {
+        let a = values.call_method1("astype", ("float64",))?;
+        a.cast::<PyArray1<f64>>()?.to_vec()?
+    } else {
+        let mut out = Vec::new();
+        for (i, x) in values.try_iter()?.enumerate() {
+            let x = x?;
+            // As numpy's astype(float64) reads them: numbers, and text that is a number.
+            let f = match x.cast::<PyString>() {
+                Ok(t) => t.to_str()?.trim().parse::<f64>().ok(),
+                Err(_) if x.is_none() || x.is_instance_of::<PyBytes>() => None,
+                Err(_) => x.extract::<f64>().ok(),
+            };
+            match f {
+                Some(f) => out.push(f),
+                None => {
+                    let incol = column.map_or(String::new(), |c| {
+                        format!(" in column {}", ids::repr_str(c))
+                    });
+                    return Err(Error::format(format!(
+                        "{input}: {unit} {}: non-numeric weight {}{incol}",
+                        row0 + i as u64,
+                        x.repr()?
+                    )))
+                    .py_err();
+                }
+            }
+        }
+        out
+    };
+    ids::check_weights(&v, input, row0, column, unit).py_err()?;
+    Ok(PyArray1::from_vec(py, v))
+}
