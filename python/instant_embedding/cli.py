@@ -48,9 +48,9 @@ def _open_graph(spec: str, prefetch: bool = False) -> Any:
 
     if os.path.exists(spec):
         if os.path.isfile(spec):
-            from ._core import sniff_format
+            from ._core import is_graph_file
 
-            if sniff_format(spec)[0] != "graph":
+            if not is_graph_file(spec):
                 root = os.path.splitext(spec)[0]
                 # An input named x.graph cannot be converted to x.graph.
                 target = f"{root}-ie.graph" if spec.endswith(".graph") else f"{root}.graph"

@@ -280,7 +280,7 @@ pub fn known_format(name: &str) -> Result<&'static Format> {
 /// Compression suffixes stripped before an extension is looked at.
 const COMPRESSION_EXT: &[&str] = &[".gz", ".gzip", ".bz2", ".zst", ".zstd", ".xz"];
 const COMPRESSION_MAGIC: &[&[u8]] = &[b"\x1f\x8b", b"BZh", b"\x28\xb5\x2f\xfd", b"\xfd7zXZ\x00"];
-const GRAPH_MAGIC: &[u8] = b"IEGRAPH\0";
+const GRAPH_MAGIC: &[u8] = &crate::graph::format::MAGIC;
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();

@@ -443,6 +443,17 @@ pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
     py.detach(move || io::detect(&path)).py_err()
 }
 
+/// Whether `path` is a graph file of this library (its magic; whether it is valid is
+/// `Graph.open`'s business).
+#[pyfunction]
+pub fn is_graph_file(path: PathBuf) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(&path)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .is_ok_and(|_| head.starts_with(&crate::graph::format::MAGIC))
+}
+
 /// The input formats (`io::FORMATS`), in the order users see them: name, extensions, whether
 /// the kernel parses it (`native`), `several`, `compressed`, `directories`, whether `update`
 /// reads it straight into its commit (`updates`), and the row of the
