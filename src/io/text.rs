@@ -982,15 +982,8 @@ pub fn table_columns(
                 .join(", ")
         )));
     }
-    // Only the column options apply to a table.
-    let text = TextOptions {
-        src_col: opts.src_col.clone(),
-        dst_col: opts.dst_col.clone(),
-        weight_col: opts.weight_col.clone(),
-        weighted: opts.weighted,
-        ..TextOptions::default()
-    };
-    let c = resolve_columns(&text, Some(names))?;
+    // Only the column options (`src_col`, `dst_col`, `weight_col`, `weighted`) apply.
+    let c = resolve_columns(opts, Some(names))?;
     Ok((c.src, c.dst, c.weight))
 }
 

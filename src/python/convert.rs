@@ -526,7 +526,15 @@ pub fn table_columns(
     options: &PyReadOptions,
     where_: &str,
 ) -> PyResult<(usize, usize, Option<usize>)> {
-    crate::io::text::table_columns(&names, &options.inner.text().py_err()?)
+    let o = &options.inner;
+    let columns = crate::io::text::TextOptions {
+        src_col: o.src_col.clone(),
+        dst_col: o.dst_col.clone(),
+        weight_col: o.weight_col.clone(),
+        weighted: o.weighted,
+        ..crate::io::text::TextOptions::default()
+    };
+    crate::io::text::table_columns(&names, &columns)
         .map_err(|e| match e {
             Error::Format(m) => Error::format(format!("{where_}: {m}")),
             Error::InvalidParameter(m) => Error::param(format!("{where_}: {m}")),
