@@ -588,6 +588,19 @@ fn corrupted_logs_are_refused_not_misread() {
         std::fs::write(&log, &good[..cut]).unwrap();
         assert!(Graph::open(&path).is_err(), "cut at {cut}");
     }
+    // An operation whose id is out of range for the graph's ids (implicit here: at most
+    // 2^32 - 2), checksums forged: `validate` replays it and reports it, never overflows.
+    let mut bad_id = good.clone();
+    let op = DATA_START as usize + instant_embedding::live::log::OPS_HEADER_LEN;
+    bad_id[op + 1..op + 9].copy_from_slice(&i64::from(u32::MAX).to_le_bytes());
+    instant_embedding::live::log::forge_checksums(&mut bad_id);
+    std::fs::write(&log, &bad_id).unwrap();
+    if let Ok(g) = Graph::open(&path) {
+        assert!(
+            g.validate().is_err(),
+            "an out-of-range id in an operation validated"
+        );
+    }
     // A log of version 1 (whole rows, a radix tree) is refused, saying how to convert it.
     let mut v1 = good.clone();
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());

@@ -335,7 +335,12 @@ impl Stage {
         Ok(true)
     }
 
+    /// Applies one operation whose ids may not have been checked (a log's, replayed by
+    /// `validate`: a corrupted one must be an error, not an overflow).
     pub(crate) fn apply(&mut self, g: &Graph, op: &Op) -> Result<bool> {
+        let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+        self.check_id(a)?;
+        self.check_id(b)?;
         match op {
             Op::Add(a, b, w) => self.apply_add(g, a, b, *w).map(|_| true),
             Op::Remove(a, b) => self.apply_remove(g, a, b),
