@@ -106,10 +106,6 @@ impl std::hash::Hasher for IndexHasher {
     }
 }
 
-/// A map keyed by node indices (see [`IndexHasher`]).
-pub type IndexMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IndexHasher>>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
