@@ -655,6 +655,10 @@ fn sample_logs(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
         for i in 0..12u64 {
             model.add(id_of(kind, i), id_of(kind, (i * 5 + 1) % 12), 1.0);
         }
+        // Node 0 has 40 more arcs: the commits below change its row by deltas.
+        for i in 20..60u64 {
+            model.add(id_of(kind, 0), id_of(kind, i), 1.0);
+        }
         let path = dir.join(format!("s{k}.graph"));
         save(&model.build(), &path).unwrap();
         let mut w = LiveWriter::open(&path, None, false).unwrap();

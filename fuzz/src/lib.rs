@@ -104,6 +104,7 @@ pub fn base_graphs() -> &'static [Vec<u8>] {
         let random: Vec<(u32, u32)> = (0..30).map(|_| (next(12), next(12))).collect();
         let w: Vec<f32> = (0..30).map(|i| 0.25 + i as f32 * 0.5).collect();
         let star: Vec<(u32, u32)> = (1..9).map(|v| (0, v)).collect();
+        let hub: Vec<(u32, u32)> = (1..41).map(|v| (0, v)).collect();
         let names: Vec<String> = ["a", "b", "é", "", "dd", "z9", "x", "yy", "q", "r", "s", "t"]
             .map(String::from)
             .to_vec();
@@ -127,12 +128,15 @@ pub fn base_graphs() -> &'static [Vec<u8>] {
             ),
             image(0, &[], None, false, IdTable::Implicit),
             image(1, &[], None, true, IdTable::Str(vec!["solo".into()])),
+            // A hub of 40 arcs: rows of 32 arcs or more change by delta records.
+            image(41, &hub, None, false, IdTable::Implicit),
         ]
     })
 }
 
 /// Valid change logs of `base_graphs()[0..3]`, each with three commits (created nodes,
-/// removals, a hub): `(index of the base graph, log bytes)`. Written once through the real
+/// removals, a hub), and of the last base graph (a row of 40 arcs changed by deltas):
+/// `(index of the base graph, log bytes)`. Written once through the real
 /// writer in a temporary directory.
 pub fn valid_logs() -> &'static [(usize, Vec<u8>)] {
     use instant_embedding::live::{log_path, Ids, LiveWriter};
@@ -167,6 +171,23 @@ pub fn valid_logs() -> &'static [(usize, Vec<u8>)] {
             drop(w);
             out.push((k, std::fs::read(log_path(&path)).expect("read log")));
         }
+        // The hub's row (base graph 7) through a chain of deltas: removals, a new node, an
+        // arc removed and added back, over four commits.
+        let hub = base_graphs().len() - 1;
+        let path = dir.path().join("hub.graph");
+        std::fs::write(&path, &base_graphs()[hub]).expect("write base graph");
+        let mut w = LiveWriter::open(&path, None, false).expect("writer");
+        let one = |v: i64| Ids::Int(vec![v]);
+        for (remove, v) in [(true, 1), (false, 41), (true, 2), (false, 1)] {
+            if remove {
+                w.remove_edges(&one(0), &one(v)).expect("remove");
+            } else {
+                w.add_edges(&one(0), &one(v), None).expect("add");
+            }
+            w.commit().expect("commit");
+        }
+        drop(w);
+        out.push((hub, std::fs::read(log_path(&path)).expect("read log")));
         out
     })
 }
