@@ -17,7 +17,7 @@ import pytest
 from instant_embedding import _core
 from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
-from instant_embedding.readers import _build, table
+from instant_embedding.readers import table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -305,20 +305,13 @@ def edge_table(strings: bool = False, weights: bool = True):
     return pa.table(cols)
 
 
-def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch):
+def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch, fake_builder):
     p = tmp_path / "e.parquet"
     pq.write_table(edge_table(), p, row_group_size=40)
     monkeypatch.setattr(table, "CHUNK_EDGES", 50)
-    sizes = []
-    orig = _build.Sink.add
-
-    def spy(self, s, d, w):
-        sizes.append(len(s))
-        return orig(self, s, d, w)
-
-    monkeypatch.setattr(_build.Sink, "add", spy)
     g = cv.convert(p, tmp_path / "e.graph")
     same_graph(g, ref_weighted)
+    sizes = [len(c[0]) for c in fake_builder.instances[-1].calls]
     assert len(sizes) >= 6 and max(sizes) <= 50  # fed chunk by chunk, never all at once
 
 

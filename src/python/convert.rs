@@ -22,7 +22,7 @@ use crate::graph::external::{
 };
 use crate::graph::reorder;
 use crate::io::source::BufferedIds;
-use crate::io::text::TextStats;
+use crate::io::text::{TextOptions, TextStats};
 use crate::io::{self, Stat};
 
 enum State {
@@ -526,7 +526,17 @@ pub fn table_columns(
     options: &PyReadOptions,
     where_: &str,
 ) -> PyResult<(usize, usize, Option<usize>)> {
-    crate::io::text::table_columns(&names, &options.inner.text().py_err()?)
+    // Only the column options apply to a table, whatever the format: not `inner.text()`,
+    // which refuses a format that is not text.
+    let o = &options.inner;
+    let columns = TextOptions {
+        src_col: o.src_col.clone(),
+        dst_col: o.dst_col.clone(),
+        weight_col: o.weight_col.clone(),
+        weighted: o.weighted,
+        ..TextOptions::default()
+    };
+    crate::io::text::table_columns(&names, &columns)
         .map_err(|e| match e {
             Error::Format(m) => Error::format(format!("{where_}: {m}")),
             Error::InvalidParameter(m) => Error::param(format!("{where_}: {m}")),
