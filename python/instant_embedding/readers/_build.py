@@ -102,27 +102,40 @@ def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:
     )
 
 
+def build_into(
+    chunks: Iterable[Chunk], opts: ReadOptions, output: Output, **how: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """A reader's end: :func:`build` into a graph file, or each chunk into an
+    :class:`EdgeTarget` (no graph: None)."""
+    if isinstance(output, str):
+        return build(chunks, opts, output, **how)
+    read = 0
+    for s, d, w in chunks:
+        output.add(s, d, w if how["weighted"] else None)
+        read += len(s)
+    if read == 0 and how.get("require_edges"):
+        raise GraphFormatError(f"{how['require_edges']}: no edges found")
+    return None, {"edges_read": read}
+
+
 def build(
     chunks: Iterable[Chunk],
     opts: ReadOptions,
-    output: Output | PathLike | None,
+    output: PathLike | None,
     *,
     directed: bool,
     weighted: bool,
     num_nodes: int | None = None,
     nodes: Any = None,
     require_edges: str | None = None,
-) -> tuple[Graph | None, dict[str, Any]]:
-    """Builds a graph from a stream of chunks: each chunk into an :class:`EdgeTarget` (no
-    graph), in memory (``output`` None, or ``nodes`` given, then saved to ``output`` if any),
-    else streamed into the out-of-core ``_core.GraphBuilder`` writing ``output`` atomically.
+) -> tuple[Graph, dict[str, Any]]:
+    """Builds a graph from a stream of chunks: in memory (``output`` None, or ``nodes`` given,
+    then saved to ``output`` if any), else streamed into the out-of-core
+    ``_core.GraphBuilder``, which writes ``output`` atomically.
 
     ``require_edges`` names the input in the error raised when there is no edge.
     """
-    is_path = isinstance(output, (str, os.PathLike))
-    target = output if output is not None and not is_path else None
-    out = check_output(output) if is_path else None  # type: ignore[arg-type]
-    streamed = out is not None and nodes is None
+    out = None if output is None else check_output(output)
     kind: str | None = None
     read = 0
     parts: list[Chunk] = []
@@ -136,18 +149,14 @@ def build(
                 raise GraphFormatError("input: mixes integer and string node ids between chunks")
             kind, read = k, read + len(s)
             w = (np.ones(len(s)) if w is None else w) if weighted else None
-            if target is not None:
-                target.add(s, d, w)
-            elif not streamed:
+            if out is None or nodes is not None:
                 parts.append((s, d, w))
             else:
                 builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, kind)
                 builder.add_edges(s, d, w)
         if read == 0 and require_edges:
             raise GraphFormatError(f"{require_edges}: no edges found")
-        if target is not None:
-            return None, {"edges_read": read}
-        if streamed:
+        if out is not None and nodes is None:
             builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, "int")
             stats = dict(builder.finish())
             stats.setdefault("edges_read", read)

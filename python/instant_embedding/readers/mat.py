@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import Output, PathLike, build, need
+from ._build import Output, PathLike, build_into, need
 from ._options import ReadOptions
 from ._registry import register
 from .memory import scipy_edges
@@ -25,7 +25,7 @@ def read_matrix_file(
         matrix, opts.directed, opts.weighted, opts.self_loops, path
     )
     loops = int(matrix.diagonal().astype(bool).sum()) if opts.self_loops == "drop" else 0
-    g, stats = build(
+    g, stats = build_into(
         iter([(src, dst, w)]),
         opts.replace(self_loops="keep"),
         out,

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _core
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into
 from ._options import ReadOptions
 from ._registry import register
 
@@ -104,7 +104,7 @@ def read_npy(
     except ValueError as e:
         raise GraphFormatError(f"{path}: not a readable .npy array: {e}") from None
     weighted = _edge_array(a, weighted, path)
-    return build(
+    return build_into(
         _numpy_chunks(a, bool(weighted), path),
         opts,
         out,

@@ -13,7 +13,7 @@ from .. import _core
 from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, need, resolve_columns
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need, resolve_columns
 from ._options import ReadOptions
 from ._registry import dataset_files, register
 
@@ -172,7 +172,7 @@ def read_table(
     try:
         batches = dataset.to_batches(columns=used, batch_size=CHUNK_EDGES)
         positions = (0, 1, 2 if cols[2] is not None else None)
-        g, stats = build(
+        g, stats = build_into(
             _arrow_chunks(batches, positions, used, opts.id_kind, where, bar),
             opts,
             out,
