@@ -86,30 +86,22 @@ def scipy_edges(
     a = sp.csr_matrix(matrix)
     if a.dtype.kind == "c":
         raise ValueError(f"{where}: complex matrix values cannot be edge weights")
-    if a.dtype.kind == "b":
-        a = a.astype(np.float32)
-    else:
-        a = a.astype(np.float64)
+    a = a.astype(np.float32 if a.dtype.kind == "b" else np.float64)
     a.sum_duplicates()
     a.eliminate_zeros()
     n = a.shape[0]
-    data = a.data
-    bad = ~(np.isfinite(data) & (data > 0))
-    if bad.any():
-        coo = a.tocoo()
-        i = int(np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))[0])
+    coo = a.tocoo()
+    bad = np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))
+    if len(bad):
+        i = int(bad[0])
         raise GraphFormatError(
             f"{where}: entry ({coo.row[i]}, {coo.col[i]}) = {coo.data[i].item()!r}; edge weights "
-            "must "
-            "be finite and > 0"
+            "must be finite and > 0"
         )
     if weighted is None:
-        weighted = bool(data.size) and not bool(np.all(data == 1))
-    if weighted:
-        symmetric = (a != a.T).nnz == 0
-    else:
-        p = a.astype(bool)
-        symmetric = (p != p.T).nnz == 0
+        weighted = bool(a.data.size) and not bool(np.all(a.data == 1))
+    p = a if weighted else a.astype(bool)
+    symmetric = (p != p.T).nnz == 0
     if directed is None:
         directed = not symmetric
     if not directed:
@@ -122,8 +114,7 @@ def scipy_edges(
                 "(e.g. A.maximum(A.T) or A + A.T)"
             )
     coo = a.tocoo()
-    src = coo.row.astype(np.int64)
-    dst = coo.col.astype(np.int64)
+    src, dst = coo.row.astype(np.int64), coo.col.astype(np.int64)
     w = coo.data.astype(np.float64) if weighted else None
     if self_loops == "drop":
         keep = src != dst
