@@ -403,6 +403,23 @@ def test_from_pandas(tmp_path, ref_weighted):
         cv.from_pandas(df, src="x")
 
 
+@pytest.mark.parametrize("strings", [False, True])
+@pytest.mark.parametrize("output", [False, True])
+def test_from_pandas_and_networkx_drop_self_loops(tmp_path, strings, output):
+    ids = [f"n{x}" for x in range(4)] if strings else list(range(4))
+    src, dst = [ids[0], ids[1], ids[2], ids[3]], [ids[0], ids[2], ids[2], ids[1]]
+    want = {(ids[1], ids[2]), (ids[3], ids[1])}  # the edges whose ends differ
+    out = tmp_path / "g.graph" if output else None
+    df = pd.DataFrame({"src": src, "dst": dst})
+    G = nx.DiGraph(list(zip(src, dst)))
+    for g in (
+        cv.from_pandas(df, directed=True, self_loops="drop", output=out),
+        cv.from_networkx(G, self_loops="drop", output=out),
+    ):
+        assert {(u, v) for u in g.nodes for v in g.neighbors(u)} == want
+        assert set(g.nodes) >= {ids[1], ids[2], ids[3]}
+
+
 def test_from_numpy(tmp_path, ref_weighted, ref_unweighted):
     same_graph(cv.from_numpy(np.stack([SRC, DST], axis=1)), ref_unweighted)
     e3 = np.stack([SRC, DST, W], axis=1)  # float array with whole-number ids

@@ -148,7 +148,7 @@ def build(
             if kind is not None and k != kind:
                 raise GraphFormatError("input: mixes integer and string node ids between chunks")
             kind, read = k, read + len(s)
-            w = (np.ones(len(s)) if w is None else w) if weighted else None
+            w = w if weighted else None
             if out is None or nodes is not None:
                 parts.append((s, d, w))
             else:
