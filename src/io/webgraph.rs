@@ -931,6 +931,34 @@ mod tests {
     }
 
     #[test]
+    fn read_webgraph_streams_every_arc_in_order_into_a_sink() {
+        use crate::io::source::{BufferedIds, EdgeBuffer};
+        let dir = tempfile::tempdir().unwrap();
+        for (gname, n, arcs) in arc_lists() {
+            for big_endian in [true, false] {
+                let flags = flag_sets()[0].1;
+                let base = compress(dir.path(), "g", n, &arcs, flags, big_endian);
+                let mut b = EdgeBuffer::new(IdMode::Int, None);
+                let count = read_webgraph(&WebGraphFiles::resolve(&base, None), &mut b).unwrap();
+                let BufferedIds::Int(s, t) = &b.ids else {
+                    panic!("{gname}: string ids")
+                };
+                let got: Vec<(u64, u64)> = s
+                    .iter()
+                    .zip(t)
+                    .map(|(&u, &v)| (u as u64, v as u64))
+                    .collect();
+                let mut want = arcs.clone();
+                want.sort_unstable();
+                want.dedup();
+                assert_eq!(got, want, "{gname}, big_endian={big_endian}");
+                assert_eq!(count, want.len() as u64, "{gname}");
+                assert!(b.weights.iter().all(|&w| w == 1.0), "{gname}");
+            }
+        }
+    }
+
+    #[test]
     fn finds_the_files_from_a_basename_either_file_or_an_explicit_properties_path() {
         let dir = tempfile::tempdir().unwrap();
         let (_, n, arcs) = arc_lists().remove(0);
