@@ -383,6 +383,13 @@ def test_from_arrow_table_and_reader(tmp_path, ref_weighted):
     assert cv.from_arrow(dict_t).num_edges == 2
 
 
+def test_from_arrow_without_rows_keeps_the_id_kind_asked_for(tmp_path):
+    empty = pa.table({"src": pa.array([], pa.string()), "dst": pa.array([], pa.string())})
+    for id_kind, want in [("str", "utf8"), ("auto", "implicit")]:
+        g = cv.from_arrow(empty, id_kind=id_kind, output=tmp_path / f"{id_kind}.graph")
+        assert g.num_nodes == 0 and g.id_kind == want
+
+
 # ---------------------------------------------------------------------- pandas / numpy
 pd = pytest.importorskip("pandas")
 

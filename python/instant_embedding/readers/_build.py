@@ -157,7 +157,8 @@ def build(
         if read == 0 and require_edges:
             raise GraphFormatError(f"{require_edges}: no edges found")
         if out is not None and nodes is None:
-            builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, "int")
+            none = "str" if opts.id_kind == "str" else "int"  # no edges: the ids asked for
+            builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, none)
             stats = dict(builder.finish())
             stats.setdefault("edges_read", read)
             g = Graph.open(out)
