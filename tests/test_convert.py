@@ -17,7 +17,7 @@ import pytest
 from instant_embedding import _core
 from instant_embedding import readers as cv
 from instant_embedding.errors import GraphFormatError
-from instant_embedding.readers import _build, table
+from instant_embedding.readers import table
 
 
 # ---------------------------------------------------------------------- helpers
@@ -305,20 +305,13 @@ def edge_table(strings: bool = False, weights: bool = True):
     return pa.table(cols)
 
 
-def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch):
+def test_parquet_row_groups_streamed(tmp_path, ref_weighted, monkeypatch, fake_builder):
     p = tmp_path / "e.parquet"
     pq.write_table(edge_table(), p, row_group_size=40)
     monkeypatch.setattr(table, "CHUNK_EDGES", 50)
-    sizes = []
-    orig = _build.Sink.add
-
-    def spy(self, s, d, w):
-        sizes.append(len(s))
-        return orig(self, s, d, w)
-
-    monkeypatch.setattr(_build.Sink, "add", spy)
     g = cv.convert(p, tmp_path / "e.graph")
     same_graph(g, ref_weighted)
+    sizes = [len(c[0]) for c in fake_builder.instances[-1].calls]
     assert len(sizes) >= 6 and max(sizes) <= 50  # fed chunk by chunk, never all at once
 
 
@@ -390,6 +383,13 @@ def test_from_arrow_table_and_reader(tmp_path, ref_weighted):
     assert cv.from_arrow(dict_t).num_edges == 2
 
 
+def test_from_arrow_without_rows_keeps_the_id_kind_asked_for(tmp_path):
+    empty = pa.table({"src": pa.array([], pa.string()), "dst": pa.array([], pa.string())})
+    for id_kind, want in [("str", "utf8"), ("auto", "implicit")]:
+        g = cv.from_arrow(empty, id_kind=id_kind, output=tmp_path / f"{id_kind}.graph")
+        assert g.num_nodes == 0 and g.id_kind == want
+
+
 # ---------------------------------------------------------------------- pandas / numpy
 pd = pytest.importorskip("pandas")
 
@@ -408,6 +408,23 @@ def test_from_pandas(tmp_path, ref_weighted):
         cv.from_pandas(nullable)
     with pytest.raises(ValueError, match="no column named 'x'"):
         cv.from_pandas(df, src="x")
+
+
+@pytest.mark.parametrize("strings", [False, True])
+@pytest.mark.parametrize("output", [False, True])
+def test_from_pandas_and_networkx_drop_self_loops(tmp_path, strings, output):
+    ids = [f"n{x}" for x in range(4)] if strings else list(range(4))
+    src, dst = [ids[0], ids[1], ids[2], ids[3]], [ids[0], ids[2], ids[2], ids[1]]
+    want = {(ids[1], ids[2]), (ids[3], ids[1])}  # the edges whose ends differ
+    out = tmp_path / "g.graph" if output else None
+    df = pd.DataFrame({"src": src, "dst": dst})
+    G = nx.DiGraph(list(zip(src, dst)))
+    for g in (
+        cv.from_pandas(df, directed=True, self_loops="drop", output=out),
+        cv.from_networkx(G, self_loops="drop", output=out),
+    ):
+        assert {(u, v) for u in g.nodes for v in g.neighbors(u)} == want
+        assert set(g.nodes) >= {ids[1], ids[2], ids[3]}
 
 
 def test_from_numpy(tmp_path, ref_weighted, ref_unweighted):

@@ -247,3 +247,14 @@ def test_one_node_id_boundary_for_arrays_tables_and_lists():
         _core.edge_weights(np.array([1, -1]), "x", 2, "w")
     with pytest.raises(ie.GraphFormatError, match=r"x: edge 1: non-numeric weight 'a'"):
         _core.edge_weights(["1.5", "a"], "x", 0, None, "edge")
+
+
+def test_convert_documents_each_of_its_reading_keywords_once_from_the_table():
+    doc = ie.convert.__doc__ or ""
+    keywords = [p for p in inspect.signature(ie.convert).parameters if p in BY_NAME]
+    assert keywords == [s["name"] for s in SETTINGS if s["formats"]]
+    for name in keywords:
+        assert doc.count(f"\n    {name} : ") == 1, name
+        first_words = " ".join(BY_NAME[name]["help"].split()[1:4])
+        assert first_words in " ".join(doc.split()), name
+    assert "<reading options>" not in doc

@@ -153,3 +153,40 @@ def test_cli_converts_a_webgraph_file_and_info_does_not_offer_to_overwrite_it(ti
     p = _cli("info", "tiny.graph", cwd=tmp_path)
     assert p.returncode != 0
     assert "convert tiny.graph tiny-ie.graph" in p.stderr
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_update_streams_its_arcs_into_a_live_graph(tiny, tmp_path, directed, capsys):
+    """update --add/--remove reads the BV graph straight into the commit: the graph gains
+    exactly the fixture's arcs (undirected: each pair once), and removing them again leaves
+    the edge the graph had."""
+    from instant_embedding import cli
+
+    base = str(tmp_path / "g.graph")
+    ie.Graph.from_edges([0], [9], directed=directed).save(base)
+    assert cli.main(["update", base, "--add", tiny + ".graph"]) == 0
+    edges = {(u, v) if directed else (min(u, v), max(u, v)) for u, v in ARCS}
+    assert f": {len(edges)} edges added" in capsys.readouterr().err
+    g = ie.Graph.open(base)
+    arcs = {(int(u), int(v)) for u in g.nodes for v in g.neighbors(u)}
+    want = {*ARCS, (0, 9)}
+    assert arcs == (want if directed else want | {(v, u) for u, v in want})
+    assert g.num_edges == len({(u, v) if directed else (min(u, v), max(u, v)) for u, v in want})
+    assert cli.main(["update", base, "--remove", tiny, "-q"]) == 0
+    g = ie.Graph.open(base)
+    assert g.num_edges == 1 and [int(v) for v in g.neighbors(0)] == [9]
+
+
+def test_update_refuses_a_webgraph_for_a_weighted_or_string_id_graph(tiny, tmp_path, capsys):
+    from instant_embedding import cli
+
+    for name, g in [
+        ("w.graph", ie.Graph.from_edges([0], [1], weights=[2.0])),
+        ("s.graph", ie.Graph.from_edges(["a"], ["b"])),
+    ]:
+        g.save(tmp_path / name)
+        before = (tmp_path / name).read_bytes()
+        assert cli.main(["update", str(tmp_path / name), "--add", tiny, "-q"]) != 0
+        assert "WebGraph" in capsys.readouterr().err
+        assert (tmp_path / name).read_bytes() == before
+        assert ie.Graph.open(tmp_path / name).num_edges == 1

@@ -284,16 +284,13 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
     ``graph``'s kind, its direction and (when adding) its weights.
 
     The formats whose row says ``updates`` (text, JSON, Matrix Market, adjacency lists,
-    GraphML, Pajek, .bcsr) go through the kernel's readers, the same that ``convert`` uses
-    (same rules, same notices), straight into edge arrays; a first line that could be a header
-    or an edge is settled by the graph's own ids too. Parquet, Arrow, .npy and .mat stream
-    their chunks into ``target`` through the facade's readers. A WebGraph goes through the
-    converter into a temporary graph file with ``graph``'s direction.
+    GraphML, Pajek, .bcsr, WebGraph) go through the kernel's readers, the same that
+    ``convert`` uses (same rules, same notices), straight into edge arrays; a first line that
+    could be a header or an edge is settled by the graph's own ids too. Parquet, Arrow, .npy
+    and .mat stream their chunks into ``target`` through the facade's readers.
     """
-    import tempfile
-
     from . import _core
-    from .readers import ReadOptions, convert, detect_format, formats
+    from .readers import ReadOptions, detect_format, formats
 
     given = _reading_options(args, "parse")
     fmt = given["format"] if given["format"] != "auto" else detect_format(path)
@@ -302,44 +299,18 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
     if not weighted:
         given["weight_col"] = None
     id_kind = "str" if graph.id_kind == "utf8" else "int"
-    how = {**given, "format": fmt, "weighted": weighted, "directed": graph.directed}
+    opts = ReadOptions(
+        **{**given, "format": fmt, "weighted": weighted, "directed": graph.directed},
+        id_kind=id_kind,
+    )
     info = formats()[fmt]
     if info.updates:  # the kernel reads it straight into the commit
-        opts = ReadOptions(**{**how, "id_kind": id_kind})
         r = _core.read_edges([path], opts, graph._native)
         for h in r["headers"]:
             _note(args, f"header line skipped: {h} (pass --no-header if it is an edge)")
         target.add(r["src"], r["dst"], r["weights"])
-    elif not info.native:
-        info.read([path], target, ReadOptions(**{**how, "id_kind": id_kind}), False)
     else:
-        with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(graph.path))) as d:
-            g = convert(
-                path,
-                os.path.join(d, "edges.graph"),
-                directed=graph.directed,
-                weighted=weighted,
-                id_kind=id_kind,
-                merge=args.merge or "sum",
-                **given,
-            )
-            target.add(*_edges_of(g, weighted and g.weighted))
-
-
-def _edges_of(g: Any, weighted: bool) -> Any:
-    """Every edge of ``g`` once (undirected: ``u <= v`` by internal index) as id arrays."""
-    src, dst, wts = [], [], []
-    for v in range(g.num_nodes):
-        nb, w = g._native.neighbors(v)
-        keep = np.ones(len(nb), dtype=bool) if g.directed else nb >= v
-        dst.append(nb[keep])
-        src.append(np.full(int(keep.sum()), v, dtype=np.uint32))
-        if weighted:
-            wts.append(w[keep])
-    s = np.concatenate(src) if src else np.zeros(0, np.uint32)
-    t = np.concatenate(dst) if dst else np.zeros(0, np.uint32)
-    w = np.concatenate(wts) if weighted and wts else None
-    return g.ids(s), g.ids(t), w
+        info.read([path], target, opts, False)
 
 
 def cmd_update(args: argparse.Namespace) -> int:

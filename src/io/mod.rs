@@ -250,7 +250,7 @@ pub const FORMATS: &[Format] = &[
         several: false,
         compressed: false,
         directories: false,
-        updates: false,
+        updates: true,
         files: "`BASENAME.graph` + `BASENAME.properties`",
         notes: "WebGraph BV graph (the LAW web crawls); name either file or the basename; \
                 `--properties PATH` when the properties file is elsewhere. See \
@@ -616,6 +616,35 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
             let mut make = |_d: bool, _w: bool, _n: u64| Ok(EdgeBuffer::new(IdMode::Int, Some(g)));
             let (b, st) = bcsr::read_bcsr(&path, Some(g.directed()), Some(weighted), &mut make)?;
             Ok(done(b, weighted, st.arcs))
+        }
+        "webgraph" => {
+            let path = one_input("webgraph", inputs)?;
+            if weighted {
+                return Err(Error::param(
+                    "the graph is weighted, but a WebGraph BV graph has no arc weights",
+                ));
+            }
+            if mode == IdMode::Str {
+                return Err(Error::param(
+                    "the graph's node ids are strings, but a WebGraph's ids are 0..n-1",
+                ));
+            }
+            let files = webgraph::WebGraphFiles::resolve(&path, opts.properties.as_deref());
+            let mut b = EdgeBuffer::new(IdMode::Int, Some(g));
+            let arcs = webgraph::read_webgraph(&files, &mut b)?;
+            if let (false, BufferedIds::Int(s, t)) = (g.directed(), &mut b.ids) {
+                // Undirected: each edge once, as the builder of `convert` would merge a
+                // reciprocal pair.
+                let mut pairs: Vec<(i64, i64)> = s
+                    .iter()
+                    .zip(t.iter())
+                    .map(|(&u, &v)| (u.min(v), u.max(v)))
+                    .collect();
+                pairs.sort_unstable();
+                pairs.dedup();
+                (*s, *t) = pairs.into_iter().unzip();
+            }
+            Ok(done(b, false, arcs))
         }
         other => Err(Error::param(format!(
             "an update does not stream format {other:?}"

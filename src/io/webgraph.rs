@@ -35,6 +35,7 @@ use dsi_bitstream::traits::{BitSeek, Endianness, WordRead, WordSeek, BE, LE};
 
 use crate::error::{Error, Result};
 use crate::graph::external::{BuildOptions, BuildStats, ExternalBuilder, IdMode, ProgressFn};
+use crate::io::source::EdgeSink;
 
 /// The reading options this format uses beyond those every format takes (`io::FORMATS`).
 pub const OPTIONS: &[&str] = &["weighted", "id_kind", "properties"];
@@ -209,6 +210,46 @@ pub fn convert_webgraph(
             props.num_nodes
         )));
     }
+    with_bit_stream(files, |bytes, name| {
+        let total = (bytes.len() as u64).max(1);
+        let mut b = ExternalBuilder::new(
+            output,
+            BuildOptions {
+                ids: IdMode::Implicit,
+                num_nodes: Some(props.num_nodes),
+                ..build.clone()
+            },
+        )?;
+        let report = |done: u64| progress.is_none_or(|h| h(done.min(total), total));
+        let arcs = decode_into(&props, bytes, name, &mut b, &report)?;
+        let finish_hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
+        let st = b.finish(Some(&finish_hook))?;
+        Ok((
+            st,
+            WebGraphStats {
+                input_bytes: bytes.len() as u64,
+                nodes: props.num_nodes,
+                arcs,
+            },
+        ))
+    })
+}
+
+/// Decodes every arc of the BV graph `files` into `sink` (ids `0..n-1`, weight 1), for an
+/// update that streams the file into a live graph; returns the number of arcs.
+pub fn read_webgraph(files: &WebGraphFiles, sink: &mut impl EdgeSink) -> Result<u64> {
+    let props = read_properties(&files.properties)?;
+    with_bit_stream(files, |bytes, name| {
+        decode_into(&props, bytes, name, sink, &|_| true)
+    })
+}
+
+/// Runs `f` on the memory-mapped bit stream of `files.graph` (empty for an empty file) and
+/// the file's name.
+fn with_bit_stream<T>(
+    files: &WebGraphFiles,
+    f: impl FnOnce(&[u8], &str) -> Result<T>,
+) -> Result<T> {
     let name = files.graph.display().to_string();
     let file = File::open(&files.graph).map_err(|e| Error::io(&files.graph, e))?;
     let meta = file.metadata().map_err(|e| Error::io(&files.graph, e))?;
@@ -228,32 +269,22 @@ pub fn convert_webgraph(
         let _ = m.advise(memmap2::Advice::Sequential);
         Some(m)
     };
-    let bytes: &[u8] = mmap.as_deref().unwrap_or(&[]);
-    let total = meta.len().max(1);
-    let mut b = ExternalBuilder::new(
-        output,
-        BuildOptions {
-            ids: IdMode::Implicit,
-            num_nodes: Some(props.num_nodes),
-            ..build.clone()
-        },
-    )?;
-    let report = |done: u64| progress.is_none_or(|h| h(done.min(total), total));
-    let arcs = if props.big_endian {
-        decode::<BE>(&props, bytes, &name, &mut b, &report)?
+    f(mmap.as_deref().unwrap_or(&[]), &name)
+}
+
+/// [`decode`] in the stream's byte order.
+fn decode_into(
+    props: &BvProperties,
+    bytes: &[u8],
+    name: &str,
+    b: &mut impl EdgeSink,
+    report: &dyn Fn(u64) -> bool,
+) -> Result<u64> {
+    if props.big_endian {
+        decode::<BE>(props, bytes, name, b, report)
     } else {
-        decode::<LE>(&props, bytes, &name, &mut b, &report)?
-    };
-    let finish_hook = |_d: u64, _t: u64| progress.is_none_or(|h| h(total, total));
-    let st = b.finish(Some(&finish_hook))?;
-    Ok((
-        st,
-        WebGraphStats {
-            input_bytes: meta.len(),
-            nodes: props.num_nodes,
-            arcs,
-        },
-    ))
+        decode::<LE>(props, bytes, name, b, report)
+    }
 }
 
 /// Decodes every node's successors into `b`; returns the number of arcs.
@@ -261,7 +292,7 @@ fn decode<E: Endianness>(
     props: &BvProperties,
     bytes: &[u8],
     name: &str,
-    b: &mut ExternalBuilder,
+    b: &mut impl EdgeSink,
     report: &dyn Fn(u64) -> bool,
 ) -> Result<u64>
 where
@@ -895,6 +926,34 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn read_webgraph_streams_every_arc_in_order_into_a_sink() {
+        use crate::io::source::{BufferedIds, EdgeBuffer};
+        let dir = tempfile::tempdir().unwrap();
+        for (gname, n, arcs) in arc_lists() {
+            for big_endian in [true, false] {
+                let flags = flag_sets()[0].1;
+                let base = compress(dir.path(), "g", n, &arcs, flags, big_endian);
+                let mut b = EdgeBuffer::new(IdMode::Int, None);
+                let count = read_webgraph(&WebGraphFiles::resolve(&base, None), &mut b).unwrap();
+                let BufferedIds::Int(s, t) = &b.ids else {
+                    panic!("{gname}: string ids")
+                };
+                let got: Vec<(u64, u64)> = s
+                    .iter()
+                    .zip(t)
+                    .map(|(&u, &v)| (u as u64, v as u64))
+                    .collect();
+                let mut want = arcs.clone();
+                want.sort_unstable();
+                want.dedup();
+                assert_eq!(got, want, "{gname}, big_endian={big_endian}");
+                assert_eq!(count, want.len() as u64, "{gname}");
+                assert!(b.weights.iter().all(|&w| w == 1.0), "{gname}");
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::graph::external::{
 };
 use crate::graph::reorder;
 use crate::io::source::BufferedIds;
-use crate::io::text::TextStats;
+use crate::io::text::{TextOptions, TextStats};
 use crate::io::{self, Stat};
 
 enum State {
@@ -526,13 +526,15 @@ pub fn table_columns(
     options: &PyReadOptions,
     where_: &str,
 ) -> PyResult<(usize, usize, Option<usize>)> {
+    // Only the column options apply to a table, whatever the format: not `inner.text()`,
+    // which refuses a format that is not text.
     let o = &options.inner;
-    let columns = crate::io::text::TextOptions {
+    let columns = TextOptions {
         src_col: o.src_col.clone(),
         dst_col: o.dst_col.clone(),
         weight_col: o.weight_col.clone(),
         weighted: o.weighted,
-        ..crate::io::text::TextOptions::default()
+        ..TextOptions::default()
     };
     crate::io::text::table_columns(&names, &columns)
         .map_err(|e| match e {

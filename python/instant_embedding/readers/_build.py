@@ -1,6 +1,7 @@
-"""Edge chunks into a graph: the sink over the out-of-core builder, value checks, columns.
+"""Edge chunks into a graph: the out-of-core builder (or an in-memory graph), output checks.
 
-A chunk is ``(src, dst, weights or None)``: int64 arrays or lists of str, float64 weights.
+A chunk is ``(src, dst, weights or None)``: int64 arrays or lists of str (``_core.node_ids``),
+float64 weights (``_core.edge_weights``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from ._options import ReadOptions
 PathLike = str | os.PathLike[str]
 Chunk = tuple[Any, Any, Any]
 
+#: Edges per chunk fed to the builder.
+CHUNK_EDGES = 1 << 20
+
 
 class EdgeTarget(Protocol):
     """Where a reader's edges go instead of a new graph file: ``update`` adds each chunk to
@@ -32,10 +36,6 @@ class EdgeTarget(Protocol):
 
 #: A reader's output: a graph file path, or an edge target.
 Output = str | EdgeTarget
-
-_INT64_MAX = np.iinfo(np.int64).max
-#: Edges per chunk fed to the builder.
-CHUNK_EDGES = 1 << 20
 
 
 def need(module: str, extra: str, what: str) -> Any:
@@ -102,173 +102,6 @@ def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:
     )
 
 
-# ====================================================================== edge sink
-class Sink:
-    """Receives edge chunks and writes the graph file atomically through the out-of-core
-    ``_core.GraphBuilder``; the output appears only on :meth:`finish`."""
-
-    def __init__(
-        self,
-        output: str,
-        opts: ReadOptions,
-        *,
-        directed: bool,
-        weighted: bool,
-        id_kind: str,
-        num_nodes: int | None,
-    ) -> None:
-        self.weighted = weighted
-        self.edges_read = 0
-        self._b = _core.GraphBuilder(
-            output,
-            directed=directed,
-            weighted=weighted,
-            id_kind=id_kind,
-            num_nodes=num_nodes,
-            self_loops=opts.self_loops,
-            merge=opts.merge,
-            memory_limit=opts.memory_limit,
-            tmp_dir=opts.tmp_dir,
-        )
-
-    def add(self, src: Any, dst: Any, weights: Any) -> None:
-        n = len(src)
-        if n == 0:
-            return
-        if self.weighted and weights is None:
-            weights = np.ones(n, dtype=np.float64)
-        if not self.weighted:
-            weights = None
-        self.edges_read += n
-        self._b.add_edges(src, dst, weights)
-
-    def finish(self) -> dict[str, Any]:
-        stats = dict(self._b.finish())
-        stats.setdefault("edges_read", self.edges_read)
-        return stats
-
-    def abort(self) -> None:
-        try:
-            self._b.abort()
-        except Exception:  # noqa: BLE001 - aborting must not mask the original error
-            pass
-
-
-def drop_self_loops(src: Any, dst: Any, w: Any) -> tuple[Any, Any, Any, int]:
-    if isinstance(src, np.ndarray):
-        keep = src != dst
-        dropped = int(len(src) - np.count_nonzero(keep))
-        if dropped:
-            src, dst = src[keep], dst[keep]
-            w = None if w is None else w[keep]
-        return src, dst, w, dropped
-    keep_l = [i for i, (a, b) in enumerate(zip(src, dst)) if a != b]
-    dropped = len(src) - len(keep_l)
-    if dropped:
-        src = [src[i] for i in keep_l]
-        dst = [dst[i] for i in keep_l]
-        w = None if w is None else np.asarray(w)[keep_l]
-    return src, dst, w, dropped
-
-
-def concat_chunks(chunks: list[Chunk], strings: bool, weighted: bool) -> tuple[Any, Any, Any]:
-    if strings:
-        src: Any = [x for c in chunks for x in c[0]]
-        dst: Any = [x for c in chunks for x in c[1]]
-    else:
-        src = np.concatenate([c[0] for c in chunks]) if chunks else np.zeros(0, np.int64)
-        dst = np.concatenate([c[1] for c in chunks]) if chunks else np.zeros(0, np.int64)
-    w = None
-    if weighted:
-        w = np.concatenate([c[2] for c in chunks]) if chunks else np.zeros(0, np.float64)
-    return src, dst, w
-
-
-def build(
-    chunks: Iterable[Chunk],
-    opts: ReadOptions,
-    output: PathLike | None,
-    *,
-    directed: bool,
-    weighted: bool,
-    num_nodes: int | None = None,
-    nodes: Any = None,
-    require_edges: str | None = None,
-) -> tuple[Graph, dict[str, Any]]:
-    """Builds a graph from a stream of normalised chunks: in memory (``output`` None, or
-    ``nodes`` given), else streamed into a graph file at ``output``.
-
-    ``require_edges`` names the input in the error raised when there is no edge.
-    """
-    if output is None or nodes is not None:
-        collected: list[Chunk] = []
-        kind = None
-        dropped = 0
-        read = 0
-        for s, d, w in chunks:
-            kind = chunk_kind(s, kind, "input")
-            read += len(s)
-            if opts.self_loops == "drop":
-                s, d, w, k = drop_self_loops(s, d, w)
-                dropped += k
-            if weighted and w is None:
-                w = np.ones(len(s), dtype=np.float64)
-            collected.append((s, d, w if weighted else None))
-        if read == 0 and require_edges:
-            raise GraphFormatError(f"{require_edges}: no edges found")
-        src, dst, w = concat_chunks(collected, kind == "str", weighted)
-        g = Graph.from_edges(
-            src,
-            dst,
-            num_nodes=num_nodes,
-            directed=directed,
-            weights=w,
-            nodes=nodes,
-            merge=opts.merge,
-        )
-        stats = {"edges_read": read, "self_loops_dropped": dropped}
-        if output is not None:
-            out = check_output(output)
-            g.save(out)
-            g = Graph.open(out)
-        stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
-        return g, stats
-
-    out = check_output(output)
-    sink: Sink | None = None
-    kind = None
-
-    def open_sink(k: str) -> Sink:
-        return Sink(
-            out,
-            opts,
-            directed=directed,
-            weighted=weighted,
-            id_kind="implicit" if num_nodes is not None else k,
-            num_nodes=num_nodes,
-        )
-
-    try:
-        for s, d, w in chunks:
-            kind = chunk_kind(s, kind, "input")
-            if sink is None:
-                sink = open_sink(kind)
-            sink.add(s, d, w)
-        if sink is None or sink.edges_read == 0:
-            if require_edges:
-                raise GraphFormatError(f"{require_edges}: no edges found")
-            if sink is None:
-                sink = open_sink(kind or "int")
-        stats = sink.finish()
-    except BaseException:
-        if sink is not None:
-            sink.abort()
-        raise
-    g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
-    return g, stats
-
-
 def build_into(
     chunks: Iterable[Chunk], opts: ReadOptions, output: Output, **how: Any
 ) -> tuple[Graph | None, dict[str, Any]]:
@@ -285,34 +118,93 @@ def build_into(
     return None, {"edges_read": read}
 
 
-def chunk_kind(src: Any, prev: str | None, where: str) -> str:
-    kind = "int" if isinstance(src, np.ndarray) else "str"
-    if prev is not None and kind != prev and len(src):
-        raise GraphFormatError(f"{where}: mixes integer and string node ids between chunks")
-    return prev if (prev is not None and not len(src)) else kind
+def build(
+    chunks: Iterable[Chunk],
+    opts: ReadOptions,
+    output: PathLike | None,
+    *,
+    directed: bool,
+    weighted: bool,
+    num_nodes: int | None = None,
+    nodes: Any = None,
+    require_edges: str | None = None,
+) -> tuple[Graph, dict[str, Any]]:
+    """Builds a graph from a stream of chunks: in memory (``output`` None, or ``nodes`` given,
+    then saved to ``output`` if any), else streamed into the out-of-core
+    ``_core.GraphBuilder``, which writes ``output`` atomically.
+
+    ``require_edges`` names the input in the error raised when there is no edge.
+    """
+    out = None if output is None else check_output(output)
+    kind: str | None = None
+    read = 0
+    parts: list[Chunk] = []
+    builder: Any = None
+    try:
+        for s, d, w in chunks:
+            if len(s) == 0:
+                continue
+            k = "int" if isinstance(s, np.ndarray) else "str"
+            if kind is not None and k != kind:
+                raise GraphFormatError("input: mixes integer and string node ids between chunks")
+            kind, read = k, read + len(s)
+            w = w if weighted else None
+            if out is None or nodes is not None:
+                parts.append((s, d, w))
+            else:
+                builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, kind)
+                builder.add_edges(s, d, w)
+        if read == 0 and require_edges:
+            raise GraphFormatError(f"{require_edges}: no edges found")
+        if out is not None and nodes is None:
+            none = "str" if opts.id_kind == "str" else "int"  # no edges: the ids asked for
+            builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, none)
+            stats = dict(builder.finish())
+            stats.setdefault("edges_read", read)
+            g = Graph.open(out)
+            stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
+            return g, stats
+    except BaseException:
+        if builder is not None:
+            builder.abort()
+        raise
+    join: Any = (lambda x: [v for a in x for v in a]) if kind == "str" else np.concatenate
+    src, dst = (join([c[i] for c in parts]) if parts else np.zeros(0, np.int64) for i in (0, 1))
+    w = np.concatenate([c[2] for c in parts]) if weighted and parts else None
+    dropped = 0
+    if opts.self_loops == "drop":
+        keep = src != dst if kind != "str" else np.array([a != b for a, b in zip(src, dst)], bool)
+        dropped = len(keep) - int(np.count_nonzero(keep))
+        pick = (lambda x: x[keep]) if kind != "str" else lambda x: [v for v, k in zip(x, keep) if k]
+        src, dst = pick(src), pick(dst)
+        w = None if w is None else w[keep]
+    w = np.zeros(0) if weighted and w is None else w
+    g = Graph.from_edges(
+        src, dst, num_nodes=num_nodes, directed=directed, weights=w, nodes=nodes, merge=opts.merge
+    )
+    if out is not None:
+        g.save(out)
+        g = Graph.open(out)
+    stats = {"edges_read": read, "self_loops_dropped": dropped}
+    return g, {**stats, "num_nodes": g.num_nodes, "num_edges": g.num_edges}
 
 
-# ====================================================================== value normalisation
-def fmt_row(where: str, row: int) -> str:
-    return f"{where}: row {row}"
+def _open_builder(
+    out: Any, opts: ReadOptions, directed: bool, weighted: bool, num_nodes: Any, kind: str
+) -> Any:
+    return _core.GraphBuilder(
+        out,
+        directed=directed,
+        weighted=weighted,
+        id_kind="implicit" if num_nodes is not None else kind,
+        num_nodes=num_nodes,
+        self_loops=opts.self_loops,
+        merge=opts.merge,
+        memory_limit=opts.memory_limit,
+        tmp_dir=opts.tmp_dir,
+    )
 
 
-def norm_ids(values: Any, want: str, where: str, col: str, row0: int) -> Any:
-    """One column of node ids (an array of any integer, float, str or object dtype, or a
-    sequence) as an int64 array or a list of str, typed as ``want`` ("auto", "int", "str")
-    asks: the kernel's id boundary (``_core.node_ids``); errors name the row (from ``row0``)."""
-    return _core.node_ids(values, want, where, col, row0)
-
-
-def check_weights(
-    w: Any, where: str, row0: int, col: str | None = "weight", unit: str = "row"
-) -> np.ndarray:
-    """Weights as float64, checked finite and > 0 by the kernel (errors name the row and
-    column)."""
-    return _core.edge_weights(w, where, row0, col, unit)
-
-
-# ====================================================================== column resolution
 def resolve_columns(
     names: Sequence[str],
     src: int | str | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -52,64 +53,7 @@ def convert(
     output : path
         The graph file to write. It appears atomically when complete; on any error no file is
         left at this path (an existing file there is untouched).
-    format : str, default "auto"
-        ``"edgelist"`` (whitespace/tab/comma separated text), ``"csv"``, ``"tsv"``,
-        ``"json"`` (node-link JSON or JSON Lines edges), ``"parquet"``, ``"arrow"``
-        (IPC/Feather), ``"mat"`` (MATLAB), ``"bcsr"`` (VERSE XGFS), ``"npy"`` (an int
-        ``(k, 2)`` or ``(k, 3)`` edge array), ``"webgraph"`` (a BV graph), ``"mtx"`` (Matrix
-        Market), ``"adjlist"`` (adjacency lists), ``"graphml"``, ``"pajek"``. "auto" looks at
-        the file's content first (magic, Matrix Market banner, XML root, Pajek, after
-        decompression), then its extension (after a ``.gz``/``.bz2``/``.zst``/``.xz``
-        suffix), and falls back to a text edge list.
-    directed : bool or None, default None
-        Whether edges are directed. None lets the input decide where it can: node-link JSON
-        by its ``directed`` key, a matrix (``.mat``, ``.bcsr``) by its symmetry (undirected
-        if symmetric), Matrix Market by its banner (``symmetric``: undirected), GraphML by
-        ``edgedefault``, Pajek by ``*Arcs``/``*Edges``; every other input is undirected.
-    weighted : bool, optional
-        Text: iff ``weight_col`` is given or a header names a ``weight`` column
-        (``weighted=True`` alone reads that column, else column 2); a headerless line with
-        more than two fields is refused unless ``weighted`` (or the columns) is given.
-        Tables: iff a weight column is given or named "weight". JSON: iff an edge has a
-        weight. Matrices: iff some value is not 1. Matrix Market: iff its values are
-        ``integer`` or ``real``. GraphML: iff an edge key is named "weight". Pajek: iff a
-        value is not 1.
-    delimiter : str, optional
-        Text field separator: ``","``, ``"\\t"``/``"tab"``, ``";"``, ``" "`` (one space, as
-        CSV), ``"whitespace"`` (runs of spaces and tabs, no quoting), or any punctuation
-        character. Default: detected per file (docs/CLI.md).
-    comment : str, default "#%"
-        Text lines starting with one of these characters (after spaces) are skipped, as are
-        blank lines.
-    header : bool, optional
-        Whether the first record of each text file holds column names. Default: detected
-        (docs/CLI.md); True when a column is selected by name.
-    src_col, dst_col, weight_col : int or str, optional
-        Columns by 0-based index or header name. Default: the first known pair of names
-        (src/dst, source/target, from/to, ...), else the first two named columns.
-    id_kind : {"auto", "int", "str"}, default "auto"
-        "auto": integer ids if every id of the input is a canonical integer (``12``, ``-3``;
-        not ``007`` or ``+3``), else every id is a string. "str" keeps ids such as ``42`` as
-        strings; "int" parses any decimal integer and refuses anything else. Integer ids that
-        are exactly ``0..n-1`` are stored implicitly.
-    self_loops : {"keep", "drop"}, default "keep"
-        Keep edges ``u -> u`` (stored once) or drop them.
-    merge : {"sum", "max"}, default "sum"
-        Duplicate edges: weights are summed or the maximum is kept; unweighted duplicates
-        collapse to one edge. An undirected edge given as both ``u v`` and ``v u`` is a
-        duplicate.
-    var : str, optional
-        ``.mat`` variable holding the adjacency matrix; default: the only sparse matrix
-        (e.g. ``network`` in BlogCatalog's file).
-    properties : path, optional
-        WebGraph: the ``.properties`` file, when it is not beside the ``.graph`` file.
-    memory_limit : int or str, optional
-        Memory budget of the out-of-core builder, e.g. ``"2G"`` (default 2 GiB): edge buffers
-        *and* the per-node structures (id map, counters, ``indptr``: about 16-40 bytes per
-        node, which cannot spill). If those alone exceed it, the build still completes with
-        small buffers, over the budget, and a ``RuntimeWarning`` says by how much.
-    tmp_dir : path, optional
-        Where the out-of-core builder spills sorted runs (default: the output's folder).
+    <reading options>
     progress : bool or callable, default False
         True shows a progress bar (tqdm) or logs; a callable receives ``(done, total)``.
 
@@ -128,10 +72,43 @@ def convert(
         File-system problems.
     ImportError
         The format needs an optional dependency that is missing (the message names it).
+
+    Warns
+    -----
+    RuntimeWarning
+        The per-node structures alone (id map, counters, ``indptr``, which cannot spill)
+        exceeded ``memory_limit``: the build completed over the budget, by the amount said.
     """
     options = {k: v for k, v in locals().items() if k not in ("input", "output", "progress")}
     graph, _ = convert_with_stats(input, output, progress=progress, **options)
     return graph
+
+
+# The Python type of each kind of reading option (a choice lists its values).
+_KINDS = {
+    "flag": "bool",
+    "text": "str",
+    "column": "int or str",
+    "size": "int or str",
+    "path": "path",
+}
+
+
+def _option_docs() -> str:
+    """The reading options' entries of :func:`convert`'s docstring, from the kernel's table."""
+    out = []
+    for s in ReadOptions.settings():
+        if s["formats"]:
+            kind = _KINDS.get(s["type"]) or "{" + ", ".join(map(repr, s["choices"] or ())) + "}"
+            default = f"default {s['default']!r}" if s["default"] else "optional"
+            text = textwrap.fill(s["help"][0].upper() + s["help"][1:] + ".", 88 - 8)
+            out.append(f"    {s['name']} : {kind}, {default}\n")
+            out.append(textwrap.indent(text, " " * 8) + "\n")
+    return "".join(out)
+
+
+if convert.__doc__:  # the options' entries are written once, in the kernel's table
+    convert.__doc__ = convert.__doc__.replace("    <reading options>\n", _option_docs())
 
 
 def convert_with_stats(

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import (
-    Chunk,
-    PathLike,
-    build,
-    check_weights,
-    drop_self_loops,
-    fmt_row,
-    need,
-    norm_ids,
-    resolve_columns,
-)
+from ._build import Chunk, PathLike, build, need, resolve_columns
 from ._options import ReadOptions
 
 
@@ -96,30 +86,22 @@ def scipy_edges(
     a = sp.csr_matrix(matrix)
     if a.dtype.kind == "c":
         raise ValueError(f"{where}: complex matrix values cannot be edge weights")
-    if a.dtype.kind == "b":
-        a = a.astype(np.float32)
-    else:
-        a = a.astype(np.float64)
+    a = a.astype(np.float32 if a.dtype.kind == "b" else np.float64)
     a.sum_duplicates()
     a.eliminate_zeros()
     n = a.shape[0]
-    data = a.data
-    bad = ~(np.isfinite(data) & (data > 0))
-    if bad.any():
-        coo = a.tocoo()
-        i = int(np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))[0])
+    coo = a.tocoo()
+    bad = np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))
+    if len(bad):
+        i = int(bad[0])
         raise GraphFormatError(
             f"{where}: entry ({coo.row[i]}, {coo.col[i]}) = {coo.data[i].item()!r}; edge weights "
-            "must "
-            "be finite and > 0"
+            "must be finite and > 0"
         )
     if weighted is None:
-        weighted = bool(data.size) and not bool(np.all(data == 1))
-    if weighted:
-        symmetric = (a != a.T).nnz == 0
-    else:
-        p = a.astype(bool)
-        symmetric = (p != p.T).nnz == 0
+        weighted = bool(a.data.size) and not bool(np.all(a.data == 1))
+    p = a if weighted else a.astype(bool)
+    symmetric = (p != p.T).nnz == 0
     if directed is None:
         directed = not symmetric
     if not directed:
@@ -132,11 +114,11 @@ def scipy_edges(
                 "(e.g. A.maximum(A.T) or A + A.T)"
             )
     coo = a.tocoo()
-    src = coo.row.astype(np.int64)
-    dst = coo.col.astype(np.int64)
+    src, dst = coo.row.astype(np.int64), coo.col.astype(np.int64)
     w = coo.data.astype(np.float64) if weighted else None
     if self_loops == "drop":
-        src, dst, w, _ = drop_self_loops(src, dst, w)
+        keep = src != dst
+        src, dst, w = src[keep], dst[keep], None if w is None else w[keep]
     return src, dst, w, n, bool(directed), bool(weighted)
 
 
@@ -173,40 +155,22 @@ def from_networkx(
     """
     if not (hasattr(graph, "is_directed") and hasattr(graph, "edges") and hasattr(graph, "nodes")):
         raise TypeError(f"from_networkx needs a networkx graph, got {type(graph).__name__}")
-    nodes = list(graph.nodes)
-    if nodes and all(type(x) is str for x in nodes):
-        pass
-    elif all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in nodes):
-        nodes = [int(x) for x in nodes]
-    else:
-        first_is_str = type(nodes[0]) is str
-        bad = next(
-            x
-            for x in nodes
-            if (type(x) is str) != first_is_str
-            or not (type(x) is str or (isinstance(x, (int, np.integer)) and type(x) is not bool))
-        )
-        raise TypeError(
-            f"node {bad!r} ({type(bad).__name__}): node ids must be all int or all str; "
-            "relabel first, e.g. networkx.relabel_nodes(G, str)"
-        )
+    try:  # the kernel's id boundary: all int or all str
+        nodes = _core.node_ids(list(graph.nodes), "auto", "networkx graph", "node", 0)
+    except GraphFormatError as e:
+        raise TypeError(f"{e}; relabel first, e.g. networkx.relabel_nodes(G, str)") from None
+    edges = list(graph.edges(data=True))
     if weight is None:
         weighted = False
     elif weighted is None:
-        weighted = any(weight in d for _, _, d in graph.edges(data=True))
-    src: list[Any] = []
-    dst: list[Any] = []
-    ws: list[float] = []
-    for u, v, d in graph.edges(data=True):
-        src.append(u if type(u) is str else int(u))
-        dst.append(v if type(v) is str else int(v))
-        if weighted:
-            ws.append(d.get(weight, 1.0))
+        weighted = any(weight in d for _, _, d in edges)
+    s, t = (
+        _core.node_ids([e[i] for e in edges], "auto", "networkx graph", "edge", 0) for i in (0, 1)
+    )
     w = None
     if weighted:
-        w = check_weights(np.asarray(ws, dtype=object), "networkx graph", 0, str(weight))
-    s: Any = src if nodes and type(nodes[0]) is str else np.asarray(src, dtype=np.int64)
-    t: Any = dst if nodes and type(nodes[0]) is str else np.asarray(dst, dtype=np.int64)
+        ws = np.asarray([d.get(weight, 1.0) for _, _, d in edges], dtype=object)
+        w = _core.edge_weights(ws, "networkx graph", 0, str(weight))
     g, _ = build(
         iter([(s, t, w)]),
         ReadOptions(self_loops=self_loops, merge=merge),
@@ -292,6 +256,7 @@ def from_pandas(
 def _pandas_chunks(
     frames: Iterable[Any], src: Any, dst: Any, weight: Any, weighted: bool, id_kind: str, where: str
 ) -> Iterator[Chunk]:
+    pd = need("pandas", "pandas", "from_pandas")
     row0 = 0
     cols: tuple[int, int, int | None] | None = None
     for frame in frames:
@@ -299,32 +264,26 @@ def _pandas_chunks(
         if cols is None:
             cols = resolve_columns(names, src, dst, weight, weighted, where)
         s_i, d_i, w_i = cols
-        s_name, d_name = names[s_i], names[d_i]
-        s = _pandas_ids(frame.iloc[:, s_i], id_kind, where, s_name, row0)
-        d = _pandas_ids(frame.iloc[:, d_i], id_kind, where, d_name, row0)
+        s, d = (_pandas_ids(frame.iloc[:, i], id_kind, where, names[i], row0) for i in (s_i, d_i))
         w = None
         if weighted and w_i is not None:
             wcol = frame.iloc[:, w_i]
-            pd = importlib.import_module("pandas")
-            if pd.api.types.is_numeric_dtype(wcol.dtype):
-                wv = wcol.to_numpy(dtype=np.float64, na_value=np.nan)
-            else:
-                wv = wcol.to_numpy(dtype=object)
-            w = check_weights(wv, where, row0, names[w_i])
+            numeric = pd.api.types.is_numeric_dtype(wcol.dtype)
+            wv = (
+                wcol.to_numpy(dtype=np.float64, na_value=np.nan)
+                if numeric
+                else wcol.to_numpy(object)
+            )
+            w = _core.edge_weights(wv, where, row0, names[w_i])
         yield s, d, w
         row0 += len(frame)
 
 
 def _pandas_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
-    na = col.isna().to_numpy()
-    if na.any():
-        i = int(np.flatnonzero(na)[0])
-        raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {name!r} is missing")
-    dt = col.dtype
-    if getattr(dt, "kind", "O") in "iu" and not isinstance(dt, np.dtype):
-        values = col.to_numpy(dtype=np.int64 if dt.kind == "i" else np.uint64)
-    elif isinstance(dt, np.dtype):
-        values = col.to_numpy()
+    if col.hasnans:  # None: the kernel names the first missing row
+        values = col.to_numpy(dtype=object, na_value=None)
+    elif getattr(col.dtype, "kind", "O") in "iu" and not isinstance(col.dtype, np.dtype):
+        values = col.to_numpy(dtype=np.int64 if col.dtype.kind == "i" else np.uint64)
     else:
-        values = col.to_numpy(dtype=object)
-    return norm_ids(values, id_kind, where, name, row0)
+        values = col.to_numpy() if isinstance(col.dtype, np.dtype) else col.to_numpy(dtype=object)
+    return _core.node_ids(values, id_kind, where, name, row0)

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, check_weights, norm_ids
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into
 from ._options import ReadOptions
 from ._registry import register
 
@@ -57,12 +58,7 @@ def from_numpy(
         Non-integer ids, invalid weights (NaN, infinite, <= 0), with the row number.
     """
     a = edges if isinstance(edges, np.ndarray) else np.asarray(edges)
-    if a.ndim != 2 or a.shape[1] not in (2, 3):
-        raise ValueError(f"edges must have shape (k, 2) or (k, 3), got {a.shape}")
-    if weighted is None:
-        weighted = a.shape[1] == 3
-    if weighted and a.shape[1] != 3:
-        raise ValueError("weighted=True needs a third (weight) column")
+    weighted = _edge_array(a, weighted, "edges")
     opts = ReadOptions(
         directed=directed, self_loops=self_loops, merge=merge, memory_limit=memory_limit
     )
@@ -77,15 +73,24 @@ def from_numpy(
     return g
 
 
+def _edge_array(a: np.ndarray, weighted: bool | None, where: str) -> bool:
+    """Whether the edge array ``a``, checked to be ``(k, 2)`` or ``(k, 3)``, is weighted."""
+    if a.ndim != 2 or a.shape[1] not in (2, 3):
+        raise GraphFormatError(
+            f"{where}: expected an edge array of shape (k, 2) or (k, 3), got {a.shape}"
+        )
+    if weighted and a.shape[1] != 3:
+        raise ValueError(f"{where}: weighted=True needs a third (weight) column")
+    return a.shape[1] == 3 if weighted is None else weighted
+
+
 def _numpy_chunks(a: np.ndarray, weighted: bool, where: str) -> Iterator[Chunk]:
     for start in range(0, max(a.shape[0], 1), CHUNK_EDGES):
         block = np.asarray(a[start : start + CHUNK_EDGES])
         if block.shape[0] == 0:
             return
-        s = norm_ids(block[:, 0], "int", where, "0", start)
-        d = norm_ids(block[:, 1], "int", where, "1", start)
-        w = check_weights(block[:, 2], where, start, "2") if weighted else None
-        yield s, d, w
+        s, d = (_core.node_ids(block[:, i], "int", where, str(i), start) for i in (0, 1))
+        yield s, d, _core.edge_weights(block[:, 2], where, start, "2") if weighted else None
 
 
 def read_npy(
@@ -98,14 +103,7 @@ def read_npy(
         a = np.load(path, mmap_mode="r", allow_pickle=False)
     except ValueError as e:
         raise GraphFormatError(f"{path}: not a readable .npy array: {e}") from None
-    if a.ndim != 2 or a.shape[1] not in (2, 3):
-        raise GraphFormatError(
-            f"{path}: expected an edge array of shape (k, 2) or (k, 3), got {a.shape}"
-        )
-    if weighted is None:
-        weighted = a.shape[1] == 3
-    if weighted and a.shape[1] != 3:
-        raise ValueError(f"{path}: weighted=True needs a third (weight) column")
+    weighted = _edge_array(a, weighted, path)
     return build_into(
         _numpy_chunks(a, bool(weighted), path),
         opts,

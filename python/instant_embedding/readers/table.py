@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from .. import _core
 from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import (
-    CHUNK_EDGES,
-    Chunk,
-    Output,
-    PathLike,
-    build,
-    build_into,
-    check_weights,
-    fmt_row,
-    need,
-    norm_ids,
-    resolve_columns,
-)
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need, resolve_columns
 from ._options import ReadOptions
 from ._registry import dataset_files, register
 
@@ -87,36 +77,27 @@ def from_arrow(
 
 
 def _arrow_batches(pa: Any, obj: Any) -> tuple[Any, Iterable[Any]]:
+    import pyarrow.dataset as ds
+
     if isinstance(obj, pa.Table):
         return obj.schema, obj.to_batches(max_chunksize=CHUNK_EDGES)
-    if isinstance(obj, pa.RecordBatch):
-        return obj.schema, [obj]
+    if isinstance(obj, ds.Dataset):
+        return obj.schema, obj.to_batches(batch_size=CHUNK_EDGES)
     if isinstance(obj, pa.RecordBatchReader):
         return obj.schema, obj
-    try:
-        import pyarrow.dataset as ds
-
-        if isinstance(obj, ds.Dataset):
-            return obj.schema, obj.to_batches(batch_size=CHUNK_EDGES)
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(obj, Iterable):
-        it = iter(obj)
-        first = next(it, None)
-        if first is None:
-            raise GraphFormatError("table: no record batches")
-        if not isinstance(first, pa.RecordBatch):
-            raise TypeError(f"expected pyarrow RecordBatches, got {type(first).__name__}")
-
-        def chain() -> Iterator[Any]:
-            yield first
-            yield from it
-
-        return first.schema, chain()
-    raise TypeError(
-        "from_arrow needs a pyarrow Table, RecordBatch, RecordBatchReader or Dataset, got "
-        f"{type(obj).__name__}"
-    )
+    obj = [obj] if isinstance(obj, pa.RecordBatch) else obj
+    if not isinstance(obj, Iterable):
+        raise TypeError(
+            "from_arrow needs a pyarrow Table, RecordBatch, RecordBatchReader or Dataset, got "
+            f"{type(obj).__name__}"
+        )
+    it = iter(obj)
+    first = next(it, None)
+    if first is None:
+        raise GraphFormatError("table: no record batches")
+    if not isinstance(first, pa.RecordBatch):
+        raise TypeError(f"expected pyarrow RecordBatches, got {type(first).__name__}")
+    return first.schema, itertools.chain([first], it)
 
 
 def _arrow_chunks(
@@ -127,72 +108,39 @@ def _arrow_chunks(
     where: str,
     progress: ByteProgress | None = None,
 ) -> Iterator[Chunk]:
-    s_i, d_i, w_i = cols
-    row0 = 0
-    for batch in batches:
-        names_now = list(batch.schema.names)
-        if names_now != list(names):
-            if not all(
-                names[c] in names_now for c in (s_i, d_i) + ((w_i,) if w_i is not None else ())
-            ):
-                raise GraphFormatError(
-                    f"{where}: a batch has columns {names_now}, expected {list(names)}"
-                )
-        s = _arrow_ids(_column(batch, names_now, names[s_i]), id_kind, where, names[s_i], row0)
-        d = _arrow_ids(_column(batch, names_now, names[d_i]), id_kind, where, names[d_i], row0)
-        w = None
-        if w_i is not None:
-            wcol = _column(batch, names_now, names[w_i])
-            if wcol.null_count:
-                i = int(np.flatnonzero(np.asarray(wcol.is_null()))[0])
-                raise GraphFormatError(
-                    f"{fmt_row(where, row0 + i)}: weight in column {names[w_i]!r} is missing"
-                )
-            try:
-                wv = wcol.to_numpy(zero_copy_only=False)
-            except Exception:  # noqa: BLE001 - reported as non-numeric below
-                wv = np.asarray(wcol.to_pylist(), dtype=object)
-            w = check_weights(wv, where, row0, names[w_i])
-        yield s, d, w
-        row0 += batch.num_rows
-        if progress is not None:
-            progress.add(batch.num_rows)
-
-
-def _column(batch: Any, names_now: list[str], name: str) -> Any:
-    return batch.column(names_now.index(name))
-
-
-def _arrow_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
     import pyarrow as pa
-    import pyarrow.types as pat
 
-    if col.null_count:
-        i = int(np.flatnonzero(np.asarray(col.is_null()))[0])
-        raise GraphFormatError(f"{fmt_row(where, row0 + i)}: column {name!r} is missing")
-    t = col.type
-    if pat.is_dictionary(t):
-        col = col.dictionary_decode()
-        t = col.type
-    if pat.is_integer(t) or pat.is_floating(t):
-        values: Any = col.to_numpy(zero_copy_only=False)
-    elif pat.is_string(t) or pat.is_large_string(t) or getattr(pat, "is_string_view", bool)(t):
-        if not pat.is_string(t):
-            col = col.cast(pa.large_string())
-        return norm_ids(col.to_pylist(), id_kind, where, name, row0)
-    elif pat.is_binary(t) or pat.is_large_binary(t):
-        try:
-            values = [x.decode("utf-8") for x in col.to_pylist()]
-        except UnicodeDecodeError:
-            raise GraphFormatError(
-                f"{where}: column {name!r} holds bytes that are not UTF-8"
-            ) from None
-        return norm_ids(values, id_kind, where, name, row0)
-    else:
-        raise GraphFormatError(
-            f"{where}: column {name!r} has type {t}; node ids must be integers or strings"
-        )
-    return norm_ids(values, id_kind, where, name, row0)
+    used = [names[c] for c in cols if c is not None]
+    row0 = 0
+    try:  # pyarrow's read errors (corrupt pages, ...) are format errors
+        for batch in batches:
+            have = list(batch.schema.names)
+            if have != list(names) and not all(n in have for n in used):
+                raise GraphFormatError(
+                    f"{where}: a batch has columns {have}, expected {list(names)}"
+                )
+            col = [batch.column(have.index(n)) for n in used]
+            ids = []
+            for c, name in zip(col[:2], used):
+                if pa.types.is_dictionary(c.type):
+                    c = c.dictionary_decode()
+                # with nulls as None, the kernel names the first missing row
+                values = c.to_pylist() if c.null_count else c.to_numpy(zero_copy_only=False)
+                ids.append(_core.node_ids(values, id_kind, where, name, row0))
+            w = None
+            if cols[2] is not None:
+                if col[2].null_count:
+                    i = int(np.flatnonzero(np.asarray(col[2].is_null()))[0])
+                    raise GraphFormatError(
+                        f"{where}: row {row0 + i}: weight in column {used[2]!r} is missing"
+                    )
+                w = _core.edge_weights(col[2].to_numpy(zero_copy_only=False), where, row0, used[2])
+            yield ids[0], ids[1], w
+            row0 += batch.num_rows
+            if progress is not None:
+                progress.add(batch.num_rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise GraphFormatError(f"{where}: {e}") from None
 
 
 def read_table(
@@ -223,18 +171,9 @@ def read_table(
     bar = ByteProgress(total, progress, "rows")
     try:
         batches = dataset.to_batches(columns=used, batch_size=CHUNK_EDGES)
+        positions = (0, 1, 2 if cols[2] is not None else None)
         g, stats = build_into(
-            _guard_arrow(
-                _arrow_chunks(
-                    batches,
-                    (0, 1, 2 if cols[2] is not None else None),
-                    used,
-                    opts.id_kind,
-                    where,
-                    bar,
-                ),
-                where,
-            ),
+            _arrow_chunks(batches, positions, used, opts.id_kind, where, bar),
             opts,
             out,
             directed=bool(opts.directed),
@@ -245,20 +184,6 @@ def read_table(
         return g, stats
     finally:
         bar.close()
-
-
-def _guard_arrow(chunks: Iterator[Chunk], where: str) -> Iterator[Chunk]:
-    """Re-raises pyarrow's read errors (corrupt pages, ...) as GraphFormatError."""
-    import pyarrow as pa
-
-    while True:
-        try:
-            c = next(chunks)
-        except StopIteration:
-            return
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-            raise GraphFormatError(f"{where}: {e}") from None
-        yield c
 
 
 register("parquet", read_table)
