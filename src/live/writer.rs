@@ -38,6 +38,19 @@ pub struct LiveWriter {
     merge: Merge,
     prefetch: bool,
     stage: Option<Stage>,
+    /// Whether this writer created the log when it opened the path (there was none): a writer
+    /// that then commits nothing removes it when dropped, so a failed `update` leaves the
+    /// path as it was.
+    created_log: bool,
+}
+
+impl Drop for LiveWriter {
+    fn drop(&mut self) {
+        if self.created_log && self.slot.seq == 0 && std::fs::remove_file(&self.log_path).is_ok()
+        {
+            sync_dir(&self.log_path);
+        }
+    }
 }
 
 /// Writes a new empty log for the base file `g` to `target` (atomically).
@@ -77,9 +90,11 @@ impl LiveWriter {
             sync_dir(&lp);
             Ok(())
         };
+        let mut created_log = false;
         match File::open(&lp) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 fresh(merge.unwrap_or(Merge::Sum))?;
+                created_log = true;
             }
             Err(e) => return Err(Error::io(&lp, e)),
             Ok(f) => {
@@ -150,6 +165,7 @@ impl LiveWriter {
             merge: log_merge,
             prefetch,
             stage: None,
+            created_log,
         })
     }
 
@@ -399,6 +415,8 @@ impl LiveWriter {
         self.header = LogHeader::decode(&head)?;
         self.slot = best_slot(&head)?;
         self.end = DATA_START;
+        // The new (empty) log replaces one that held commits: it stays.
+        self.created_log = false;
         self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
         Ok(())
     }
