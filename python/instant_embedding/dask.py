@@ -223,8 +223,6 @@ def embed(
     dask.dataframe.DataFrame
         ``node_col`` (same dtype) plus the embedding, one row per input row, same index.
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     model = _batch.resolve_model(model, "instant_embedding.dask.embed")
     if node_col not in ddf.columns:
         raise KeyError(

@@ -37,16 +37,8 @@ DEFAULT_BATCH_SIZE = 4096
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
-    """Turn instant-embedding errors raised in Ray actors into clean driver-side exceptions.
-
-    Ray Data evaluates lazily: an unknown node id or a graph file missing on a node fails the
-    consuming call (``take_all``, ``write_parquet``, ``to_pandas``, ...) with Ray's own
-    exception, whose text holds the actor's traceback. Inside this context manager (or a
-    function decorated with it) you get the actor's exception type and message instead:
-    :class:`NodeNotFoundError` naming the node and the graph, ``FileNotFoundError`` naming the
-    path, :class:`GraphFormatError`, ``ValueError``... Ray's full text stays available as the
-    exception's ``worker_traceback`` attribute. Other exceptions pass through unchanged.
-    """
+    """Errors raised in Ray actors re-raised on the driver with their own type and message
+    (:func:`instant_embedding.batch.worker_errors`); wrap the actions that consume the result."""
     return _batch.worker_errors("a Ray actor")
 
 

@@ -39,24 +39,8 @@ PathLike = str | os.PathLike[str]
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
-    """Turn instant-embedding errors raised in Spark tasks into clean driver-side exceptions.
-
-    Spark evaluates lazily: an unknown node id or a graph file missing on an executor fails
-    the *action* (``collect``, ``count``, ``write``, ``toPandas``, ...), as a
-    ``PythonException`` or ``Py4JJavaError`` wrapping the worker's traceback. Run actions
-    inside this context manager (or decorate a function with it) to get the worker's own
-    exception type and message instead: :class:`NodeNotFoundError` naming the node and the
-    graph, ``FileNotFoundError`` naming the path, :class:`GraphFormatError`, ``ValueError``...
-    The full Spark text stays available as the exception's ``worker_traceback`` attribute.
-    Other exceptions pass through unchanged.
-
-    Examples
-    --------
-    >>> with worker_errors():  # doctest: +SKIP
-    ...     rows = embed(df, "/data/g.graph").collect()
-    Traceback (most recent call last):
-    NodeNotFoundError: node 42 not found (ids are 0..9) (graph /data/g.graph) [raised in a ...
-    """
+    """Errors raised in Spark tasks re-raised on the driver with their own type and message
+    (:func:`instant_embedding.batch.worker_errors`); wrap the actions that consume the result."""
     return _batch.worker_errors("a Spark task")
 
 
