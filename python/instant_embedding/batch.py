@@ -58,6 +58,7 @@ __all__ = [
     "embed_batch",
     "local_graph_path",
     "mark_error",
+    "marked_errors",
     "open_graph",
     "worker_errors",
 ]
@@ -716,6 +717,26 @@ def mark_error(exc: BaseException) -> BaseException:
             msg = str(exc).replace("\n", " ")
             return cls(f"[instant-embedding:{name}] {msg}")
     return exc
+
+
+@contextlib.contextmanager
+def marked_errors() -> Iterator[None]:
+    """Worker code inside it raises :func:`mark_error` of what it raises."""
+    try:
+        yield
+    except Exception as e:
+        raise mark_error(e) from None
+
+
+def shared_graph_path(path: PathLike, hint: str) -> str:
+    """``path`` as workers on other machines read it: a URI unchanged, a local path made
+    absolute after checking that the driver sees it (``FileNotFoundError`` with ``hint``)."""
+    p = os.fspath(path)
+    if is_remote(p):
+        return p
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"graph file not found: {p}{hint}")
+    return os.path.abspath(p)
 
 
 def _unmark(exc: BaseException, where: str) -> BaseException | None:

@@ -46,19 +46,15 @@ class _Embedder:
     """The ``map_batches`` callable class: one per actor, holding the opened graph."""
 
     def __init__(self, task: _batch.EmbeddingTask, node_col: str, output_col: str) -> None:
-        try:
+        with _batch.marked_errors():
             task.graph()  # opened once per actor process, reused for every batch
-        except Exception as e:
-            raise _batch.mark_error(e) from None
         self.task = task
         self.node_col = node_col
         self.output_col = output_col
 
     def __call__(self, table: Any) -> Any:
-        try:
+        with _batch.marked_errors():
             return self.task.embed_arrow(table, self.node_col, self.output_col)
-        except Exception as e:
-            raise _batch.mark_error(e) from None
 
 
 def actor_pool(threads: int, cpus: float) -> tuple[int, float]:
@@ -161,14 +157,9 @@ def embed(
     schema = ds.schema(fetch_if_missing=False)
     if schema is not None and node_col not in schema.names:
         raise KeyError(f"node_col {node_col!r} is not a column of the Dataset {schema.names}")
-    path = os.fspath(graph_path)
-    if not _batch.is_remote(path):
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"graph file not found: {path} (give a path every node of the cluster can "
-                "read, or a URI)"
-            )
-        path = os.path.abspath(path)
+    path = _batch.shared_graph_path(
+        graph_path, " (give a path every node of the cluster can read, or a URI)"
+    )
     task = _batch.EmbeddingTask(
         path,
         model,

@@ -88,10 +88,8 @@ def _task_arrow(
         raise _batch.mark_error(e) from None
     node_col, output_col = out_names
     for rb in batches:
-        try:
+        with _batch.marked_errors():
             out = task.embed_arrow(rb, node_col, output_col)
-        except Exception as e:
-            raise _batch.mark_error(e) from None
         yield out
 
 
@@ -298,14 +296,8 @@ def embed(
     if ship:
         graph = ("shipped", *_ship(spark, path))
     else:
-        if not _batch.is_remote(path):
-            if not os.path.exists(path):
-                raise FileNotFoundError(
-                    f"graph file not found: {path} (give a path on storage every executor "
-                    "and the driver can read, a URI, or a driver-local file with ship=True)"
-                )
-            path = os.path.abspath(path)
-        graph = ("path", path, "")
+        hint = " (give a path every executor and the driver can read, a URI, or ship=True)"
+        graph = ("path", _batch.shared_graph_path(path, hint), "")
     _check_node_type(os.fspath(graph_path), kind)
     schema = T.StructType(
         [
