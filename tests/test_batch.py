@@ -117,16 +117,24 @@ def test_bad_ids_and_params(graphs):
         embed_batch(spath, ["user-0001", "nobody"], model=MODEL)
     with pytest.raises(ie.NodeNotFoundError, match="string node ids"):
         embed_batch(spath, [1], model=MODEL)
-    with pytest.raises(ValueError, match="null at position 1"):
+    # The kernel's id boundary: nulls and non-integer floats name the row; integral floats
+    # (an integer column that held nulls) are ids.
+    with pytest.raises(ValueError, match="row 1: column 'node'.* missing"):
         embed_batch(ipath, pa.array([1, None, 2]), model=MODEL)
-    with pytest.raises(ValueError, match="null at position 2"):
+    with pytest.raises(ValueError, match="row 2: column 'node' is missing"):
         embed_batch(spath, pd.Series(["user-0001", "user-0002", None]), model=MODEL)
-    with pytest.raises(ValueError, match="null at position 0"):
+    with pytest.raises(ValueError, match="row 0: column 'node' is missing"):
         embed_batch(ipath, [None, 1], model=MODEL)
-    with pytest.raises(TypeError, match="float"):
-        embed_batch(ipath, np.array([1.0, 2.0]), model=MODEL)
-    with pytest.raises(TypeError, match="float"):
-        embed_batch(ipath, pd.Series([1, None]).dropna(), model=MODEL)
+    with pytest.raises(ValueError, match="row 1: column 'node'.* missing"):
+        embed_batch(ipath, pd.Series([1, None]), model=MODEL)
+    with pytest.raises(ValueError, match="2.5 is not an integer id"):
+        embed_batch(ipath, np.array([1.0, 2.5]), model=MODEL)
+    with pytest.raises(ValueError, match="all int or all str"):
+        embed_batch(ipath, [1, "a"], model=MODEL)
+    assert np.array_equal(
+        embed_batch(ipath, pd.Series([1, None, 2]).dropna(), model=MODEL),
+        embed_batch(ipath, [1, 2], model=MODEL),
+    )
     with pytest.raises(TypeError, match="scalar"):
         embed_batch(ipath, 5, model=MODEL)
     with pytest.raises(ValueError, match="threads"):
@@ -194,12 +202,19 @@ def test_embeddings_to_arrow():
 
 def test_as_node_ids_rejects_bad_kinds():
     pa = pytest.importorskip("pyarrow")
-    with pytest.raises(TypeError, match="Arrow type double"):
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="1.5 is not an integer id"):
         as_node_ids(pa.array([1.5]))
     with pytest.raises(ValueError, match="one-dimensional"):
         as_node_ids(np.zeros((2, 2), dtype=np.int64))
-    with pytest.raises(ValueError, match="int64 range"):
+    with pytest.raises(ValueError, match="overflows int64"):
         as_node_ids(np.array([2**63], dtype=np.uint64))
+    with pytest.raises(ValueError, match="booleans"):
+        as_node_ids(pd.Series([True, False]))
+    with pytest.raises(TypeError, match="DataFrame"):
+        as_node_ids(pd.DataFrame({"a": [1]}))
+    assert as_node_ids(pa.chunked_array([["b"], ["a"]]).dictionary_encode()) == ["b", "a"]
+    assert as_node_ids(pd.Index([3, 4])).tolist() == [3, 4]
 
 
 # ------------------------------------------------------------------------------ remote cache

@@ -252,6 +252,10 @@ def test_embed_table_and_frame_pair_ids_with_rows(kind):
     assert isinstance(f, pd.DataFrame)
     with pytest.raises(ValueError, match="layout"):
         m.embed_frame(g, some, layout="wide")  # type: ignore[arg-type]
+    # the node column has the graph's id type whatever the query holds, even no nodes
+    node_type = pa.string() if kind == "str" else pa.int64()
+    assert m.embed_table(g, []).schema.field("node").type == node_type
+    assert m.embed_table(g, np.array(some)).schema.field("node").type == node_type
 
 
 @pytest.mark.parametrize("kind", ["int", "str"])

@@ -200,3 +200,29 @@ def test_identity_cases_leave_residual_mass():
         g = ie.Graph.from_edges(src, dst, num_nodes=n, weights=w, directed=directed)
         _, _, r = ie.ppr(g, 0, eps=3e-2, return_residual=True)
         assert r.sum() > 0.05, kind
+
+
+@pytest.mark.parametrize("name", ["karate", "lesmis"])
+def test_node_costs_measure_each_nodes_push(name):
+    """The cost sample of `info`: per node the push's own statistics (as ppr_stats reports
+    one query) and the support of its PPR vector (as ppr returns it)."""
+    from instant_embedding import _core
+
+    g, _, _ = case(name)
+    model = ie.InstantEmbedding(dim=16, eps=1e-3, value="log1p", smooth=1)
+    idx = np.array([0, 3, g.num_nodes - 1], dtype=np.uint32)
+    cost = _core.node_costs(g._native, idx, model.config)
+    assert cost["seconds"].dtype == np.float64 and (cost["seconds"] > 0).all()
+    for k, v in enumerate(idx.tolist()):
+        stats = _core.ppr_stats(g._native, v, model.config)
+        for key in ("support", "touched", "pushes", "heap_bytes"):
+            assert cost[key][k] == stats[key], (v, key)
+        assert cost["support"][k] == len(_core.ppr(g._native, v, model.config)[0])
+    assert len(_core.node_costs(g._native, idx[:0], model.config)["touched"]) == 0
+    with pytest.raises(ValueError, match="fitted linear map"):
+        _core.node_costs(g._native, idx, ie.InstantEmbedding(dim=8, wide_dim=32).config)
+    with pytest.raises(IndexError):
+        _core.node_costs(g._native, np.array([g.num_nodes], np.uint32), model.config)
+    with pytest.raises(ie.BudgetExceededError):
+        tight = ie.InstantEmbedding(dim=16, eps=1e-6, max_touched=2).config
+        _core.node_costs(g._native, idx, tight)

@@ -160,6 +160,8 @@ def test_writer_validation(tmp_path):
     with pytest.raises(ValueError, match="shape"):
         w.write([1, 2], np.zeros((2, 4)))
     w.write([1], np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="row 1: column 'ids' is missing"):
+        w.write([None], np.zeros((1, 3)))  # rows count across batches
     with pytest.raises(TypeError, match="changed kind"):
         w.write(["a"], np.zeros((1, 3)))
     with pytest.raises(ValueError, match="1 rows were written but num_rows=2"):

@@ -58,6 +58,7 @@ __all__ = [
     "embed_batch",
     "local_graph_path",
     "mark_error",
+    "marked_errors",
     "open_graph",
     "worker_errors",
 ]
@@ -439,104 +440,25 @@ def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> No
 # ---------------------------------------------------------------------------------- node ids
 
 
-def _is_arrow(x: Any) -> bool:
-    return type(x).__module__.split(".")[0] == "pyarrow"
-
-
-def _is_pandas(x: Any) -> bool:
-    return type(x).__module__.split(".")[0] == "pandas"
-
-
-def _null_error(pos: int) -> ValueError:
-    return ValueError(f"node ids contain a null at position {pos}; drop or fill nulls first")
-
-
-def _float_error(dtype: Any) -> TypeError:
-    return TypeError(
-        f"node ids must be integers or strings, got {dtype} (an integer column with nulls "
-        "becomes float in pandas; drop the nulls and cast back to int64)"
-    )
-
-
-def _ids_from_arrow(arr: Any) -> npt.NDArray[np.int64] | list[str]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
-    if arr.null_count:
-        raise _null_error(int(pc.index(pc.is_null(arr), True).as_py()))
-    t = arr.type
-    if pa.types.is_integer(t):
-        out = arr.to_numpy(zero_copy_only=False)
-        return _ids_from_numpy(out)  # type: ignore[return-value]
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or str(t) == "string_view":
-        return arr.to_pylist()  # type: ignore[no-any-return]
-    raise TypeError(f"node ids must be integers or strings, got Arrow type {t}")
-
-
-def _ids_from_numpy(arr: np.ndarray) -> npt.NDArray[np.int64] | list[str]:
-    if arr.ndim != 1:
-        raise ValueError(f"node ids must be one-dimensional, got shape {arr.shape}")
-    k = arr.dtype.kind
-    if k in "iu":
-        if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
-            raise ValueError("node ids above the int64 range")
-        return arr.astype(np.int64, copy=False)
-    if k == "f":
-        raise _float_error(arr.dtype)
-    if k in "UT":
-        return arr.tolist()  # type: ignore[no-any-return]
-    if k == "O":
-        seq = arr.tolist()
-        for i, x in enumerate(seq):
-            if x is None or (isinstance(x, float) and x != x):
-                raise _null_error(i)
-        return seq  # type: ignore[no-any-return]
-    raise TypeError(f"node ids must be integers or strings, got dtype {arr.dtype}")
-
-
-def _ids_from_pandas(s: Any) -> npt.NDArray[np.int64] | list[str]:
-    import pandas as pd
-
-    if isinstance(s, pd.DataFrame):
-        raise TypeError("node ids must be one column (a Series), not a DataFrame")
-    na = s.isna()
-    if na.any():
-        raise _null_error(int(np.flatnonzero(na.to_numpy())[0]))
-    dt = s.dtype
-    if pd.api.types.is_bool_dtype(dt):
-        raise TypeError(f"node ids must be integers or strings, got {dt}")
-    if pd.api.types.is_integer_dtype(dt):
-        return _ids_from_numpy(s.to_numpy(dtype=np.int64))
-    if pd.api.types.is_float_dtype(dt):
-        raise _float_error(dt)
-    return _ids_from_numpy(s.to_numpy(dtype=object))
-
-
-def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[Any]:
-    """Normalise a batch of node ids: an int64 array, or a list (of str, or mixed for errors).
-
-    Accepts numpy arrays, pyarrow ``Array``/``ChunkedArray``, pandas ``Series``/``Index`` and
-    Python sequences. Nulls and float ids are rejected with a clear error.
-    """
+def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
+    """A batch of node ids (numpy array, pyarrow ``Array``/``ChunkedArray``, pandas
+    ``Series``/``Index`` or sequence) as an int64 array or a list of str, checked by the
+    kernel's id boundary (nulls, floats that are not integers, mixed kinds: ``ValueError``)."""
     if isinstance(node_ids, (str, bytes)) or np.isscalar(node_ids):
         raise TypeError(f"node_ids must be a sequence or array of ids, got a scalar {node_ids!r}")
-    if isinstance(node_ids, np.ndarray):
-        return _ids_from_numpy(node_ids)
-    if _is_arrow(node_ids):
-        return _ids_from_arrow(node_ids)
-    if _is_pandas(node_ids):
-        return _ids_from_pandas(node_ids)
-    seq = list(node_ids)
-    for i, x in enumerate(seq):
-        if x is None:
-            raise _null_error(i)
-        if isinstance(x, float):
-            raise _float_error("float")
-    return seq
+    library = type(node_ids).__module__.split(".")[0]
+    if library == "pyarrow":  # Array or ChunkedArray, dictionaries decoded
+        node_ids = node_ids.to_numpy(zero_copy_only=False)
+    elif library == "pandas":
+        if not hasattr(node_ids, "hasnans"):
+            raise TypeError("node ids must be one column (a Series), not a DataFrame")
+        if not node_ids.hasnans:
+            node_ids = node_ids.to_numpy()
+        elif node_ids.dtype.kind in "iuf":  # numbers with nulls: NaN is the kernel's null
+            node_ids = node_ids.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            node_ids = node_ids.to_numpy(dtype=object, na_value=None)
+    return _core.node_ids(node_ids, "auto", "node ids", "node", 0)
 
 
 # ---------------------------------------------------------------------------------- models
@@ -795,6 +717,26 @@ def mark_error(exc: BaseException) -> BaseException:
             msg = str(exc).replace("\n", " ")
             return cls(f"[instant-embedding:{name}] {msg}")
     return exc
+
+
+@contextlib.contextmanager
+def marked_errors() -> Iterator[None]:
+    """Worker code inside it raises :func:`mark_error` of what it raises."""
+    try:
+        yield
+    except Exception as e:
+        raise mark_error(e) from None
+
+
+def shared_graph_path(path: PathLike, hint: str) -> str:
+    """``path`` as workers on other machines read it: a URI unchanged, a local path made
+    absolute after checking that the driver sees it (``FileNotFoundError`` with ``hint``)."""
+    p = os.fspath(path)
+    if is_remote(p):
+        return p
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"graph file not found: {p}{hint}")
+    return os.path.abspath(p)
 
 
 def _unmark(exc: BaseException, where: str) -> BaseException | None:

@@ -470,16 +470,12 @@ def _embedding_model(args: argparse.Namespace, settings: dict[str, Any], g: Any)
 
 
 # ====================================================================== info
-def _percentile(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else 0.0
-
-
 def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[str, Any]:
     """Facts about a graph and a measured estimate of the cost of one node's embedding.
 
     The estimate embeds a deterministic sample of nodes with ``model`` (every setting counts:
-    ``value``, ``normalize`` and ``smooth`` as well as the push's) on one thread and reports
-    the median, 95th percentile and maximum of the work per node.
+    ``value``, ``normalize`` and ``smooth`` as well as the push's), each alone on one thread in
+    one kernel call, and reports the median, 95th percentile and maximum of the work per node.
     """
     from . import _core
     from .embedding import InstantEmbedding
@@ -511,30 +507,25 @@ def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[s
     est: dict[str, Any] = {"settings": model.config.to_dict(), "sample": k}
     if k:
         rng = np.random.default_rng(seed)
-        idx = np.sort(rng.choice(n, size=k, replace=False))
-        ids = g.ids(idx)
-        one_thread = InstantEmbedding(**{**model.get_params(), "threads": 1})
-        if one_thread.compressed:
-            one_thread.fit(g)  # its map, as embed --wide-dim fits it
-        support, secs, touched, pushes, heap = [], [], [], [], []
-        for node, i in zip(ids if isinstance(ids, list) else ids.tolist(), idx.tolist()):
-            t0 = time.perf_counter()
-            one_thread.embed(g, [node])
-            secs.append(time.perf_counter() - t0)
-            st = _core.ppr_stats(g._native, int(i), one_thread.config)
-            support.append(st["support"])
-            touched.append(st["touched"])
-            pushes.append(st["pushes"])
-            heap.append(st["heap_bytes"])
-
-        def q(v: Sequence[float]) -> dict[str, float]:
-            return {"median": _percentile(v, 50), "p95": _percentile(v, 95), "max": float(max(v))}
-
-        est["support_nodes"] = q(support)
-        est["seconds_per_node"] = q(secs)
-        est["touched_nodes"] = q(touched)
-        est["edge_updates"] = q(pushes)
-        est["workspace_bytes"] = q(heap)
+        idx = np.sort(rng.choice(n, size=k, replace=False)).astype(np.uint32)
+        model = InstantEmbedding(**model.get_params())
+        if model.compressed:
+            model.fit(g)  # its map, as embed --wide-dim fits it
+        cost = _core.node_costs(g._native, idx, model.config, model._fitted_map())
+        secs = cost["seconds"]
+        for key, name in [
+            ("support_nodes", "support"),
+            ("seconds_per_node", "seconds"),
+            ("touched_nodes", "touched"),
+            ("edge_updates", "pushes"),
+            ("workspace_bytes", "heap_bytes"),
+        ]:
+            v = cost[name].astype(np.float64)
+            est[key] = {
+                "median": float(np.percentile(v, 50)),
+                "p95": float(np.percentile(v, 95)),
+                "max": float(v.max()),
+            }
         threads = _core.resolve_threads(None)
         est["threads"] = threads
         est["output_bytes_per_node"] = 4 * model.dim

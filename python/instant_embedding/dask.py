@@ -77,10 +77,7 @@ def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
 def _graph_ref(graph_path: PathLike, ship: Any) -> tuple[str, str, str]:
     path = os.fspath(graph_path)
     if ship is False or ship is None:
-        if not _batch.is_remote(path):
-            if not os.path.exists(path):
-                raise FileNotFoundError(f"graph file not found: {path}")
-            path = os.path.abspath(path)
+        path = _batch.shared_graph_path(path, "")
         return ("path", path, path)
     if ship is True:
         try:
@@ -223,8 +220,6 @@ def embed(
     dask.dataframe.DataFrame
         ``node_col`` (same dtype) plus the embedding, one row per input row, same index.
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     model = _batch.resolve_model(model, "instant_embedding.dask.embed")
     if node_col not in ddf.columns:
         raise KeyError(

@@ -583,17 +583,11 @@ class InstantEmbedding:
     ) -> tuple[Any, npt.NDArray[np.float32]]:
         if nodes is None:
             rows = self.embed_all(graph, threads=threads, progress=progress, batch_size=batch_size)
-            ids = graph.nodes
-        else:
-            seq, _ = node_list(nodes)
-            rows = self.embed(graph, seq, threads=threads, progress=progress, batch_size=batch_size)
-            ids = seq
-        if isinstance(ids, np.ndarray) and ids.dtype.kind in "iu":
-            return ids.astype(np.int64, copy=False), rows
-        ids = list(ids)
-        if ids and all(isinstance(x, (int, np.integer)) for x in ids):
-            return np.asarray(ids, dtype=np.int64), rows
-        return ids, rows
+            return graph.nodes, rows
+        seq, _ = node_list(nodes)
+        rows = self.embed(graph, seq, threads=threads, progress=progress, batch_size=batch_size)
+        kind = "str" if graph.id_kind == "utf8" else "int"  # of the graph, even with no nodes
+        return _core.node_ids(seq, kind, "node ids", "nodes", 0), rows
 
     def _compute(
         self,

@@ -38,7 +38,6 @@ import numpy.typing as npt
 from . import _core
 from ._checks import check_batch_size
 from ._progress import ProgressArg
-from .graph import _as_id_array
 
 __all__ = [
     "FORMATS",
@@ -234,13 +233,15 @@ class EmbeddingWriter:
         Parameters
         ----------
         ids : sequence or array of int or str
-            Node ids; every batch must use the same kind (int or str).
+            Node ids; every batch must use the same kind (int or str). Ids that are neither
+            raise ``ValueError`` naming the row.
         rows : array-like, shape (len(ids), dim)
             Converted to float32.
         """
         if self._closed:
             raise ValueError("write() on a closed EmbeddingWriter")
-        kind, idv = _as_id_array(ids, "ids")
+        idv = _core.node_ids(ids, "auto", "ids", "ids", self.rows_written)
+        kind = "str" if isinstance(idv, list) else "int"
         r = np.ascontiguousarray(rows, dtype=np.float32)
         if r.ndim != 2 or r.shape != (len(idv), self.dim):
             raise ValueError(

@@ -37,16 +37,8 @@ DEFAULT_BATCH_SIZE = 4096
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
-    """Turn instant-embedding errors raised in Ray actors into clean driver-side exceptions.
-
-    Ray Data evaluates lazily: an unknown node id or a graph file missing on a node fails the
-    consuming call (``take_all``, ``write_parquet``, ``to_pandas``, ...) with Ray's own
-    exception, whose text holds the actor's traceback. Inside this context manager (or a
-    function decorated with it) you get the actor's exception type and message instead:
-    :class:`NodeNotFoundError` naming the node and the graph, ``FileNotFoundError`` naming the
-    path, :class:`GraphFormatError`, ``ValueError``... Ray's full text stays available as the
-    exception's ``worker_traceback`` attribute. Other exceptions pass through unchanged.
-    """
+    """Errors raised in Ray actors re-raised on the driver with their own type and message
+    (:func:`instant_embedding.batch.worker_errors`); wrap the actions that consume the result."""
     return _batch.worker_errors("a Ray actor")
 
 
@@ -54,19 +46,15 @@ class _Embedder:
     """The ``map_batches`` callable class: one per actor, holding the opened graph."""
 
     def __init__(self, task: _batch.EmbeddingTask, node_col: str, output_col: str) -> None:
-        try:
+        with _batch.marked_errors():
             task.graph()  # opened once per actor process, reused for every batch
-        except Exception as e:
-            raise _batch.mark_error(e) from None
         self.task = task
         self.node_col = node_col
         self.output_col = output_col
 
     def __call__(self, table: Any) -> Any:
-        try:
+        with _batch.marked_errors():
             return self.task.embed_arrow(table, self.node_col, self.output_col)
-        except Exception as e:
-            raise _batch.mark_error(e) from None
 
 
 def actor_pool(threads: int, cpus: float) -> tuple[int, float]:
@@ -169,14 +157,9 @@ def embed(
     schema = ds.schema(fetch_if_missing=False)
     if schema is not None and node_col not in schema.names:
         raise KeyError(f"node_col {node_col!r} is not a column of the Dataset {schema.names}")
-    path = os.fspath(graph_path)
-    if not _batch.is_remote(path):
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"graph file not found: {path} (give a path every node of the cluster can "
-                "read, or a URI)"
-            )
-        path = os.path.abspath(path)
+    path = _batch.shared_graph_path(
+        graph_path, " (give a path every node of the cluster can read, or a URI)"
+    )
     task = _batch.EmbeddingTask(
         path,
         model,

@@ -39,24 +39,8 @@ PathLike = str | os.PathLike[str]
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
-    """Turn instant-embedding errors raised in Spark tasks into clean driver-side exceptions.
-
-    Spark evaluates lazily: an unknown node id or a graph file missing on an executor fails
-    the *action* (``collect``, ``count``, ``write``, ``toPandas``, ...), as a
-    ``PythonException`` or ``Py4JJavaError`` wrapping the worker's traceback. Run actions
-    inside this context manager (or decorate a function with it) to get the worker's own
-    exception type and message instead: :class:`NodeNotFoundError` naming the node and the
-    graph, ``FileNotFoundError`` naming the path, :class:`GraphFormatError`, ``ValueError``...
-    The full Spark text stays available as the exception's ``worker_traceback`` attribute.
-    Other exceptions pass through unchanged.
-
-    Examples
-    --------
-    >>> with worker_errors():  # doctest: +SKIP
-    ...     rows = embed(df, "/data/g.graph").collect()
-    Traceback (most recent call last):
-    NodeNotFoundError: node 42 not found (ids are 0..9) (graph /data/g.graph) [raised in a ...
-    """
+    """Errors raised in Spark tasks re-raised on the driver with their own type and message
+    (:func:`instant_embedding.batch.worker_errors`); wrap the actions that consume the result."""
     return _batch.worker_errors("a Spark task")
 
 
@@ -104,10 +88,8 @@ def _task_arrow(
         raise _batch.mark_error(e) from None
     node_col, output_col = out_names
     for rb in batches:
-        try:
+        with _batch.marked_errors():
             out = task.embed_arrow(rb, node_col, output_col)
-        except Exception as e:
-            raise _batch.mark_error(e) from None
         yield out
 
 
@@ -314,14 +296,8 @@ def embed(
     if ship:
         graph = ("shipped", *_ship(spark, path))
     else:
-        if not _batch.is_remote(path):
-            if not os.path.exists(path):
-                raise FileNotFoundError(
-                    f"graph file not found: {path} (give a path on storage every executor "
-                    "and the driver can read, a URI, or a driver-local file with ship=True)"
-                )
-            path = os.path.abspath(path)
-        graph = ("path", path, "")
+        hint = " (give a path every executor and the driver can read, a URI, or ship=True)"
+        graph = ("path", _batch.shared_graph_path(path, hint), "")
     _check_node_type(os.fspath(graph_path), kind)
     schema = T.StructType(
         [

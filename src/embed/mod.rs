@@ -3,6 +3,7 @@
 
 pub mod compress;
 pub mod config;
+pub mod cost;
 pub mod job;
 pub mod ppr;
 pub mod project;

@@ -390,6 +390,40 @@ fn ppr_stats(
     .py_err()
 }
 
+/// The measured cost of embedding each of the internal `nodes` alone on one thread (for
+/// `info`): arrays `seconds` (float64) and `support`, `touched`, `pushes`, `heap_bytes`
+/// (uint64), one entry per node.
+#[pyfunction]
+#[pyo3(signature = (graph, nodes, config, map=None))]
+fn node_costs<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    nodes: PyReadonlyArray1<'py, u32>,
+    config: &PyEmbeddingConfig,
+    map: Option<&compress::PyLinearMap>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let (cfg, nodes, g) = (config.inner, to_vec(&nodes), graph.inner.clone());
+    let map = map.map(|m| m.inner.clone());
+    let costs = py
+        .detach(move || kembed::cost::node_costs(&g, &nodes, &cfg, map.as_deref()))
+        .py_err()?;
+    let out = pyo3::types::PyDict::new(py);
+    let seconds: Vec<f64> = costs.iter().map(|c| c.seconds).collect();
+    out.set_item("seconds", seconds.into_pyarray(py))?;
+    type Field = fn(&kembed::cost::NodeCost) -> u64;
+    let fields: [(&str, Field); 4] = [
+        ("support", |c| c.support),
+        ("touched", |c| c.touched),
+        ("pushes", |c| c.pushes),
+        ("heap_bytes", |c| c.heap_bytes),
+    ];
+    for (name, field) in fields {
+        let v: Vec<u64> = costs.iter().map(field).collect();
+        out.set_item(name, v.into_pyarray(py))?;
+    }
+    Ok(out)
+}
+
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
 /// `config` says (the nodes within `config.smooth` hops are embedded first); a compressed
 /// `config` (`wide_dim > 0`) needs its fitted `map`.
@@ -514,6 +548,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_ppr, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(node_costs, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
