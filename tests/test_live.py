@@ -571,6 +571,26 @@ def test_cli_update_info_compact(tmp_path, capsys):
     assert "nothing to do" in capsys.readouterr().err
 
 
+def test_a_failed_update_leaves_the_path_as_it_was(tmp_path, capsys):
+    from instant_embedding import cli
+
+    graph = tmp_path / "g.graph"
+    ie.Graph.from_edges(["a", "b"], ["b", "c"]).save(graph)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    bad = tmp_path / "bad.csv"
+    bad.write_text("src,dst\na,b\nc\n")  # a line with one field: refused
+    assert cli.main(["update", str(graph), "--add", str(bad)]) != 0
+    assert "bad.csv" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "bad.csv"])
+    # A writable graph that commits nothing leaves no log either; one that commits keeps it.
+    with ie.Graph.open(graph, writable=True):
+        pass
+    assert not (tmp_path / "g.graph.live").exists()
+    with ie.Graph.open(graph, writable=True) as g:
+        g.add_edges(["a"], ["c"])
+    assert (tmp_path / "g.graph.live").exists()
+
+
 def test_save_of_a_live_graph_writes_its_current_state(tmp_path):
     path = str(tmp_path / "s.graph")
     ie.datasets.karate().save(path)

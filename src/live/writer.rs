@@ -46,8 +46,7 @@ pub struct LiveWriter {
 
 impl Drop for LiveWriter {
     fn drop(&mut self) {
-        if self.created_log && self.slot.seq == 0 && std::fs::remove_file(&self.log_path).is_ok()
-        {
+        if self.created_log && self.slot.seq == 0 && std::fs::remove_file(&self.log_path).is_ok() {
             sync_dir(&self.log_path);
         }
     }
