@@ -13,6 +13,10 @@ use crate::graph::log_format::{pad8, LogId, Op, DELTA_FLAG, DELTA_HEADER_LEN, RE
 
 use crate::graph::overlay::*;
 
+/// A map keyed by node indices, hashed by [`crate::hashing::IndexHasher`]: the staged arcs are
+/// looked up several times per operation.
+type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing::IndexHasher>>;
+
 /// Node ids as a caller passes them.
 #[derive(Clone, Debug)]
 pub enum Ids {
@@ -61,9 +65,9 @@ pub(crate) struct Stage {
     pub(crate) n: u32,
     /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
     /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
-    pub(crate) arcs_set: HashMap<(u32, u32), Option<f32>>,
+    pub(crate) arcs_set: IndexMap<(u32, u32), Option<f32>>,
     /// Node → its degree now minus its committed degree (nodes of `arcs_set` only).
-    pub(crate) degree_change: HashMap<u32, i64>,
+    pub(crate) degree_change: IndexMap<u32, i64>,
     pub(crate) created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     pub(crate) new_ids: Vec<LogId>,
@@ -100,8 +104,8 @@ impl Stage {
             merge,
             committed_n: c.n,
             n: c.n,
-            arcs_set: HashMap::new(),
-            degree_change: HashMap::new(),
+            arcs_set: IndexMap::default(),
+            degree_change: IndexMap::default(),
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
