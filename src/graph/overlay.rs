@@ -227,18 +227,23 @@ impl ChangedIndex {
     /// answers None for every node, and `unchanged` is then false for every node).
     #[inline(always)]
     pub(crate) fn entry(&self, v: u32) -> Option<[u64; 2]> {
+        self.entries.get(self.rank(v)?).copied()
+    }
+
+    /// `v`'s position among the nodes with a record, or None when it has none.
+    #[inline(always)]
+    fn rank(&self, v: u32) -> Option<usize> {
         let w = *self.bits.get(v as usize / 64)?;
         let bit = 1u64 << (v % 64);
         if w & bit == 0 {
             return None;
         }
-        let rank = self.ranks[v as usize / 64] + (w & (bit - 1)).count_ones();
-        self.entries.get(rank as usize).copied()
+        Some((self.ranks[v as usize / 64] + (w & (bit - 1)).count_ones()) as usize)
     }
 }
 
 /// A log of at most this many bytes is hinted whole when a graph is opened with `prefetch`
-/// (see [`Overlay::hint_inner_pages`]).
+/// (see [`Overlay::hint_at_open`]).
 const WHOLE_LOG_HINT: u64 = 4 << 20;
 
 /// A log whose index holds at most this many entries has it built in memory when it is opened
@@ -449,11 +454,21 @@ impl Overlay {
     /// The block of `l`'s nodes that may hold `v`: its first index and its nodes.
     #[inline]
     pub(crate) fn block_of(&self, l: &Level, v: u32) -> Result<(u64, &[u32])> {
+        let (first, len) = self.block_range(l, v)?;
+        Ok((first, self.slice(l.nodes + 4 * first, len)?))
+    }
+
+    /// The first index and the length of the block of `l`'s nodes that may hold `v` (reads
+    /// only the level's fence).
+    #[inline]
+    fn block_range(&self, l: &Level, v: u32) -> Result<(u64, u64)> {
         let fence: &[u32] = self.slice(l.fence, l.fences)?;
         let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
         let first = b * FENCE_STRIDE as u64;
-        let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
-        Ok((first, self.slice(l.nodes + 4 * first, len)?))
+        Ok((
+            first,
+            (l.count - first.min(l.count)).min(FENCE_STRIDE as u64),
+        ))
     }
 
     /// `v`'s position in level `l`, if it has one.
@@ -521,11 +536,11 @@ impl Overlay {
     /// Read-ahead hints (asynchronous) for the fences of the index's levels, for a graph
     /// opened with `prefetch`: every lookup reads its level's fence (4 bytes per 1,024
     /// changed nodes: 80 KB for 20 M), which on a cold file would otherwise be read one
-    /// synchronous fault at a time.
-    /// A log of at most `WHOLE_LOG_HINT` bytes is hinted whole instead: a cold query on a
-    /// graph with a small log would otherwise fault most of it in one page at a time.
+    /// synchronous fault at a time. A log of at most `WHOLE_LOG_HINT` bytes is hinted whole
+    /// instead: a cold query on a graph with a small log would otherwise fault most of it in
+    /// one page at a time.
     #[cfg(unix)]
-    pub(crate) fn hint_inner_pages(&self) {
+    pub(crate) fn hint_at_open(&self) {
         let Bytes::Map(m) = &self.data else {
             return;
         };
@@ -548,12 +563,9 @@ impl Overlay {
             return;
         }
         for l in &self.levels {
-            let Ok(fence) = self.slice::<u32>(l.fence, l.fences) else {
+            let Ok((first, len)) = self.block_range(l, v) else {
                 return;
             };
-            let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
-            let first = b * FENCE_STRIDE as u64;
-            let len = (l.count - first.min(l.count)).min(FENCE_STRIDE as u64);
             self.will_need(l.nodes + 4 * first, 4 * len, hinted);
             self.will_need(l.entries + 16 * first, 16 * len, hinted);
         }
@@ -639,23 +651,23 @@ impl Overlay {
         let mut index = ChangedIndex {
             bits: bits.into_boxed_slice(),
             ranks: ranks.into_boxed_slice(),
-            entries: vec![[0u64; 2]; total as usize].into_boxed_slice(),
+            entries: Box::new([]),
         };
-        // Newest level first: a node's entry is the first one found.
-        let mut entries = std::mem::take(&mut index.entries);
+        // Newest level first: a node's entry is the first one found (record offsets are never
+        // 0, the log's head is there).
+        let mut entries = vec![[0u64; 2]; total as usize];
         for l in &self.levels {
             let nodes: &[u32] = self.slice(l.nodes, l.count)?;
             let vals: &[u64] = self.slice(l.entries, 2 * l.count)?;
             for (k, &v) in nodes.iter().enumerate() {
-                let w = index.bits[v as usize / 64];
-                let rank = index.ranks[v as usize / 64] + (w & ((1 << (v % 64)) - 1)).count_ones();
-                let e = &mut entries[rank as usize];
-                if e[0] == 0 {
-                    *e = [vals[2 * k], vals[2 * k + 1]];
+                if let Some(e) = index.rank(v).map(|r| &mut entries[r]) {
+                    if e[0] == 0 {
+                        *e = [vals[2 * k], vals[2 * k + 1]];
+                    }
                 }
             }
         }
-        index.entries = entries;
+        index.entries = entries.into_boxed_slice();
         Ok(index)
     }
 

@@ -149,7 +149,7 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     let changes = t.index != 0 || t.num_nodes != g.base_num_nodes() as u64;
     #[cfg(unix)]
     if g.prefetch() {
-        ov.hint_inner_pages();
+        ov.hint_at_open();
     }
     // A small index on a graph of at most 4 M nodes is built in memory now: O(n/64 +
     // entries), less than the searches of the first query would cost.

@@ -111,6 +111,22 @@ fn extract(s: &Setting, obj: &Bound<'_, PyAny>) -> PyResult<SettingValue> {
     }
 }
 
+/// `dir()` of a settings object: its type's names and its settings' (read by `__getattr__`).
+pub(crate) fn dir_with<'a>(
+    obj: &Bound<'_, PyAny>,
+    settings: impl Iterator<Item = &'a str>,
+) -> PyResult<Vec<String>> {
+    let mut names: Vec<String> = obj
+        .get_type()
+        .dir()?
+        .iter()
+        .map(|n| n.extract())
+        .collect::<PyResult<_>>()?;
+    names.extend(settings.map(str::to_string));
+    names.sort();
+    Ok(names)
+}
+
 fn to_py(py: Python<'_>, v: SettingValue) -> PyResult<Py<PyAny>> {
     Ok(match v {
         SettingValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
@@ -211,15 +227,7 @@ impl PyEmbeddingConfig {
     }
 
     fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        let mut names: Vec<String> = slf
-            .get_type()
-            .dir()?
-            .iter()
-            .map(|n| n.extract())
-            .collect::<PyResult<_>>()?;
-        names.extend(SETTINGS.iter().map(|s| s.name.to_string()));
-        names.sort();
-        Ok(names)
+        dir_with(slf.as_any(), SETTINGS.iter().map(|s| s.name))
     }
 
     fn __eq__(&self, other: &Self) -> bool {

@@ -252,15 +252,7 @@ impl PyReadOptions {
     }
 
     fn __dir__(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        let mut names: Vec<String> = slf
-            .get_type()
-            .dir()?
-            .iter()
-            .map(|n| n.extract())
-            .collect::<PyResult<_>>()?;
-        names.extend(READ_SETTINGS.iter().map(|s| s.name.to_string()));
-        names.sort();
-        Ok(names)
+        crate::python::config::dir_with(slf.as_any(), READ_SETTINGS.iter().map(|s| s.name))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
