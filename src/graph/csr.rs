@@ -336,7 +336,7 @@ impl Graph {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             // The threshold of a changed row is in its tree leaf.
-            if (v as usize) < self.n && !l.unchanged(v) {
+            if (v as usize) < self.n && !l.known_unchanged(v) {
                 l.prefetch_leaf(v, hinted);
             }
         }
@@ -374,7 +374,7 @@ impl Graph {
     pub fn prefetch_row(&self, v: u32, hinted: &mut PageSet) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
-            if (v as usize) < self.n && !l.unchanged(v) {
+            if (v as usize) < self.n && !l.known_unchanged(v) {
                 l.prefetch_record(v, hinted);
             }
             if v >= l.base_n() {
@@ -860,6 +860,18 @@ impl Graph {
             Ok(t) => Ok(Some(t)),
             Err(msg) => Err(Error::format(msg.clone())),
         }
+    }
+
+    /// Test support: drops the change log's index from memory and never builds it again, so
+    /// every lookup goes through the index's levels, as in a reader just opened on a large log
+    /// (results are the same either way).
+    #[doc(hidden)]
+    pub fn with_index_on_disk(mut self) -> Graph {
+        if let Some(l) = self.live.as_deref_mut() {
+            l.changed = OnceLock::new();
+            l.index_in_memory = false;
+        }
+        self
     }
 
     /// Counts `updates` edge updates of a finished push (see `floor_strengths`).

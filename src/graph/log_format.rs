@@ -33,6 +33,11 @@ pub const LEVEL_HEADER_LEN: usize = 24;
 /// A level's fence holds every `FENCE_STRIDE`-th node: one 4 KiB page of its node array.
 pub const FENCE_STRIDE: usize = 1024;
 pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
+/// A level of at least this many entries carries a bitmap of its nodes with a rank per word
+/// (when that is no larger than its entries): a lookup in it is then a bit test and a
+/// popcount, not a search, so a reader just opened on a large log looks nodes up at once
+/// about as fast as one that built its index in memory.
+pub const LEVEL_BITMAP_MIN_ENTRIES: u64 = 1024;
 pub const LEVEL_DIR_MAGIC: u32 = u32::from_le_bytes(*b"LDR1");
 /// Length of a segment's operations header.
 pub const OPS_HEADER_LEN: usize = 40;

@@ -210,6 +210,9 @@ pub struct Overlay {
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
+    /// Whether `build_changed` may build it (off only in tests: see
+    /// `Graph::with_index_on_disk`).
+    pub(crate) index_in_memory: bool,
 }
 
 /// The index of a snapshot in memory (see [`Overlay::build_changed`]): a bitmap of the nodes
@@ -264,16 +267,25 @@ pub(crate) struct Level {
     pub(crate) fences: u64,
     pub(crate) nodes: u64,
     pub(crate) entries: u64,
+    /// Words of the level's bitmap (0: none; see `LEVEL_BITMAP_MIN_ENTRIES`), at `bits`
+    /// (`u64[words]`: bit `v % 64` of word `v / 64` set when `v` is in the level) and `ranks`
+    /// (`u32[words]`: the set bits before each word).
+    pub(crate) words: u64,
+    pub(crate) bits: u64,
+    pub(crate) ranks: u64,
 }
 
 impl Level {
-    /// The level's layout at `at`, whose header says it holds `count` nodes.
-    pub(crate) fn layout(at: u64, count: u64) -> Option<Level> {
+    /// The level's layout at `at`, whose header says it holds `count` nodes and a bitmap of
+    /// `words` words.
+    pub(crate) fn layout(at: u64, count: u64, words: u64) -> Option<Level> {
         let fences = count.div_ceil(FENCE_STRIDE as u64);
         let fence = at.checked_add(LEVEL_HEADER_LEN as u64)?;
         let nodes = fence.checked_add(pad8(fences.checked_mul(4)?))?;
         let entries = nodes.checked_add(pad8(count.checked_mul(4)?))?;
-        entries.checked_add(count.checked_mul(16)?)?;
+        let bits = entries.checked_add(count.checked_mul(16)?)?;
+        let ranks = bits.checked_add(words.checked_mul(8)?)?;
+        ranks.checked_add(pad8(words.checked_mul(4)?))?;
         Some(Level {
             at,
             count,
@@ -281,11 +293,14 @@ impl Level {
             fences,
             nodes,
             entries,
+            words,
+            bits,
+            ranks,
         })
     }
 
     pub(crate) fn end(&self) -> u64 {
-        self.entries + 16 * self.count
+        self.ranks + pad8(4 * self.words)
     }
 }
 
@@ -321,6 +336,7 @@ impl Overlay {
             runs: Vec::new(),
             levels: Vec::new(),
             changed: OnceLock::new(),
+            index_in_memory: true,
         };
         o.runs = o.read_runs(kind)?;
         o.levels = o.read_levels()?;
@@ -471,9 +487,29 @@ impl Overlay {
         ))
     }
 
-    /// `v`'s position in level `l`, if it has one.
+    /// `v`'s position in level `l`, if it has one: from the level's bitmap when it has one
+    /// (checked against the level's node there), else by searching its fence and nodes.
     #[inline]
     pub(crate) fn find_in(&self, l: &Level, v: u32) -> Result<Option<u64>> {
+        if l.words > 0 {
+            let w = u64::from(v / 64);
+            if w >= l.words {
+                return Ok(None);
+            }
+            let word = self.slice::<u64>(l.bits + 8 * w, 1)?[0];
+            let bit = 1u64 << (v % 64);
+            if word & bit == 0 {
+                return Ok(None);
+            }
+            let rank = self.slice::<u32>(l.ranks + 4 * w, 1)?[0];
+            let k = u64::from(rank) + u64::from((word & (bit - 1)).count_ones());
+            if k >= l.count || self.slice::<u32>(l.nodes + 4 * k, 1)?[0] != v {
+                return Err(Error::format(
+                    "change log corrupted: an index level's bitmap is wrong",
+                ));
+            }
+            return Ok(Some(k));
+        }
         let (first, block) = self.block_of(l, v)?;
         Ok(block.binary_search(&v).ok().map(|k| first + k as u64))
     }
@@ -493,10 +529,14 @@ impl Overlay {
         let mut out = Vec::with_capacity(offs.len());
         for &at in offs {
             let head: &[u64] = self.slice(at, 3)?;
-            if head[0] != u64::from(LEVEL_MAGIC) || head[1] == 0 || head[2] != 0 {
+            // A bitmap covers at most the nodes of the snapshot that wrote the level.
+            if head[0] != u64::from(LEVEL_MAGIC)
+                || head[1] == 0
+                || head[2] > u64::from(self.n).div_ceil(64)
+            {
                 return Err(bad());
             }
-            let l = Level::layout(at, head[1]).ok_or_else(bad)?;
+            let l = Level::layout(at, head[1], head[2]).ok_or_else(bad)?;
             if l.end() > self.end {
                 return Err(bad());
             }
@@ -533,12 +573,12 @@ impl Overlay {
         }
     }
 
-    /// Read-ahead hints (asynchronous) for the fences of the index's levels, for a graph
-    /// opened with `prefetch`: every lookup reads its level's fence (4 bytes per 1,024
-    /// changed nodes: 80 KB for 20 M), which on a cold file would otherwise be read one
-    /// synchronous fault at a time. A log of at most `WHOLE_LOG_HINT` bytes is hinted whole
-    /// instead: a cold query on a graph with a small log would otherwise fault most of it in
-    /// one page at a time.
+    /// Read-ahead hints (asynchronous) for the index, for a graph opened with `prefetch`:
+    /// each level's bitmap and ranks (12 bytes per 64 nodes) when it has them, else its fence
+    /// (4 bytes per 1,024 nodes), which every lookup reads and a cold file would otherwise
+    /// serve one synchronous fault at a time. A log of at most `WHOLE_LOG_HINT` bytes is
+    /// hinted whole instead: a cold query on a graph with a small log would otherwise fault
+    /// most of it in one page at a time.
     #[cfg(unix)]
     pub(crate) fn hint_at_open(&self) {
         let Bytes::Map(m) = &self.data else {
@@ -549,8 +589,15 @@ impl Overlay {
             return;
         }
         for l in &self.levels {
-            let len = (4 * l.fences).min(self.end - l.fence);
-            let _ = m.advise_range(memmap2::Advice::WillNeed, l.fence as usize, len as usize);
+            // A level's bitmap and ranks (12 bytes per 64 nodes) when it has them, else its
+            // fence.
+            let (at, len) = if l.words > 0 {
+                (l.bits, 8 * l.words + 4 * l.words)
+            } else {
+                (l.fence, 4 * l.fences)
+            };
+            let len = len.min(self.end - at);
+            let _ = m.advise_range(memmap2::Advice::WillNeed, at as usize, len as usize);
         }
     }
 
@@ -563,6 +610,10 @@ impl Overlay {
             return;
         }
         for l in &self.levels {
+            if l.words > 0 {
+                // Bitmap and ranks hinted at open; the entry's position needs them.
+                continue;
+            }
             let Ok((first, len)) = self.block_range(l, v) else {
                 return;
             };
@@ -597,8 +648,9 @@ impl Overlay {
         }
     }
 
-    /// Whether `v`'s row is known not to be in the log, without walking the tree: true only
-    /// once the bitmap of changed nodes is built (`build_changed`) and `v`'s bit is clear.
+    /// Whether `v`'s row is not in the log: a bit test once the index is built in memory
+    /// (`build_changed`), else a lookup in every level (a bit test in a level with a bitmap).
+    /// False when the index cannot be read: the record lookup that follows reports why.
     #[inline(always)]
     pub(crate) fn unchanged(&self, v: u32) -> bool {
         match self.changed.get() {
@@ -606,8 +658,23 @@ impl Overlay {
                 .bits
                 .get(v as usize / 64)
                 .is_some_and(|w| w & (1 << (v % 64)) == 0),
-            None => false,
+            None => self
+                .levels
+                .iter()
+                .all(|l| matches!(self.find_in(l, v), Ok(None))),
         }
+    }
+
+    /// Whether `v`'s row is known not to be in the log without reading the log (for read-ahead
+    /// hints, which must not fault pages in): true only once the index is built in memory
+    /// and `v`'s bit is clear.
+    #[inline(always)]
+    pub(crate) fn known_unchanged(&self, v: u32) -> bool {
+        self.changed.get().is_some_and(|c| {
+            c.bits
+                .get(v as usize / 64)
+                .is_some_and(|w| w & (1 << (v % 64)) == 0)
+        })
     }
 
     /// Builds the bitmap of nodes whose row is in the log (n/8 bytes, once per snapshot):
@@ -620,6 +687,9 @@ impl Overlay {
     }
 
     pub(crate) fn build_changed(&self) {
+        if !self.index_in_memory {
+            return;
+        }
         self.changed.get_or_init(|| {
             #[cfg(unix)]
             self.advise(memmap2::Advice::Sequential);
@@ -1002,6 +1072,28 @@ impl Overlay {
             }
             if nodes.last().is_some_and(|&v| v >= self.n) {
                 return Err(bad("a row for a node that does not exist"));
+            }
+            if l.words > 0 {
+                // Every node's bit set, ranks counting them, and no other bit: then a bitmap
+                // lookup finds exactly the nodes a search would.
+                let bits: &[u64] = self.slice(l.bits, l.words)?;
+                let ranks: &[u32] = self.slice(l.ranks, l.words)?;
+                let mut seen = 0u64;
+                for (w, (&word, &rank)) in bits.iter().zip(ranks).enumerate() {
+                    let first = nodes.partition_point(|&v| (v as usize) < 64 * w);
+                    let last = nodes.partition_point(|&v| (v as usize) < 64 * (w + 1));
+                    let mut want = 0u64;
+                    for &v in &nodes[first..last] {
+                        want |= 1 << (v % 64);
+                    }
+                    if word != want || u64::from(rank) != seen {
+                        return Err(bad("an index level's bitmap is wrong"));
+                    }
+                    seen += u64::from(word.count_ones());
+                }
+                if seen != l.count {
+                    return Err(bad("an index level's bitmap is wrong"));
+                }
             }
             out.extend_from_slice(nodes);
         }

@@ -12,8 +12,8 @@ use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::graph::log_format::{
     best_slot, rd_u64, LogHeader, LogId, Op, OpsHeader, SegmentBuf, Slot, Trailer, DATA_START,
-    DIR_MAGIC, FENCE_STRIDE, LEVEL_DIR_MAGIC, LEVEL_MAGIC, MAX_LEVELS, OPS_HEADER_LEN, RUN_MAGIC,
-    SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+    DIR_MAGIC, FENCE_STRIDE, LEVEL_BITMAP_MIN_ENTRIES, LEVEL_DIR_MAGIC, LEVEL_MAGIC, MAX_LEVELS,
+    OPS_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 use crate::graph::overlay::*;
@@ -534,7 +534,7 @@ pub(crate) fn write_segment(
     let (index, levels) = if entries.is_empty() {
         ov.map_or((0, 0), |o| (o.trailer.index, o.trailer.levels))
     } else {
-        write_levels(&mut tail, ov, &entries)?
+        write_levels(&mut tail, ov, &entries, stage.n)?
     };
     tail.align8();
     let trailer_at = tail.pos();
@@ -699,6 +699,7 @@ pub(crate) fn write_levels(
     seg: &mut SegmentBuf,
     ov: Option<&Overlay>,
     entries: &[(u32, u64, f64)],
+    num_nodes: u32,
 ) -> Result<(u64, u32)> {
     let mut merged: Vec<(u32, u64, u64)> = entries
         .iter()
@@ -737,10 +738,17 @@ pub(crate) fn write_levels(
     seg.align8();
     let at = seg.pos();
     let count = merged.len() as u64;
+    // A bitmap (12 bytes per 64 nodes of the graph) where it is no larger than the entries.
+    let words = u64::from(num_nodes).div_ceil(64);
+    let words = if count >= LEVEL_BITMAP_MIN_ENTRIES && 12 * words <= 20 * count {
+        words
+    } else {
+        0
+    };
     seg.put(&LEVEL_MAGIC.to_le_bytes());
     seg.put(&0u32.to_le_bytes());
     seg.put(&count.to_le_bytes());
-    seg.put(&0u64.to_le_bytes());
+    seg.put(&words.to_le_bytes());
     for e in merged.iter().step_by(FENCE_STRIDE) {
         seg.put(&e.0.to_le_bytes());
     }
@@ -752,6 +760,25 @@ pub(crate) fn write_levels(
     for e in &merged {
         seg.put(&e.1.to_le_bytes());
         seg.put(&e.2.to_le_bytes());
+    }
+    if words > 0 {
+        let mut bits = vec![0u64; words as usize];
+        for e in &merged {
+            // An older level of a corrupted log may hold any node.
+            let w = bits.get_mut(e.0 as usize / 64).ok_or_else(|| {
+                Error::format("change log corrupted: a row for a node that does not exist")
+            })?;
+            *w |= 1 << (e.0 % 64);
+        }
+        for w in &bits {
+            seg.put(&w.to_le_bytes());
+        }
+        let mut rank = 0u32;
+        for w in &bits {
+            seg.put(&rank.to_le_bytes());
+            rank += w.count_ones();
+        }
+        seg.align8();
     }
     // The directory, newest first.
     let dir = seg.pos();
