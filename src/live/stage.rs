@@ -133,15 +133,16 @@ impl Stage {
                 Ok(None)
             }
             _ => {
-                if !self.created.is_empty() {
-                    if let Some(&v) = self.created.get(id) {
-                        return Ok(Some(v));
-                    }
+                // The committed graph first: most ids are its, and the nodes this batch
+                // created are not (a hash of every id would cost more than the search).
+                let committed = match id {
+                    LogId::Int(i) => g.lookup_int(*i)?,
+                    LogId::Str(s) => g.lookup_str(s)?,
+                };
+                if committed.is_some() || self.created.is_empty() {
+                    return Ok(committed);
                 }
-                match id {
-                    LogId::Int(i) => g.lookup_int(*i),
-                    LogId::Str(s) => g.lookup_str(s),
-                }
+                Ok(self.created.get(id).copied())
             }
         }
     }
@@ -193,11 +194,27 @@ impl Stage {
     /// The weight of arc `a -> b` in the committed graph `g`, if it has that arc. Rows are
     /// sorted by index, or by id in a permuted graph: a binary search in each delta of `a`'s
     /// row in the log, newest first, then in the row beneath them. Never merges the row.
-    pub(crate) fn committed_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
+    /// (A function of the committed graph alone, so that a caller may hold an entry of the
+    /// stage's maps meanwhile.)
+    pub(crate) fn committed_arc(g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
         let n = g.num_nodes();
         if a as usize >= n || b as usize >= n {
             return Ok(None);
         }
+        // Both nodes are committed ones: their ids are the graph's.
+        let id = |v: u32| -> Result<LogIdRef<'_>> {
+            Ok(match g.node_id(v)? {
+                NodeId::Int(i) => LogIdRef::Int(i),
+                NodeId::Str(s) => LogIdRef::Str(s),
+            })
+        };
+        let cmp = |x: u32, y: u32| -> Result<Ordering> {
+            let base = g.base_num_nodes() as u32;
+            if g.base_in_id_order() && x < base && y < base {
+                return Ok(x.cmp(&y));
+            }
+            Ok(id(x)?.cmp(&id(y)?))
+        };
         let find = |nb: &[u32]| -> Result<Option<usize>> {
             if !g.permuted() || g.id_kind() == IdKind::Implicit {
                 return Ok(nb.binary_search(&b).ok());
@@ -205,7 +222,7 @@ impl Stage {
             let (mut lo, mut hi) = (0, nb.len());
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                match self.cmp_ids(g, nb[mid], b)? {
+                match cmp(nb[mid], b)? {
                     Ordering::Less => lo = mid + 1,
                     Ordering::Greater => hi = mid,
                     Ordering::Equal => return Ok(Some(mid)),
@@ -245,38 +262,58 @@ impl Stage {
         })
     }
 
-    /// The weight of arc `a -> b` with this batch applied, if the arc exists.
-    pub(crate) fn current_arc(&self, g: &Graph, a: u32, b: u32) -> Result<Option<f32>> {
-        match self.arcs_set.get(&(a, b)) {
-            Some(&w) => Ok(w),
-            None => self.committed_arc(g, a, b),
-        }
-    }
-
-    /// Sets arc `(a, b)` to `w`; `delta` is the change to `a`'s degree (-1, 0 or 1).
-    pub(crate) fn set_arc(&mut self, a: u32, b: u32, w: Option<f32>, delta: i8) {
-        let before = self.arcs_set.insert((a, b), w);
+    /// Sets arc `(a, b)` to `w` (`f` of its current weight, if it has one, with this batch
+    /// applied; it may refuse) and returns its current weight. One lookup of the staged arcs:
+    /// the committed graph is searched only for an arc the batch has not set.
+    fn update_arc(
+        &mut self,
+        g: &Graph,
+        a: u32,
+        b: u32,
+        f: impl FnOnce(Option<f32>) -> Result<Option<Option<f32>>>,
+    ) -> Result<Option<f32>> {
+        use std::collections::hash_map::Entry;
+        let entry = self.arcs_set.entry((a, b));
+        let old = match &entry {
+            Entry::Occupied(o) => *o.get(),
+            Entry::Vacant(_) => Stage::committed_arc(g, a, b)?,
+        };
+        let Some(w) = f(old)? else {
+            return Ok(old);
+        };
+        let before = match entry {
+            Entry::Occupied(mut o) => Some(o.insert(w)),
+            Entry::Vacant(v) => {
+                v.insert(w);
+                None
+            }
+        };
+        // `a`'s degree: one more when the arc appears, one less when it goes.
+        let delta = i8::from(old.is_none() && w.is_some()) - i8::from(old.is_some() && w.is_none());
         *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
         self.undo.push(Undo(a, b, before, delta));
+        Ok(old)
     }
 
     /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
     pub(crate) fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
-        let old = self.current_arc(g, a, b)?;
-        let new = match old {
-            None => w,
-            Some(_) if !self.weighted => 1.0,
-            Some(x) => match self.merge {
-                Merge::Sum => x + w,
-                Merge::Max => x.max(w),
-            },
-        };
-        if !new.is_finite() {
-            return Err(Error::input(format!(
-                "merged weight of arc ({a}, {b}) overflows float32"
-            )));
-        }
-        self.set_arc(a, b, Some(new), i8::from(old.is_none()));
+        let (weighted, merge) = (self.weighted, self.merge);
+        let old = self.update_arc(g, a, b, |old| {
+            let new = match old {
+                None => w,
+                Some(_) if !weighted => 1.0,
+                Some(x) => match merge {
+                    Merge::Sum => x + w,
+                    Merge::Max => x.max(w),
+                },
+            };
+            if !new.is_finite() {
+                return Err(Error::input(format!(
+                    "merged weight of arc ({a}, {b}) overflows float32"
+                )));
+            }
+            Ok(Some(Some(new)))
+        })?;
         if old.is_none() {
             self.arcs += 1;
             // Self-loops are counted for undirected graphs only (their edge count).
@@ -287,21 +324,17 @@ impl Stage {
         Ok(())
     }
 
-    pub(crate) fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<()> {
-        // The reverse arc of an undirected edge is looked up too: a damaged file may lack it.
-        let old = self.current_arc(g, a, b)?;
-        self.set_arc(a, b, None, -i8::from(old.is_some()));
+    /// Removes the arc `a -> b` if it exists; returns whether it did.
+    pub(crate) fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<bool> {
+        // Only an existing arc is set (to removed): an absent one stays out of the stage.
+        let old = self.update_arc(g, a, b, |old| Ok(old.map(|_| None)))?;
         if old.is_some() {
             self.arcs -= 1;
             if a == b && !self.directed {
                 self.self_loops -= 1;
             }
         }
-        Ok(())
-    }
-
-    pub(crate) fn has_arc(&self, g: &Graph, a: u32, b: u32) -> Result<bool> {
-        Ok(self.current_arc(g, a, b)?.is_some())
+        Ok(old.is_some())
     }
 
     pub(crate) fn apply_add(
@@ -329,11 +362,11 @@ impl Stage {
             return Ok(false);
         };
         self.removes += 1;
-        if !self.has_arc(g, s, d)? {
+        if !self.remove_arc(g, s, d)? {
             return Ok(false);
         }
-        self.remove_arc(g, s, d)?;
         if !self.directed && s != d {
+            // The reverse arc is looked up too: a damaged file may lack it.
             self.remove_arc(g, d, s)?;
         }
         Ok(true)
