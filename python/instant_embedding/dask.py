@@ -1,12 +1,10 @@
 """Dask adapter: embed a dask DataFrame column or a dask Bag of node ids, partition by partition.
 
-Install with ``pip install instant-embedding[dask]``. This module imports nothing from dask at
-import time; ``import instant_embedding`` never imports it.
-
-Each partition is embedded independently with the read-only graph file (opened once per worker
-process and reused), so results are bit-identical to :meth:`InstantEmbedding.embed` whatever
-the partitioning or scheduler. The model's settings travel to the workers as one pickled
-:class:`~instant_embedding.batch.EmbeddingTask`. See ``docs/DISTRIBUTED.md``.
+Install with ``pip install instant-embedding[dask]``; dask is imported only when called. Each
+partition is embedded independently with the engine kit (:mod:`instant_embedding.batch`), so
+the rows equal :meth:`InstantEmbedding.embed` bit for bit whatever the partitioning or
+scheduler. Dask re-raises worker errors on the client with their own type. See
+``docs/DISTRIBUTED.md``.
 """
 
 from __future__ import annotations
@@ -25,9 +23,6 @@ __all__ = ["build_graph", "embed", "embed_bag"]
 
 PathLike = str | os.PathLike[str]
 LAYOUTS = _batch.LAYOUTS
-
-# ------------------------------------------------------------------------------ graph shipping
-
 _SHIP_SUBDIR = "instant-embedding-graphs"
 
 
@@ -45,122 +40,62 @@ def _graph_plugin_class() -> type:
             d = os.path.join(worker.local_directory, _SHIP_SUBDIR)
             os.makedirs(d, exist_ok=True)
             target = os.path.join(d, f"{self.digest}.graph")
-            if os.path.exists(target) and os.path.getsize(target) == len(self.data):
-                return
-            _core.write_atomic(target, self.data)
+            if not os.path.exists(target) or os.path.getsize(target) != len(self.data):
+                _core.write_atomic(target, self.data)
 
     return GraphFilePlugin
 
 
-def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
-    """Uploads the graph to every worker of ``client``; returns the graph reference."""
-    if _batch.is_remote(graph_path):
-        raise ValueError(
-            "ship=True needs a local graph file; workers copy a URI themselves (ship=False)"
-        )
-    if not os.path.isfile(graph_path):
-        raise FileNotFoundError(f"graph file not found: {graph_path}")
-    original = graph_path
-    graph_path = _batch.shippable_graph_file(graph_path)  # a live graph: its log folded in
-    digest = _batch.header_digest(graph_path)
-    with open(graph_path, "rb") as f:
-        data = f.read()
-    plugin = _graph_plugin_class()(data, digest)
-    name = f"instant-embedding-graph-{digest}"
-    if hasattr(client, "register_plugin"):
-        client.register_plugin(plugin, name=name)
-    else:  # pragma: no cover - distributed < 2023.9
-        client.register_worker_plugin(plugin, name=name)
-    return ("shipped", digest, os.path.abspath(original))
-
-
 def _graph_ref(graph_path: PathLike, ship: Any) -> tuple[str, str, str]:
+    """``("path", path, path)``, or ``("shipped", digest, path)`` once every worker of the
+    client has the file (a live graph with its change log folded in)."""
     path = os.fspath(graph_path)
-    if ship is False or ship is None:
-        path = _batch.shared_graph_path(path, "")
-        return ("path", path, path)
+    client = ship
     if ship is True:
         try:
             from distributed import get_client
 
             client = get_client()
-        except (ImportError, ValueError):
-            # No distributed client: the threads/processes schedulers run on this machine.
-            return _graph_ref(graph_path, False)
-    else:
-        client = ship
-    return _ship(client, path)
+        except (ImportError, ValueError):  # no client: the local schedulers read the file
+            client = None
+    if client is None or client is False:
+        path = _batch.shared_graph_path(path, "")
+        return ("path", path, path)
+    if _batch.is_remote(path):
+        raise ValueError("ship=True needs a local graph file; workers copy a URI themselves")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"graph file not found: {path}")
+    folded = _batch.shippable_graph_file(path)
+    digest = _batch.header_digest(folded)
+    with open(folded, "rb") as f:
+        plugin = _graph_plugin_class()(f.read(), digest)
+    register = getattr(client, "register_plugin", None) or client.register_worker_plugin
+    register(plugin, name=f"instant-embedding-graph-{digest}")
+    return ("shipped", digest, os.path.abspath(path))
 
 
-def _worker_graph_path(graph: tuple[str, str, str]) -> str:
+def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
     how, value, original = graph
     if how != "shipped":
-        return value
+        return task.at(value)
     try:
         from distributed import get_worker
 
         worker = get_worker()
     except (ImportError, ValueError):
-        return original  # computed outside a distributed worker: read the driver's file
+        return task.at(original)  # computed outside a distributed worker: the client's file
     p = os.path.join(worker.local_directory, _SHIP_SUBDIR, f"{value}.graph")
     if not os.path.exists(p):
         raise FileNotFoundError(f"graph {original} was not shipped to this worker ({p})")
-    return p
+    return task.at(p)
 
 
-# ------------------------------------------------------------------------------ partitions
+def _partition(pdf: Any, *, graph: Any, task: _batch.EmbeddingTask, **frame: Any) -> Any:
+    nodes = pdf[frame["node_col"]]
+    return _batch.embeddings_frame(nodes, _worker_task(task, graph).embed(nodes), **frame)
 
 
-def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
-    return task.at(_worker_graph_path(graph))
-
-
-def _column_names(dim: int) -> list[str]:
-    return [f"e{i}" for i in range(dim)]
-
-
-def _partition(
-    pdf: Any,
-    *,
-    node_col: str,
-    output_col: str,
-    layout: str,
-    graph: tuple[str, str, str],
-    task: _batch.EmbeddingTask,
-) -> Any:
-    nodes = pdf[node_col]
-    emb = _worker_task(task, graph).embed(nodes)
-    return _batch.embeddings_frame(
-        nodes, emb, node_col=node_col, output_col=output_col, layout=layout
-    )
-
-
-def _meta(ddf_meta: Any, node_col: str, output_col: str, layout: str, dim: int) -> Any:
-    nodes = ddf_meta[node_col].iloc[:0]
-    return _batch.embeddings_frame(
-        nodes,
-        np.zeros((0, dim), dtype=np.float32),
-        node_col=node_col,
-        output_col=output_col,
-        layout=layout,
-    )
-
-
-def _task(
-    graph: tuple[str, str, str],
-    model: InstantEmbedding,
-    threads: int | None,
-    cache_dir: PathLike | None,
-) -> _batch.EmbeddingTask:
-    return _batch.EmbeddingTask(
-        graph[2],  # the client's path; workers read _worker_graph_path(graph)
-        model,
-        threads=threads,
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-        label=graph[2],
-    )
-
-
+@_batch.engine_doc
 def embed(
     ddf: Any,
     graph_path: PathLike,
@@ -175,84 +110,61 @@ def embed(
 ) -> Any:
     """Embed the node ids of a dask DataFrame column with ``map_partitions``.
 
-    Lazy: nothing runs until ``.compute()``, ``.to_parquet()``, ... Errors raised on the
-    workers (:class:`NodeNotFoundError` naming the node and graph, ``FileNotFoundError``
-    naming the path) are re-raised by dask on the client with their own type.
+    Lazy: nothing runs until ``.compute()``, ``.to_parquet()``, ... The result has
+    ``node_col`` (same dtype) and the embedding, one row per input row, with ``ddf``'s index
+    and divisions.
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-        Holds the node ids in ``node_col`` (integer or string dtype, no nulls); other columns
-        are dropped (the result keeps ``ddf``'s index and divisions, so join or assign back).
-    graph_path : str or os.PathLike
-        The graph file as the workers see it: a path on shared storage, a URI (``s3://``,
-        ``gs://``, ``http(s)://``, ``file://``: copied once per worker machine into a local
-        cache keyed by content; needs fsspec), or with ``ship`` a file on the client.
-    node_col : str, default "node"
-    model : InstantEmbedding, optional
-        The settings (default ``InstantEmbedding()``); embeddings equal ``model.embed`` bit
-        for bit. The model's own ``threads`` is not used (see ``threads``).
-    output_col : str, default "embedding"
-        Name of the embedding column for ``layout="list"``.
+    .. params:: graph_path node_col model output_col
     layout : {"list", "columns"}, default "list"
-        ``"list"`` (the default): one object column ``output_col`` whose cells are float32
-        numpy arrays of length ``dim``, as Spark's ``toPandas()`` gives ``array<float>``
-        (``np.stack(df[output_col].to_numpy())`` is the matrix). Dask cannot infer a Parquet
-        type for an object column, so give ``to_parquet`` the full schema, e.g.
-        ``schema=pa.schema([(node_col, pa.int64()), (output_col, pa.list_(pa.float32()))]),
-        write_index=False``.
-        ``"columns"``: ``dim`` float32 columns ``e0 .. e{dim-1}`` (one contiguous block per
-        partition; convenient for dask-ml/scikit-learn, heavy for large ``dim``).
+        ``"list"``: one object column ``output_col`` of float32 arrays, as Spark's
+        ``toPandas()`` gives ``array<float>`` (``np.stack(df[output_col].to_numpy())`` is the
+        matrix; give ``to_parquet`` the schema, e.g. ``schema=pa.schema([(node_col,
+        pa.int64()), (output_col, pa.list_(pa.float32()))]), write_index=False``).
+        ``"columns"``: ``dim`` float32 columns ``e0 .. e{dim-1}`` (for dask-ml/scikit-learn).
     threads : int or None, default 1
-        Threads per partition task. Dask already runs one task per worker thread, so 1 avoids
-        oversubscription; None uses every CPU.
+        Threads per partition task (dask runs one task per worker thread); None: every CPU.
     ship : bool or distributed.Client, default False
         Upload the client's graph file to every worker (a worker plugin; workers that join
-        later get it too) instead of reading a shared path. True uses the current client
-        (and is ignored without one: the local schedulers read the file directly). The whole
-        file passes through the scheduler's memory: for graphs over a few hundred MB prefer
-        shared storage or a URI.
-    cache_dir : str or os.PathLike, optional
-        Worker-local cache for URIs.
-
-    Returns
-    -------
-    dask.dataframe.DataFrame
-        ``node_col`` (same dtype) plus the embedding, one row per input row, same index.
+        later get it too). True uses the current client (none: the local schedulers read the
+        file). The file passes through the scheduler's memory: for graphs over a few hundred
+        MB prefer shared storage or a URI.
+    .. params:: cache_dir embed_raises
     """
-    model = _batch.resolve_model(model, "instant_embedding.dask.embed")
-    if node_col not in ddf.columns:
-        raise KeyError(
-            f"node_col {node_col!r} is not a column of the DataFrame {list(ddf.columns)}"
-        )
-    if layout == "list" and output_col == node_col:
-        raise ValueError("output_col must differ from node_col")
-    if layout == "columns" and node_col in _column_names(model.dim):
+    task = _batch.driver_task(
+        graph_path,
+        model,
+        threads=threads,
+        cache_dir=cache_dir,
+        hint=None,
+        columns=list(ddf.columns),
+        node_col=node_col,
+        output_col=output_col if layout == "list" else None,
+    )
+    if layout == "columns" and node_col in [f"e{i}" for i in range(task.model.dim)]:
         raise ValueError(f"node_col {node_col!r} clashes with an embedding column name")
     graph = _graph_ref(graph_path, ship)
-    task = _task(graph, model, threads, cache_dir)
-    meta = _meta(ddf._meta, node_col, output_col, layout, model.dim)
+    frame = {"node_col": node_col, "output_col": output_col, "layout": layout}
+    empty = np.zeros((0, task.model.dim), dtype=np.float32)
+    meta = _batch.embeddings_frame(ddf._meta[node_col].iloc[:0], empty, **frame)
     return ddf[[node_col]].map_partitions(
         _partition,
-        node_col=node_col,
-        output_col=output_col,
-        layout=layout,
         graph=graph,
         task=task,
+        **frame,
         meta=meta,
         align_dataframes=False,
         enforce_metadata=False,
     )
 
 
-def _bag_partition(
-    part: Iterable[Any], *, graph: tuple[str, str, str], task: _batch.EmbeddingTask
-) -> list[tuple[Any, np.ndarray]]:
+def _bag_partition(part: Iterable[Any], *, graph: Any, task: _batch.EmbeddingTask) -> list[Any]:
     nodes = list(part)
     if not nodes:
         return []
-    emb = _worker_task(task, graph).embed(nodes)
-    return [(n, emb[i]) for i, n in enumerate(nodes)]
+    return list(zip(nodes, _worker_task(task, graph).embed(nodes)))
 
 
 def embed_bag(
@@ -269,15 +181,11 @@ def embed_bag(
     Each embedding is a float32 numpy array of length ``dim``; order and partitioning follow
     the input bag. Parameters are those of :func:`embed`.
     """
-    model = _batch.resolve_model(model, "instant_embedding.dask.embed_bag")
-    graph = _graph_ref(graph_path, ship)
-    task = _task(graph, model, threads, cache_dir)
-    return bag.map_partitions(_bag_partition, graph=graph, task=task)
+    task = _batch.driver_task(graph_path, model, threads=threads, cache_dir=cache_dir, hint=None)
+    return bag.map_partitions(_bag_partition, graph=_graph_ref(graph_path, ship), task=task)
 
 
-# ------------------------------------------------------------------------------ graph building
-
-
+@_batch.engine_doc
 def build_graph(
     edges_ddf: Any,
     output_path: PathLike,
@@ -295,54 +203,34 @@ def build_graph(
     """Build a graph file from a dask DataFrame of edges, one partition at a time.
 
     Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
-    streamed as Arrow record batches through :func:`instant_embedding.from_arrow` into
-    the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
-    held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
-    ``memory_limit``.
+    streamed as Arrow batches into the out-of-core builder
+    (:func:`instant_embedding.batch.build_graph`): memory is bounded by ``max_in_flight``
+    partitions plus ``memory_limit``.
 
     Parameters
     ----------
     edges_ddf : dask.dataframe.DataFrame
-    output_path : str or os.PathLike
-    src_col, dst_col : str, default "src", "dst"
-        Endpoint columns, integer or string node ids.
-    weight_col : str, optional
-        Positive edge weights (the graph is then weighted).
-    directed : bool, default False
-    self_loops : {"keep", "drop"}, default "keep"
-    merge : {"sum", "max"}, default "sum"
-    memory_limit : int or str, optional
-        The builder's memory budget (e.g. ``"4G"``).
-    tmp_dir : str or os.PathLike, optional
-        The builder's scratch directory.
+    .. params:: build_params
     max_in_flight : int, default 2
         Partitions computed concurrently ahead of the builder.
 
-    Returns
-    -------
-    Graph
-        The new graph file, opened.
-
-    Raises
-    ------
-    KeyError
-        A column is missing.
+    .. params:: build_returns
     """
     import dask
     import pyarrow as pa
 
-    cols = _batch.edge_columns(edges_ddf.columns, src_col, dst_col, weight_col)
     if max_in_flight < 1:
         raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
-    parts = edges_ddf[cols].to_delayed()
 
-    def batches() -> Iterator[Any]:
+    def batches(cols: list[str]) -> Iterator[Any]:
+        parts = edges_ddf[cols].to_delayed()
         for start in range(0, len(parts), max_in_flight):
             for pdf in dask.compute(*parts[start : start + max_in_flight]):
                 yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
     return _batch.build_graph(
-        batches(),
+        list(edges_ddf.columns),
+        batches,
         output_path,
         src_col=src_col,
         dst_col=dst_col,
