@@ -7,7 +7,7 @@ import os
 import instant_embedding as ie
 import numpy as np
 import pytest
-from instant_embedding import _core
+from instant_embedding import _core, batch
 from instant_embedding import dask as ied
 
 dd = pytest.importorskip("dask.dataframe")
@@ -109,7 +109,8 @@ def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
     assert res["name"].tolist() == snodes
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), sref)
     where = client.run(lambda dask_worker: os.listdir(dask_worker.local_directory))
-    assert all("instant-embedding-graphs" in v for v in where.values())
+    shipped = f"{batch.header_digest(spath)}.graph"  # named by its content
+    assert all(shipped in names for names in where.values())
     bag = db.from_sequence(snodes, npartitions=4)
     pairs = ied.embed_bag(bag, spath, ship=client, model=MODEL).compute()
     assert [p[0] for p in pairs] == snodes

@@ -1,14 +1,11 @@
 """The engine kit: what the distributed adapters (Spark, Dask, Ray, any other) share.
 
-An adapter builds an :class:`EmbeddingTask` on the driver (:func:`driver_task` checks the
-arguments every adapter takes), ships it (it pickles), and on each worker calls
-:meth:`EmbeddingTask.embed` or :meth:`EmbeddingTask.embed_arrow` on a batch of node ids. The kit
-opens the graph once per process (:func:`open_graph`), copies a URI once per machine into a
-cache keyed by content (:func:`local_graph_path`), carries worker errors back to the driver
-with their type (:func:`mark_error`, :func:`worker_errors`), and builds graph files from any
-iterator of Arrow batches (:func:`build_graph`). Results are bit-identical to
-:meth:`InstantEmbedding.embed` whatever the batch split, partitioning or thread count. Only
-numpy is needed; pyarrow for Arrow batches, pandas for frames, fsspec for URIs.
+An adapter makes an :class:`EmbeddingTask` on the driver (:func:`driver_task`), ships it (it
+pickles) and calls :meth:`EmbeddingTask.embed_arrow` or :meth:`EmbeddingTask.embed` on each
+worker's batches; the kit opens the graph once per process, copies a URI once per machine,
+carries worker errors back with their type and builds graphs from Arrow batches
+(:func:`build_graph`). Rows are bit-identical to :meth:`InstantEmbedding.embed` whatever the
+split. Only numpy is needed; pyarrow for Arrow, pandas for frames, fsspec for URIs.
 """
 
 from __future__ import annotations
@@ -58,17 +55,14 @@ _lock = threading.Lock()
 _graphs: OrderedDict[str, tuple[tuple[int, int, int, int], Graph]] = OrderedDict()
 
 
-# ------------------------------------------------------------------------ parameter docs
-#
-# The adapters take the same parameters; each is documented once here. A docstring line
-# ``.. params:: a b`` becomes the entries ``a`` and ``b``, indented as that line.
+# The adapters' shared parameters, documented once: :func:`engine_doc` turns a docstring line
+# ``.. params:: a b`` into the entries ``a`` and ``b``, indented as that line.
 
 _ENGINE_DOCS = {
     "graph_path": """graph_path : str or os.PathLike
     The graph file as the workers see it: a path every worker can read (checked on the
-    driver), a URI (``s3://``, ``gs://``, ``abfs://``, ``http(s)://``, ``file://``: copied
-    once per machine into a local cache keyed by content; needs fsspec and the protocol's
-    package on the workers), or, with ``ship`` where the adapter has it, a driver's file.""",
+    driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine into a
+    cache keyed by content; needs fsspec), or, with ``ship`` where offered, a driver's file.""",
     "node_col": """node_col : str, default "node"
     The column of node ids (integer or string type, no nulls); other columns are dropped
     (join the result back on ``node_col``).""",
@@ -82,39 +76,24 @@ _ENGINE_DOCS = {
     "embed_raises": """
 Raises
 ------
-KeyError
-    ``node_col`` is not a column (checked where the schema is known).
-FileNotFoundError
-    A local graph path the driver cannot see.
-ValueError, TypeError
-    Bad parameters (``output_col == node_col``, a model that is not an ``InstantEmbedding``).
+KeyError, FileNotFoundError, ValueError, TypeError
+    On the driver: ``node_col`` not a column (where the schema is known), a local graph path
+    the driver cannot see, bad parameters.
 NodeNotFoundError, GraphFormatError, BudgetExceededError
-    Raised on the workers, naming the node and the graph.""",
+    On the workers, naming the node and the graph.""",
     "build_params": """output_path : str or os.PathLike
     The graph file to write on the driver; it appears atomically when complete.
-src_col, dst_col : str, default "src", "dst"
-    Endpoint columns: integer or string node ids.
-weight_col : str, optional
-    Positive edge weights (the graph is then weighted).
-directed : bool, default False
-self_loops : {"keep", "drop"}, default "keep"
-merge : {"sum", "max"}, default "sum"
-    How weights of duplicate edges are merged.
-memory_limit : int or str, optional
-    The builder's memory budget (e.g. ``"4G"``); default as in ``convert``.
-tmp_dir : str or os.PathLike, optional
-    The builder's scratch directory (default: next to ``output_path``).""",
+src_col, dst_col, weight_col
+    Endpoint columns (integer or string node ids), default "src" and "dst", and an optional
+    column of positive weights (the graph is then weighted).
+**options
+    ``directed`` (default False), ``self_loops`` ("keep", "drop"), ``merge`` ("sum", "max":
+    duplicate edges' weights), ``memory_limit`` (the builder's budget, e.g. ``"4G"``) and
+    ``tmp_dir`` (its scratch directory), as in :func:`instant_embedding.from_arrow`.""",
     "build_returns": """Returns
 -------
 Graph
-    The new graph file, opened.
-
-Raises
-------
-KeyError
-    A column is missing.
-TypeError
-    An endpoint column holds neither integers nor strings.""",
+    The new graph file, opened (``KeyError`` for a missing column).""",
 }
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -137,17 +116,14 @@ def engine_doc(func: _F) -> _F:
 
 
 def is_remote(path: PathLike) -> bool:
-    """Whether ``path`` is a URI (``scheme://...``, ``file://`` included) rather than a path."""
+    """Whether ``path`` is a URI (``file://`` included) rather than a local path."""
     return isinstance(path, str) and _URI_RE.match(path) is not None
 
 
 def default_cache_dir() -> str:
-    """Directory for local copies of remote graphs.
-
-    ``$INSTANT_EMBEDDING_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/instant-embedding/graphs``
-    (``~/.cache/instant-embedding/graphs``); where that cannot be created (a service account
-    without a home directory), a per-user directory under the system temporary directory.
-    """
+    """Where remote graphs are copied: ``$INSTANT_EMBEDDING_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/instant-embedding/graphs`` (``~/.cache/...``), else (no writable home) a
+    per-user directory under the system temporary directory."""
     env = os.environ.get("INSTANT_EMBEDDING_CACHE_DIR")
     if env:
         return env
@@ -170,46 +146,40 @@ def _key(*heads: bytes) -> str:
     return hashlib.sha256(b"".join(heads)).hexdigest()[:32]
 
 
-def check_header(header: bytes, where: str) -> int:
-    """The file length a graph file's first bytes declare; :class:`GraphFormatError` naming
-    ``where`` unless the kernel accepts them (magic, version, checksum, section layout)."""
+def header_key(header: bytes, where: str) -> str:
+    """The content key of a graph file's header (which holds every section's checksum and its
+    own); :class:`GraphFormatError` naming ``where`` unless the kernel accepts the header."""
     try:
-        return _core.graph_file_len(header)
+        _core.graph_file_len(header)
     except GraphFormatError as e:
         raise GraphFormatError(f"{where}: {e}") from None
+    return _key(header)
 
 
 def header_digest(path: PathLike) -> str:
-    """The content key of a local graph file: a digest of its header, which holds the checksum
-    of every section and its own (``FileNotFoundError``; ``GraphFormatError`` if no graph)."""
-    p = os.fspath(path)
-    if not os.path.isfile(p):
-        raise FileNotFoundError(f"graph file not found: {p}")
-    header = _head(p)
-    check_header(header, p)
-    return _key(header)
+    """The content key of the local graph file at ``path`` (``FileNotFoundError``,
+    ``GraphFormatError``); adapters name shipped copies by it."""
+    return header_key(_head(os.fspath(path)), os.fspath(path))
 
 
 @contextlib.contextmanager
 def _file_lock(path: str) -> Iterator[None]:
-    """An exclusive inter-process lock (POSIX ``flock``; elsewhere none: the copy is still
-    atomic, concurrent processes may both download)."""
+    """An exclusive inter-process lock (``flock``; elsewhere none: processes may both copy)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # closing it releases the lock
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # closing the last descriptor releases the lock
+        os.close(fd)
 
 
 def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
-    """Copies ``rpath`` to ``dst_path`` and syncs it; ``head`` replaces its first bytes (a
-    change log's superblocks as first read: bytes a later commit appended lie past its end)."""
+    # ``head``: a change log's superblocks as first read (a later commit's bytes lie past them)
     with fs.open(rpath, "rb") as src, open(dst_path, "wb") as dst:
         shutil.copyfileobj(src, dst, _COPY_CHUNK)
         dst.seek(0)
@@ -219,18 +189,13 @@ def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
 
 
 def _cached_copy(d: str, header: bytes, log_head: bytes | None, uri: str, fill: Any) -> str:
-    """The cache entry of a graph file (and of its change log at the commit ``log_head`` names):
-    made once, under a file lock, by ``fill(work_path)`` in a private directory, verified as
-    :meth:`Graph.validate` (every checksum, the invariants, the log replayed) and moved into
-    place, the log first, so a finished name always has its log."""
+    """The cache entry of a graph (with its log at the commit ``log_head`` names): made once,
+    under a file lock, by ``fill`` in a private directory, checked as :meth:`Graph.validate`
+    and renamed into place, the log first (a finished name always has its log)."""
     final = os.path.join(d, f"{_key(header, log_head or b'')}.graph")
 
-    def done() -> bool:
-        try:
-            ok = os.path.getsize(final) == _core.graph_file_len(header) and _head(final) == header
-            return ok and (log_head is None or os.path.exists(final + ".live"))
-        except OSError:
-            return False
+    def done() -> bool:  # entries appear whole, by rename; the kernel checks them on open
+        return os.path.exists(final) and (log_head is None or os.path.exists(final + ".live"))
 
     if done():
         return final
@@ -259,34 +224,15 @@ def _cached_copy(d: str, header: bytes, log_head: bytes | None, uri: str, fill: 
     return final
 
 
-def _link_or_copy(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
 def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> str:
-    """A local file name for ``path``, copying a remote graph into the local cache if needed.
+    """A local file name for ``path``: a plain path unchanged, a URI (any fsspec protocol,
+    ``file://`` included) copied once per machine into ``cache_dir`` (default
+    :func:`default_cache_dir`), with its change log ``URI.live`` at its newest commit.
 
-    A plain path is returned unchanged (as ``str``). A URI (``s3://``, ``gs://``, ``abfs://``,
-    ``http(s)://``, ``file://``, any fsspec protocol) is copied once per machine into
-    ``cache_dir`` (default :func:`default_cache_dir`) under a name derived from the file's
-    256-byte header, which holds the checksum of every section: a new object at the same URI
-    gets a new entry, the same content under two URIs shares one, and a lookup costs one small
-    ranged read. A graph with a change log ``URI.live`` is copied with the log at its newest
-    commit (one entry per commit; the graph file hard-linked). A copy is verified (length,
-    header, every checksum, the graph's invariants) before it is renamed into place, and
-    processes on one machine wait on a file lock and download once.
-
-    Raises
-    ------
-    ImportError
-        A URI without fsspec (or the protocol's package).
-    FileNotFoundError
-        The remote object does not exist.
-    GraphFormatError
-        The remote object is not a graph file, or its copy fails verification.
+    A copy is named by the file's header, which holds every section's checksum (a new object at
+    a URI: a new entry; a lookup: one small ranged read), verified (every checksum, the
+    invariants) before it is renamed into place, and downloaded once per machine (a file lock).
+    Raises ``ImportError`` without fsspec, ``FileNotFoundError``, ``GraphFormatError``.
     """
     if not is_remote(path):
         return os.fspath(path)
@@ -305,7 +251,7 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
         raise FileNotFoundError(f"graph file not found: {uri}") from None
     except IsADirectoryError:
         raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    check_header(header, uri)
+    header_key(header, uri)
     d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
     os.makedirs(d, exist_ok=True)
     base = _cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g))
@@ -321,7 +267,10 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
 
         def fill(g: str, head: bytes = head) -> None:
             _download(fs, rpath + ".live", g + ".live", head)
-            _link_or_copy(base, g)
+            try:
+                os.link(base, g)
+            except OSError:
+                shutil.copyfile(base, g)
 
         try:
             return _cached_copy(d, header, head, uri, fill)
@@ -347,19 +296,42 @@ def scratch_dir(prefix: str) -> str:
         return _scratch[prefix]
 
 
-def shippable_graph_file(path: str) -> str:
-    """The file to ship to workers for the local graph at ``path``: ``path`` itself or, when
-    its change log has commits, a copy with the log folded in (as :meth:`Graph.save` writes it,
-    in a :func:`scratch_dir`). Shipping the graph file alone would drop its changes."""
+def ship_file(path: str) -> tuple[str, str]:
+    """``(file, key)``: what an engine ships for the local graph at ``path``, named ``KEY.graph``
+    by its content key (a hard link; the file itself where none is possible) so that a graph
+    rebuilt at the same path ships under a new name. A live graph's change log is folded in
+    (as :meth:`Graph.save` writes it): the graph file alone would drop its changes."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"graph file not found: {path}")
+    d = scratch_dir("instant-embedding-ship-")
     g = Graph.open(path)
-    info = g.log_info()
-    if not info or not info["commits"]:
-        return path
-    key = _key(_head(path), _head(path + ".live", _LOG_HEAD_LEN))[:16]
-    target = os.path.join(scratch_dir("instant-embedding-fold-"), f"{key}-{os.path.basename(path)}")
-    if not os.path.exists(target):
-        g.save(target)
-    return target
+    if (g.log_info() or {}).get("commits"):
+        commit = _key(_head(path), _head(path + ".live", _LOG_HEAD_LEN))
+        folded = os.path.join(d, f"fold-{commit}.graph")
+        if not os.path.exists(folded):
+            g.save(folded)
+        path = folded
+    key = header_digest(path)
+    link = os.path.join(d, f"{key}.graph")
+    try:
+        if not os.path.exists(link):
+            os.link(path, link)
+        return link, key
+    except OSError:
+        return os.path.abspath(path), key
+
+
+def shipped_copy(p: str, key: str, name: str) -> str:
+    """``p``, a worker's copy of the file :func:`ship_file` named ``name``, after checking that
+    it is there and (``key`` not empty) holds that content: engines ship a name only once."""
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"graph file {name!r} was shipped but is not on this worker")
+    if key and header_digest(p) != key:
+        raise GraphFormatError(
+            f"the workers' copy of {name!r} is stale: the file changed after it was shipped; "
+            "save the new graph under another name or restart the session"
+        )
+    return p
 
 
 def shared_graph_path(path: PathLike, hint: str) -> str:
@@ -378,20 +350,9 @@ def shared_graph_path(path: PathLike, hint: str) -> str:
 
 def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
     """The :class:`Graph` at ``path`` (a URI through :func:`local_graph_path`), opened once per
-    process and reused; thread-safe.
-
-    The cache is keyed by the absolute path and the file's identity (device, inode, size,
-    modification time): a file replaced at the same path (as :meth:`Graph.save` does) is
-    reopened, and :meth:`Graph.refresh` picks up newer commits of a live graph. At most 8
-    graphs stay open per process (the least recently used are dropped).
-
-    Raises
-    ------
-    FileNotFoundError, IsADirectoryError, PermissionError
-        Naming the path.
-    GraphFormatError
-        Not a valid graph file.
-    """
+    process and reused (thread-safe; at most 8 open, least recently used dropped). Keyed by
+    the file's identity (device, inode, size, mtime), so a file replaced at the path is
+    reopened; :meth:`Graph.refresh` picks up a live graph's newer commits."""
     local = local_graph_path(path, cache_dir=cache_dir)
     try:
         st = os.stat(local)
@@ -413,9 +374,8 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
 
 
 def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> None:
-    """Forget this process's open graphs; with ``files=True`` also delete the local copies of
-    remote graphs in ``cache_dir`` (default :func:`default_cache_dir`). Deleting a copy that
-    another process has mapped is safe on POSIX (the mapping keeps the data)."""
+    """Forget this process's open graphs; with ``files=True`` also delete the copies of remote
+    graphs in ``cache_dir`` (safe on POSIX while another process maps one)."""
     with _lock:
         _graphs.clear()
     d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -433,9 +393,8 @@ def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> No
 
 
 def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
-    """A batch of node ids (numpy array, pyarrow ``Array``/``ChunkedArray``, pandas
-    ``Series``/``Index`` or sequence) as an int64 array or a list of str, checked by the
-    kernel's id boundary (nulls, floats that are not integers, mixed kinds: ``ValueError``)."""
+    """Node ids (numpy, pyarrow ``Array``/``ChunkedArray``, pandas ``Series``/``Index``, a
+    sequence) as int64 or str, checked by the kernel's id rule (nulls: ``ValueError``)."""
     if isinstance(node_ids, (str, bytes)) or np.isscalar(node_ids):
         raise TypeError(f"node_ids must be a sequence or array of ids, got a scalar {node_ids!r}")
     library = type(node_ids).__module__.split(".")[0]
@@ -455,32 +414,14 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class EmbeddingTask:
-    """What an engine ships to its workers to embed node ids: picklable and immutable.
-
-    Parameters
-    ----------
-    graph_path : str
-        The graph file as the workers see it: a local path or a URI.
-    model : InstantEmbedding
-        Its settings (``model.config``) decide the rows; a compressed model travels with its
-        fitted linear map (an unfitted one fails here, on the driver).
-    threads : int or None, default 1
-        Threads per batch; None uses ``RAYON_NUM_THREADS`` or every CPU.
-    cache_dir : str, optional
-        Local copy cache for URIs (default :func:`default_cache_dir`).
-    label : str, optional
-        How errors name the graph (default ``graph_path``).
-
-    Examples
-    --------
-    >>> task = EmbeddingTask("/data/g.graph", InstantEmbedding(dim=64))  # doctest: +SKIP
-    >>> task.embed(np.array([3, 5]))          # on a worker  # doctest: +SKIP
-    """
+    """What an engine ships to its workers (picklable, immutable): the graph as they see it, the
+    model whole (a compressed one with its map; unfitted fails here, on the driver), threads
+    per batch, the URI cache and how errors name the graph (``label``, default the path)."""
 
     graph_path: str
     model: InstantEmbedding
     threads: int | None = 1
-    cache_dir: str | None = None
+    cache_dir: PathLike | None = None
     label: str | None = None
 
     def __post_init__(self) -> None:
@@ -491,14 +432,12 @@ class EmbeddingTask:
         object.__setattr__(self, "graph_path", os.fspath(self.graph_path))
         if self.cache_dir is not None:
             object.__setattr__(self, "cache_dir", os.fspath(self.cache_dir))
+        if self.label is None:
+            object.__setattr__(self, "label", self.graph_path)
 
     def at(self, graph_path: str) -> EmbeddingTask:
         """The same task reading ``graph_path`` (a worker-local copy); errors name the original."""
-        return dataclasses.replace(self, graph_path=graph_path, label=self.where)
-
-    @property
-    def where(self) -> str:
-        return self.label if self.label is not None else self.graph_path
+        return dataclasses.replace(self, graph_path=graph_path)
 
     def graph(self) -> Graph:
         """The graph, opened once per process (see :func:`open_graph`)."""
@@ -513,14 +452,13 @@ class EmbeddingTask:
         try:
             return self.model.embed(self.graph(), ids, threads=self.threads)
         except NodeNotFoundError as e:
-            raise NodeNotFoundError(f"{e} (graph {self.where})") from None
+            raise NodeNotFoundError(f"{e} (graph {self.label})") from None
 
     def embed_arrow(
         self, batch: Any, node_col: str, output_col: str = "embedding", *, fixed_size: bool = False
     ) -> Any:
-        """An Arrow ``RecordBatch`` or ``Table`` with ``node_col`` in, the same kind with
-        ``node_col`` and ``output_col`` (``list<float32>``, or ``fixed_size_list`` with
-        ``fixed_size``; zero-copy over the matrix) out, row for row."""
+        """An Arrow ``RecordBatch`` or ``Table`` of ``node_col`` in, the same kind with ``node_col``
+        and ``output_col`` (zero-copy ``list<float32>`` or ``fixed_size_list``) out."""
         import pyarrow as pa
 
         col = batch.column(node_col)
@@ -540,13 +478,9 @@ def driver_task(
     node_col: str = "node",
     output_col: str | None = "embedding",
 ) -> EmbeddingTask:
-    """The checks every adapter's ``embed`` makes on the driver, and the task it ships.
-
-    ``node_col`` must be one of ``columns`` (None: a schema not known yet) and differ from
-    ``output_col`` (None: no such column); with ``hint`` not None, a local ``graph_path`` must
-    exist (``FileNotFoundError`` ending in ``hint``) and is made absolute; ``model`` None is
-    ``InstantEmbedding()``. Errors name the graph as the caller gave it.
-    """
+    """The checks every adapter's ``embed`` makes on the driver, and the task it ships:
+    ``node_col`` in ``columns`` (unless None) and not ``output_col``; with a ``hint``, a local
+    ``graph_path`` that exists (made absolute); ``model`` None is ``InstantEmbedding()``."""
     if columns is not None and node_col not in columns:
         raise KeyError(f"node_col {node_col!r} is not a column of {list(columns)}")
     if output_col == node_col:
@@ -554,8 +488,7 @@ def driver_task(
     where = os.fspath(graph_path)
     path = where if hint is None else shared_graph_path(where, hint)
     model = InstantEmbedding() if model is None else model
-    cache = None if cache_dir is None else os.fspath(cache_dir)
-    return EmbeddingTask(path, model, threads=threads, cache_dir=cache, label=where)
+    return EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir, label=where)
 
 
 @engine_doc
@@ -567,39 +500,25 @@ def embed_batch(
     threads: int | None = 1,
     cache_dir: PathLike | None = None,
 ) -> npt.NDArray[np.float32]:
-    """Embed a batch of node ids of the graph file at ``graph_path``: float32 ``(len, dim)``.
-
-    Meant to be called many times inside a worker process: the graph is opened once and
-    reused (:func:`open_graph`), a URI copied once per machine (:func:`local_graph_path`). The
-    result equals ``model.embed(Graph.open(path), node_ids)`` bit for bit.
+    """The rows (float32, ``(len(node_ids), dim)``) of a batch of node ids of the graph at
+    ``graph_path`` (a local file or a URI), equal to ``model.embed(Graph.open(path), node_ids)``
+    bit for bit. Called many times in a worker process, it opens the graph once
+    (:func:`open_graph`) and copies a URI once per machine (:func:`local_graph_path`).
 
     Parameters
     ----------
     graph_path : str or os.PathLike
-        A local graph file, or a URI (``s3://``, ``gs://``, ``http(s)://``, ``file://``, ...).
-    node_ids : numpy array, pyarrow Array/ChunkedArray, pandas Series, or sequence
-        The graph's own node ids (integers or strings); duplicates allowed, nulls not.
-    model : InstantEmbedding, optional
-        The settings (default ``InstantEmbedding()``).
+    node_ids : numpy array, pyarrow Array/ChunkedArray, pandas Series/Index, or sequence
+        The graph's node ids (integers or strings); duplicates allowed, nulls not (``ValueError``).
+    .. params:: model
     threads : int or None, default 1
-        Threads for this batch (engines run one task per core); None: ``RAYON_NUM_THREADS``
-        or every CPU.
+        Threads for this batch; None: ``RAYON_NUM_THREADS`` or every CPU.
     .. params:: cache_dir
-
-    Raises
-    ------
-    NodeNotFoundError
-        Naming the first unknown node and the graph.
-    FileNotFoundError
-        Naming the graph path.
-    ValueError, TypeError
-        Bad parameters, nulls, or ids of the wrong kind.
 
     Examples
     --------
-    >>> import numpy as np, instant_embedding as ie
+    >>> import numpy as np, instant_embedding as ie, tempfile, os
     >>> from instant_embedding.batch import embed_batch
-    >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "karate.graph")
     >>> ie.datasets.karate().save(path)
     >>> embed_batch(path, np.array([0, 33]), model=ie.InstantEmbedding(16)).shape
@@ -638,12 +557,9 @@ def embeddings_frame(
     output_col: str = "embedding",
     layout: str = "list",
 ) -> Any:
-    """A pandas DataFrame of ``nodes`` (a Series, whose index it keeps) and their rows.
-
-    ``layout="list"``: ``node_col`` and an object column ``output_col`` whose cells are float32
-    row views of ``matrix`` (no copies); ``np.stack(df[output_col].to_numpy())`` is the matrix.
-    ``layout="columns"``: ``node_col`` and float32 columns ``e0 .. e{d-1}``.
-    """
+    """A pandas DataFrame of ``nodes`` (a Series, whose index it keeps) and their rows: with
+    ``layout="list"`` an object column ``output_col`` of float32 row views of ``matrix`` (no
+    copies), with ``"columns"`` float32 columns ``e0 .. e{d-1}``."""
     import pandas as pd
 
     if layout not in LAYOUTS:
@@ -670,22 +586,9 @@ def embeddings_frame(
 # <message>" on one line; worker_errors() finds it on the driver and raises the original type.
 
 _MARK_RE = re.compile(r"\[instant-embedding:(\w+)\] ([^\n]*)")
-_ERROR_TYPES: dict[str, type[Exception]] = {
-    cls.__name__: cls
-    for cls in (
-        NodeNotFoundError,
-        GraphFormatError,
-        BudgetExceededError,
-        InstantEmbeddingError,
-        FileNotFoundError,
-        IsADirectoryError,
-        PermissionError,
-        OSError,
-        ValueError,
-        TypeError,
-        ImportError,
-    )
-}
+_OWN = (NodeNotFoundError, GraphFormatError, BudgetExceededError, InstantEmbeddingError)
+_BUILTIN = (FileNotFoundError, IsADirectoryError, PermissionError, OSError, ValueError, TypeError)
+_ERROR_TYPES: dict[str, type[Exception]] = {c.__name__: c for c in (*_OWN, *_BUILTIN, ImportError)}
 
 
 def mark_error(exc: BaseException) -> BaseException:
@@ -708,12 +611,9 @@ def marked_errors() -> Iterator[None]:
 
 @contextlib.contextmanager
 def worker_errors(where: str = "a worker") -> Iterator[None]:
-    """Re-raise errors that worker code raised through :func:`mark_error` as their own type.
-
-    An exception whose text (or a chained cause's) carries the marker becomes the worker's
-    exception type with the worker's message plus ``[raised in <where>]``; the engine's full
-    text stays in its ``worker_traceback`` attribute. Other exceptions pass through unchanged.
-    """
+    """Errors that worker code raised through :func:`mark_error` re-raised as their own type,
+    with the worker's message plus ``[raised in <where>]`` and the engine's full text as
+    ``worker_traceback``; other exceptions pass through unchanged."""
     try:
         yield
     except Exception as exc:
@@ -738,29 +638,19 @@ def build_graph(
     columns: Sequence[str],
     batches: Callable[[list[str]], Iterable[Any]],
     output_path: PathLike,
-    *,
-    src_col: str,
-    dst_col: str,
-    weight_col: str | None,
+    edge_cols: tuple[str, str, str | None],
     **options: Any,
 ) -> Graph:
-    """Every engine's ``build_graph``: checks the edge columns against the table's ``columns``
-    (``KeyError`` naming them), then streams ``batches(edge_columns)`` (Arrow record batches of
-    those columns, from the engine) through :func:`instant_embedding.from_arrow` into the
-    out-of-core builder, which writes ``output_path`` atomically. ``options`` are
-    ``from_arrow``'s; the graph is weighted exactly when ``weight_col`` is given."""
+    """Every engine's ``build_graph``: checks ``edge_cols`` (source, destination, weight or
+    None) against the table's ``columns`` (``KeyError``), then streams the engine's Arrow
+    batches of them, ``batches(cols)``, through :func:`instant_embedding.from_arrow` (whose
+    ``options`` these are; weighted exactly when there is a weight column) into the
+    out-of-core builder, which writes ``output_path`` atomically."""
     from . import readers
 
-    cols = [src_col, dst_col] + ([weight_col] if weight_col else [])
+    cols = [c for c in edge_cols if c is not None]
     for c in cols:
         if c not in columns:
             raise KeyError(f"column {c!r} is not in the edge table {list(columns)}")
-    return readers.from_arrow(
-        batches(cols),
-        src_col,
-        dst_col,
-        weight_col,
-        weighted=bool(weight_col),
-        output=output_path,
-        **options,
-    )
+    options.update(weighted=edge_cols[2] is not None, output=output_path)
+    return readers.from_arrow(batches(cols), *edge_cols, **options)

@@ -1,17 +1,8 @@
-"""Ray Data adapter: embed a Dataset column of node ids in a pool of stateful actors.
+"""Ray Data adapter (``pip install instant-embedding[ray]``; ray imported when called).
 
-Install with ``pip install instant-embedding[ray]``; ray is imported only when called. Each
-actor opens the graph once and embeds the Arrow batches it is given with the engine kit
-(:mod:`instant_embedding.batch`), so the rows equal :meth:`InstantEmbedding.embed` bit for bit
-whatever the blocks, batches or actors. See ``docs/DISTRIBUTED.md``.
-
->>> import instant_embedding as ie
->>> from instant_embedding import ray as ier
->>> model = ie.InstantEmbedding(dim=128, value="log1p", smooth=1)
->>> import ray                                                      # doctest: +SKIP
->>> out = ier.embed(ray.data.read_parquet("nodes/"), "/g.graph", model=model)  # doctest: +SKIP
->>> with ier.worker_errors():                                       # doctest: +SKIP
-...     out.write_parquet("embeddings/")
+A pool of stateful actors each opens the graph once and embeds the Arrow batches it is given
+with the engine kit (:mod:`instant_embedding.batch`), so the rows equal
+:meth:`InstantEmbedding.embed` bit for bit. See ``docs/DISTRIBUTED.md``.
 """
 
 from __future__ import annotations
@@ -32,8 +23,7 @@ DEFAULT_BATCH_SIZE = 4096
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
-    """Errors raised in Ray actors re-raised on the driver with their own type and message
-    (:func:`instant_embedding.batch.worker_errors`); wrap the actions that consume the result."""
+    """Errors of Ray actors re-raised with their type (:func:`.batch.worker_errors`)."""
     return _batch.worker_errors("a Ray actor")
 
 
@@ -51,13 +41,9 @@ class _Embedder:
 
 
 def actor_pool(threads: int, cpus: float) -> tuple[int, float]:
-    """``(max_actors, cpus_per_actor)`` for a cluster of ``cpus`` CPUs, leaving one CPU free.
-
-    Actors hold their CPUs while the dataset runs, and the operations upstream (a
-    ``repartition``, a read) are tasks that each need a CPU: a pool taking every CPU waits
-    forever. So at most ``(cpus - 1) // threads`` actors of ``threads`` CPUs, and where not even
-    one fits, one actor asking for what is left (nothing on one CPU: it shares it).
-    """
+    """``(max_actors, cpus_per_actor)`` for ``cpus`` CPUs, leaving one free for the tasks
+    upstream (a ``repartition``, a read), which a pool holding every CPU starves forever: at
+    most ``(cpus - 1) // threads`` actors, or one asking for what is left."""
     spare = max(cpus - 1.0, 0.0)
     if threads <= spare:
         return max(1, int(spare // threads)), float(threads)
@@ -77,11 +63,9 @@ def embed(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: PathLike | None = None,
 ) -> Any:
-    """Embed the node ids of a Ray Dataset column with ``map_batches`` in an actor pool.
-
-    Lazy like any Ray Data transformation; consume it inside :func:`worker_errors` to get clean
-    exceptions from the actors. The result has ``node_col`` (the input's type) and
-    ``output_col`` (``list<float32>``), one row per input row.
+    """Embed the node ids of a Dataset column with ``map_batches`` in an actor pool: lazily, a
+    Dataset of ``node_col`` and ``output_col`` (``list<float32>``), one row per input row.
+    Consume it inside :func:`worker_errors`.
 
     Parameters
     ----------
