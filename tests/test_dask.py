@@ -180,6 +180,10 @@ def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path
         ied.embed(bad, ipath, node_col="nodes")
     with pytest.raises(ValueError, match="layout"):
         ied.embed(bad, ipath, layout="wide")
+    with pytest.raises(ValueError, match="output_col must differ"):
+        ied.embed(bad, ipath, output_col="node")
+    with pytest.raises(ValueError, match="clashes"):
+        ied.embed(bad.rename(columns={"node": "e3"}), ipath, node_col="e3", layout="columns")
     with pytest.raises(ValueError, match="dim"):
         ied.embed(bad, ipath, model=ie.InstantEmbedding(dim=0))
 

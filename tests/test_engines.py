@@ -181,6 +181,33 @@ def test_a_missing_node_is_named(engine, graphs):
         engine(path, nodes, fitted(MODEL, path), 2)
 
 
+# The adapters' public functions: each parameter documented (shared ones by batch.engine_doc).
+DOCUMENTED = [
+    "batch.embed_batch",
+    "spark.embed",
+    "spark.build_graph",
+    "dask.embed",
+    "dask.build_graph",
+    "ray.embed",
+]
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_every_parameter_is_documented(name):
+    import importlib
+    import inspect
+    import re
+
+    module, func = name.split(".")
+    f = getattr(importlib.import_module(f"instant_embedding.{module}"), func)
+    doc = f.__doc__
+    assert ".. params::" not in doc
+    params = doc.split("Parameters\n    ----------\n", 1)[1]
+    for p in inspect.signature(f).parameters:
+        entry = rf"^ {{4}}(\*\*)?(\w+, )*{p}(, \w+)*( : .*)?\n {{8}}\S"
+        assert re.search(entry, params, re.M) or re.search(rf"^ {{4}}{p} : ", params, re.M), p
+
+
 # ------------------------------------------------------------------------- build_graph
 
 
