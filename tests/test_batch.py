@@ -381,6 +381,22 @@ def test_shipped_copies_are_checked_on_the_worker(tmp_path):
         batch.shipped_copy(str(tmp_path / "nothing.graph"), key, "g.graph")
 
 
+def test_build_graph_checks_the_columns_before_reading_a_batch(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    calls = []
+
+    def batches(cols):
+        calls.append(cols)
+        yield pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array([2, 3])], names=cols)
+
+    out = str(tmp_path / "g.graph")
+    with pytest.raises(KeyError, match="'zz'"):
+        batch.build_graph(["a", "b"], batches, out, ("a", "zz", None))
+    assert calls == [] and not os.path.exists(out)
+    g = batch.build_graph(["a", "b"], batches, out, ("a", "b", None), directed=True)
+    assert calls == [["a", "b"]] and (g.num_nodes, g.num_edges, g.directed) == (3, 2, True)
+
+
 def test_remote_without_fsspec_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(ImportError, match="needs fsspec"):
