@@ -263,3 +263,17 @@ def test_docs_example_runs(tmp_path):
     script = tmp_path / "example.py"
     script.write_text(example, encoding="utf-8")
     subprocess.run([sys.executable, str(script)], cwd=tmp_path, check=True, timeout=300)
+
+
+def test_the_ship_plugin_never_rewrites_a_copy_tasks_may_map(tmp_path):
+    path = tmp_path / "k.graph"
+    ie.datasets.karate().save(path)
+    worker = type("Worker", (), {"local_directory": str(tmp_path / "w")})()
+    os.makedirs(worker.local_directory)
+    plugin = ied._plugin_class()(path.read_bytes(), "k.graph")
+    plugin.setup(worker)  # a worker that joins, then the same graph registered again
+    copy = os.path.join(worker.local_directory, "k.graph")
+    first = os.stat(copy).st_ino
+    plugin.setup(worker)
+    assert os.stat(copy).st_ino == first
+    assert open(copy, "rb").read() == path.read_bytes()

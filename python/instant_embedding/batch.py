@@ -1,15 +1,15 @@
 """The engine kit: what the distributed adapters (Spark, Dask, Ray, any other) share.
 
 An adapter makes an :class:`EmbeddingTask` on the driver (:func:`driver_task`), ships it (it
-pickles) and calls :meth:`EmbeddingTask.embed_arrow` or :meth:`EmbeddingTask.embed` on each
-worker's batches; the kit opens the graph once per process, copies a URI once per machine,
-carries worker errors back with their type and builds graphs from Arrow batches
-(:func:`build_graph`). Rows are bit-identical to :meth:`InstantEmbedding.embed` whatever the
-split. Only numpy is needed; pyarrow for Arrow, pandas for frames, fsspec for URIs.
+pickles) and embeds each worker's batches with it; the kit opens the graph once per process,
+copies a URI once per machine, carries worker errors back with their type and builds graphs
+from Arrow batches (:func:`build_graph`). Only numpy is needed; pyarrow for Arrow, pandas for
+frames, fsspec for URIs. See docs/DISTRIBUTED.md.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import hashlib
@@ -30,6 +30,11 @@ from ._checks import check_threads
 from .embedding import InstantEmbedding
 from .errors import BudgetExceededError, GraphFormatError, InstantEmbeddingError, NodeNotFoundError
 from .graph import Graph
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock (processes may both download)
+    fcntl = None  # type: ignore[assignment]
 
 # What users and adapter authors call (docs/DISTRIBUTED.md); the rest is the adapters' plumbing.
 __all__ = [
@@ -64,11 +69,10 @@ _ENGINE_DOCS = {
     driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine into a
     cache keyed by content; needs fsspec), or, with ``ship`` where offered, a driver's file.""",
     "node_col": """node_col : str, default "node"
-    The column of node ids (integer or string type, no nulls); other columns are dropped
-    (join the result back on ``node_col``).""",
+    The node ids (integer or string type, no nulls); other columns are dropped (join back).""",
     "model": """model : InstantEmbedding, optional
-    The settings (default ``InstantEmbedding()``), shipped whole: the rows equal
-    ``model.embed`` bit for bit. The model's own ``threads`` is not used (see ``threads``).""",
+    The settings (default ``InstantEmbedding()``), shipped whole: rows equal ``model.embed``
+    bit for bit (its ``threads`` is not used).""",
     "output_col": """output_col : str, default "embedding"
     The embedding column: float32 values, ``dim`` per row.""",
     "cache_dir": """cache_dir : str or os.PathLike, optional
@@ -121,9 +125,8 @@ def is_remote(path: PathLike) -> bool:
 
 
 def default_cache_dir() -> str:
-    """Where remote graphs are copied: ``$INSTANT_EMBEDDING_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/instant-embedding/graphs`` (``~/.cache/...``), else (no writable home) a
-    per-user directory under the system temporary directory."""
+    """Where URIs are copied: ``$INSTANT_EMBEDDING_CACHE_DIR``, else ``$XDG_CACHE_HOME`` (or
+    ``~/.cache``) ``/instant-embedding/graphs``, else (no writable home) a temporary directory."""
     env = os.environ.get("INSTANT_EMBEDDING_CACHE_DIR")
     if env:
         return env
@@ -146,33 +149,25 @@ def _key(*heads: bytes) -> str:
     return hashlib.sha256(b"".join(heads)).hexdigest()[:32]
 
 
-def header_key(header: bytes, where: str) -> str:
-    """The content key of a graph file's header (which holds every section's checksum and its
-    own); :class:`GraphFormatError` naming ``where`` unless the kernel accepts the header."""
+def header_digest(path: PathLike, header: bytes | None = None) -> str:
+    """The content key of a graph file (of ``header``, its first bytes read from ``path``, if
+    given): a digest of the header, which holds every section's checksum and its own.
+    :class:`GraphFormatError` naming ``path`` unless the kernel accepts the header."""
+    header = _head(os.fspath(path)) if header is None else header
     try:
         _core.graph_file_len(header)
     except GraphFormatError as e:
-        raise GraphFormatError(f"{where}: {e}") from None
+        raise GraphFormatError(f"{os.fspath(path)}: {e}") from None
     return _key(header)
-
-
-def header_digest(path: PathLike) -> str:
-    """The content key of the local graph file at ``path`` (``FileNotFoundError``,
-    ``GraphFormatError``); adapters name shipped copies by it."""
-    return header_key(_head(os.fspath(path)), os.fspath(path))
 
 
 @contextlib.contextmanager
 def _file_lock(path: str) -> Iterator[None]:
     """An exclusive inter-process lock (``flock``; elsewhere none: processes may both copy)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # closing it releases the lock
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
@@ -229,11 +224,9 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
     ``file://`` included) copied once per machine into ``cache_dir`` (default
     :func:`default_cache_dir`), with its change log ``URI.live`` at its newest commit.
 
-    A copy is named by the file's header, which holds every section's checksum (a new object at
-    a URI: a new entry; a lookup: one small ranged read), verified (every checksum, the
-    invariants) before it is renamed into place, and downloaded once per machine (a file lock).
-    Raises ``ImportError`` without fsspec, ``FileNotFoundError``, ``GraphFormatError``.
-    """
+    A copy is named by the file's header, which holds every section's checksum (a lookup is one
+    small ranged read), verified before it is renamed into place and downloaded once per
+    machine. Raises ``ImportError`` (no fsspec), ``FileNotFoundError``, ``GraphFormatError``."""
     if not is_remote(path):
         return os.fspath(path)
     uri = str(path)
@@ -251,7 +244,7 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
         raise FileNotFoundError(f"graph file not found: {uri}") from None
     except IsADirectoryError:
         raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    header_key(header, uri)
+    header_digest(uri, header)
     d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
     os.makedirs(d, exist_ok=True)
     base = _cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g))
@@ -282,28 +275,20 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
     )
 
 
-_scratch: dict[str, str] = {}
-
-
-def scratch_dir(prefix: str) -> str:
-    """A private directory of this process, removed when it exits (one per prefix)."""
-    with _lock:
-        if prefix not in _scratch:
-            import atexit
-
-            _scratch[prefix] = tempfile.mkdtemp(prefix=prefix)
-            atexit.register(shutil.rmtree, _scratch[prefix], True)
-        return _scratch[prefix]
+_ship_dir: list[str] = []  # this process's, removed when it exits
 
 
 def ship_file(path: str) -> tuple[str, str]:
-    """``(file, key)``: what an engine ships for the local graph at ``path``, named ``KEY.graph``
-    by its content key (a hard link; the file itself where none is possible) so that a graph
-    rebuilt at the same path ships under a new name. A live graph's change log is folded in
-    (as :meth:`Graph.save` writes it): the graph file alone would drop its changes."""
+    """``(file, key)`` to ship for the local graph at ``path``: named ``KEY.graph`` by its content
+    (a hard link; else the file itself), so a graph rebuilt at the path ships under a new name,
+    with a live graph's change log folded in (the graph file alone would drop its changes)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"graph file not found: {path}")
-    d = scratch_dir("instant-embedding-ship-")
+    with _lock:
+        if not _ship_dir:
+            _ship_dir.append(tempfile.mkdtemp(prefix="instant-embedding-ship-"))
+            atexit.register(shutil.rmtree, _ship_dir[0], True)
+    d = _ship_dir[0]
     g = Graph.open(path)
     if (g.log_info() or {}).get("commits"):
         commit = _key(_head(path), _head(path + ".live", _LOG_HEAD_LEN))
@@ -349,10 +334,9 @@ def shared_graph_path(path: PathLike, hint: str) -> str:
 
 
 def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
-    """The :class:`Graph` at ``path`` (a URI through :func:`local_graph_path`), opened once per
-    process and reused (thread-safe; at most 8 open, least recently used dropped). Keyed by
-    the file's identity (device, inode, size, mtime), so a file replaced at the path is
-    reopened; :meth:`Graph.refresh` picks up a live graph's newer commits."""
+    """The :class:`Graph` at ``path`` (a URI: :func:`local_graph_path`), opened once per process
+    (thread-safe; 8 at most) and reopened when the file's identity (device, inode, size, mtime)
+    changes; :meth:`Graph.refresh` picks up a live graph's newer commits."""
     local = local_graph_path(path, cache_dir=cache_dir)
     try:
         st = os.stat(local)
@@ -569,8 +553,7 @@ def embeddings_frame(
         names = [f"e{i}" for i in range(matrix.shape[1])]
         cols = pd.DataFrame(matrix, index=nodes.index, columns=names, copy=False)
         return pd.concat([node_frame, cols], axis=1)
-    # One float32 row view per cell. Not pd.ArrowDtype(list<float32>): pandas (3.1) cannot
-    # read its own parquet metadata for that dtype back.
+    # Row views, not pd.ArrowDtype(list<float32>): pandas 3.1 cannot read its Parquet back.
     col = np.empty(len(matrix), dtype=object)
     for i in range(len(matrix)):
         col[i] = matrix[i]

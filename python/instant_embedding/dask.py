@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from . import batch as _batch
 from .embedding import InstantEmbedding
 
@@ -36,11 +37,28 @@ def _graph_ref(path: str, ship: Any) -> tuple[str, str, str]:
         return ("path", path, "")
     if _batch.is_remote(path):
         raise ValueError("ship=True needs a local graph file; workers copy a URI themselves")
-    from distributed.diagnostics.plugin import UploadFile
-
     shipped, key = _batch.ship_file(path)  # a live graph with its change log folded in
-    client.register_plugin(UploadFile(shipped, load=False), name=f"instant-embedding-graph-{key}")
+    with open(shipped, "rb") as f:
+        plugin = _plugin_class()(f.read(), os.path.basename(shipped))
+    client.register_plugin(plugin, name=f"instant-embedding-graph-{key}")
     return ("shipped", os.path.basename(shipped), key)
+
+
+def _plugin_class() -> type:
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class ShippedGraph(WorkerPlugin):  # type: ignore[misc]
+        """Writes the graph into each worker's directory, atomically and only where missing."""
+
+        def __init__(self, data: bytes, name: str) -> None:
+            self.data, self.filename = data, name
+
+        def setup(self, worker: Any) -> None:
+            target = os.path.join(worker.local_directory, self.filename)
+            if not os.path.exists(target):  # tasks may map the copy already there
+                _core.write_atomic(target, self.data)
+
+    return ShippedGraph
 
 
 def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:

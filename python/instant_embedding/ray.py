@@ -63,9 +63,8 @@ def embed(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache_dir: PathLike | None = None,
 ) -> Any:
-    """Embed the node ids of a Dataset column with ``map_batches`` in an actor pool: lazily, a
-    Dataset of ``node_col`` and ``output_col`` (``list<float32>``), one row per input row.
-    Consume it inside :func:`worker_errors`.
+    """Embed a Dataset column of node ids with ``map_batches`` in an actor pool: lazily, a Dataset
+    of ``node_col`` and ``output_col`` (``list<float32>``); consume it in :func:`worker_errors`.
 
     Parameters
     ----------
