@@ -52,7 +52,7 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 _URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_LOG_HEAD_LEN = 256  # a change log's header and its two superblock slots (docs/FORMAT.md)
+_LOG_HEAD_LEN = _core.LOG_HEAD_LEN  # a change log's header and superblocks: its newest commit
 _COPY_CHUNK = 8 << 20
 _MAX_OPEN_GRAPHS = 8
 
