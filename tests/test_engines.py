@@ -10,8 +10,9 @@ path with a model and returns the rows in input order. Every check runs against 
   :class:`~instant_embedding.BudgetExceededError` (the one setting whose value changes no row);
 - a missing node raises :class:`~instant_embedding.NodeNotFoundError` naming it.
 
-Adding an engine is one entry here. Spark and Ray entries carry their markers (CI runs them
-with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
+Adding an engine is one entry in ``ENGINES`` (and ``BUILDERS`` if it builds graphs) and its
+public functions in ``DOCUMENTED`` (each parameter documented). Spark and Ray entries carry
+their markers (CI runs them with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
 """
 
 from __future__ import annotations
