@@ -348,6 +348,55 @@ def test_remote_errors(tmp_path, fsspec):
         embed_batch("iefake://nothing.graph", [1], model=M8, cache_dir=cache)
 
 
+def test_an_object_replaced_during_the_download_is_not_cached(tmp_path, fsspec):
+    root = tmp_path / "bucket"
+    root.mkdir()
+    ie.datasets.karate().save(root / "swap.graph")
+    fake = _CountingFS(fsspec, str(root))
+    real_cat = fake.cls.cat_file
+
+    def cat_then_replace(self, path, start=None, end=None, **kw):  # after the header read
+        header = real_cat(self, path, start=start, end=end, **kw)
+        ie.datasets.lesmis().save(root / "swap.graph")
+        return header
+
+    fake.cls.cat_file = cat_then_replace
+    cache = tmp_path / "cache"
+    with pytest.raises(ie.GraphFormatError, match="replaced during the download"):
+        local_graph_path("iefake://swap.graph", cache_dir=cache)
+    assert not [n for n in os.listdir(cache) if n.endswith(".graph") or ".tmp-" in n]
+
+
+def test_shipped_copies_are_checked_on_the_worker(tmp_path):
+    path = str(tmp_path / "g.graph")
+    ie.datasets.karate().save(path)
+    shipped, key = batch.ship_file(path)
+    assert os.path.basename(shipped) == f"{key}.graph" and key == batch.header_digest(path)
+    assert batch.shipped_copy(shipped, key, "g.graph") == shipped
+    ie.datasets.lesmis().save(path)  # rebuilt at the same path: a new name, its own key
+    assert batch.ship_file(path)[1] != key
+    with pytest.raises(ie.GraphFormatError, match="stale"):
+        batch.shipped_copy(path, key, "g.graph")
+    with pytest.raises(FileNotFoundError, match="not on this worker"):
+        batch.shipped_copy(str(tmp_path / "nothing.graph"), key, "g.graph")
+
+
+def test_build_graph_checks_the_columns_before_reading_a_batch(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    calls = []
+
+    def batches(cols):
+        calls.append(cols)
+        yield pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array([2, 3])], names=cols)
+
+    out = str(tmp_path / "g.graph")
+    with pytest.raises(KeyError, match="'zz'"):
+        batch.build_graph(["a", "b"], batches, out, ("a", "zz", None))
+    assert calls == [] and not os.path.exists(out)
+    g = batch.build_graph(["a", "b"], batches, out, ("a", "b", None), directed=True)
+    assert calls == [["a", "b"]] and (g.num_nodes, g.num_edges, g.directed) == (3, 2, True)
+
+
 def test_remote_without_fsspec_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(ImportError, match="needs fsspec"):

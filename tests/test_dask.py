@@ -7,7 +7,7 @@ import os
 import instant_embedding as ie
 import numpy as np
 import pytest
-from instant_embedding import _core
+from instant_embedding import _core, batch
 from instant_embedding import dask as ied
 
 dd = pytest.importorskip("dask.dataframe")
@@ -109,7 +109,8 @@ def test_local_cluster_shared_path_ship_and_bag(client, graphs, tmp_path):
     assert res["name"].tolist() == snodes
     assert np.array_equal(np.stack(res["embedding"].to_numpy()), sref)
     where = client.run(lambda dask_worker: os.listdir(dask_worker.local_directory))
-    assert all("instant-embedding-graphs" in v for v in where.values())
+    shipped = f"{batch.header_digest(spath)}.graph"  # named by its content
+    assert all(shipped in names for names in where.values())
     bag = db.from_sequence(snodes, npartitions=4)
     pairs = ied.embed_bag(bag, spath, ship=client, model=MODEL).compute()
     assert [p[0] for p in pairs] == snodes
@@ -179,6 +180,10 @@ def test_worker_errors_reach_the_client_with_their_type(client, graphs, tmp_path
         ied.embed(bad, ipath, node_col="nodes")
     with pytest.raises(ValueError, match="layout"):
         ied.embed(bad, ipath, layout="wide")
+    with pytest.raises(ValueError, match="output_col must differ"):
+        ied.embed(bad, ipath, output_col="node")
+    with pytest.raises(ValueError, match="clashes"):
+        ied.embed(bad.rename(columns={"node": "e3"}), ipath, node_col="e3", layout="columns")
     with pytest.raises(ValueError, match="dim"):
         ied.embed(bad, ipath, model=ie.InstantEmbedding(dim=0))
 
@@ -258,3 +263,17 @@ def test_docs_example_runs(tmp_path):
     script = tmp_path / "example.py"
     script.write_text(example, encoding="utf-8")
     subprocess.run([sys.executable, str(script)], cwd=tmp_path, check=True, timeout=300)
+
+
+def test_the_ship_plugin_never_rewrites_a_copy_tasks_may_map(tmp_path):
+    path = tmp_path / "k.graph"
+    ie.datasets.karate().save(path)
+    worker = type("Worker", (), {"local_directory": str(tmp_path / "w")})()
+    os.makedirs(worker.local_directory)
+    plugin = ied._plugin_class()(path.read_bytes(), "k.graph")
+    plugin.setup(worker)  # a worker that joins, then the same graph registered again
+    copy = os.path.join(worker.local_directory, "k.graph")
+    first = os.stat(copy).st_ino
+    plugin.setup(worker)
+    assert os.stat(copy).st_ino == first
+    assert open(copy, "rb").read() == path.read_bytes()

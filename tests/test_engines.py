@@ -10,8 +10,9 @@ path with a model and returns the rows in input order. Every check runs against 
   :class:`~instant_embedding.BudgetExceededError` (the one setting whose value changes no row);
 - a missing node raises :class:`~instant_embedding.NodeNotFoundError` naming it.
 
-Adding an engine is one entry here. Spark and Ray entries carry their markers (CI runs them
-with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
+Adding an engine is one entry in ``ENGINES`` (and ``BUILDERS`` if it builds graphs) and its
+public functions in ``DOCUMENTED`` (each parameter documented). Spark and Ray entries carry
+their markers (CI runs them with ``-m spark`` and ``-m ray``); Dask runs in the main suite.
 """
 
 from __future__ import annotations
@@ -179,6 +180,33 @@ def test_a_missing_node_is_named(engine, graphs):
     nodes = [*_nodes(path, 5), "nobody-here"]
     with pytest.raises(ie.NodeNotFoundError, match="nobody-here"):
         engine(path, nodes, fitted(MODEL, path), 2)
+
+
+# The adapters' public functions: each parameter documented (shared ones by batch.engine_doc).
+DOCUMENTED = [
+    "batch.embed_batch",
+    "spark.embed",
+    "spark.build_graph",
+    "dask.embed",
+    "dask.build_graph",
+    "ray.embed",
+]
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_every_parameter_is_documented(name):
+    import importlib
+    import inspect
+    import re
+
+    module, func = name.split(".")
+    f = getattr(importlib.import_module(f"instant_embedding.{module}"), func)
+    doc = f.__doc__
+    assert ".. params::" not in doc
+    params = doc.split("Parameters\n    ----------\n", 1)[1]
+    for p in inspect.signature(f).parameters:
+        entry = rf"^ {{4}}(\*\*)?(\w+, )*{p}(, \w+)*( : .*)?\n {{8}}\S"
+        assert re.search(entry, params, re.M) or re.search(rf"^ {{4}}{p} : ", params, re.M), p
 
 
 # ------------------------------------------------------------------------- build_graph

@@ -1087,13 +1087,14 @@ def test_shipping_a_live_graph_ships_its_changes(tmp_path):
 
     path = str(tmp_path / "s.graph")
     ie.datasets.karate().save(path)
-    assert batch.shippable_graph_file(path) == path
+    key = batch.header_digest(path)
+    assert batch.ship_file(path)[1] == key
     with ie.Graph.open(path, writable=True) as g:
-        assert batch.shippable_graph_file(path) == path  # an empty log
+        assert batch.ship_file(path)[1] == key  # an empty log: the file as it is
         g.add_edges([0, 40], [40, 33])
         g.remove_edges([0], [1])
-    shipped = batch.shippable_graph_file(path)
-    assert shipped != path and not os.path.exists(shipped + ".live")
+    shipped, folded_key = batch.ship_file(path)
+    assert folded_key != key and not os.path.exists(shipped + ".live")
     assert_same_graph(ie.Graph.open(shipped), ie.Graph.open(path), "folded copy")
     pytest.importorskip("distributed")
     from instant_embedding import dask as ie_dask
@@ -1103,7 +1104,7 @@ def test_shipping_a_live_graph_ships_its_changes(tmp_path):
             self.plugin = plugin
 
     client = Client()
-    ref = ie_dask._ship(client, path)
+    ref = ie_dask._graph_ref(path, client)
     (tmp_path / "got.graph").write_bytes(client.plugin.data)
-    assert ref[0] == "shipped" and ref[2] == os.path.abspath(path)
+    assert ref[0] == "shipped" and ref[2] == folded_key
     assert_same_graph(ie.Graph.open(tmp_path / "got.graph"), ie.Graph.open(path), "dask ship")

@@ -17,6 +17,7 @@ MAX_FIT_NODES: int
 DEFAULT_REORDER_ROUNDS: int
 FORMAT_VERSION: int
 HEADER_LEN: int
+LOG_HEAD_LEN: int
 DEFAULT_MEMORY_LIMIT: int
 
 class _SettingInfo(TypedDict):

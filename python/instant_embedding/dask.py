@@ -1,12 +1,8 @@
-"""Dask adapter: embed a dask DataFrame column or a dask Bag of node ids, partition by partition.
+"""Dask adapter (``pip install instant-embedding[dask]``; dask imported when called).
 
-Install with ``pip install instant-embedding[dask]``. This module imports nothing from dask at
-import time; ``import instant_embedding`` never imports it.
-
-Each partition is embedded independently with the read-only graph file (opened once per worker
-process and reused), so results are bit-identical to :meth:`InstantEmbedding.embed` whatever
-the partitioning or scheduler. The model's settings travel to the workers as one pickled
-:class:`~instant_embedding.batch.EmbeddingTask`. See ``docs/DISTRIBUTED.md``.
+Each partition of a DataFrame column or a Bag is embedded with the engine kit
+(:mod:`instant_embedding.batch`), so the rows equal :meth:`InstantEmbedding.embed` bit for bit;
+dask re-raises worker errors with their own type. See ``docs/DISTRIBUTED.md``.
 """
 
 from __future__ import annotations
@@ -24,143 +20,66 @@ from .embedding import InstantEmbedding
 __all__ = ["build_graph", "embed", "embed_bag"]
 
 PathLike = str | os.PathLike[str]
-LAYOUTS = _batch.LAYOUTS
-
-# ------------------------------------------------------------------------------ graph shipping
-
-_SHIP_SUBDIR = "instant-embedding-graphs"
 
 
-def _graph_plugin_class() -> type:
-    from distributed.diagnostics.plugin import WorkerPlugin
-
-    class GraphFilePlugin(WorkerPlugin):  # type: ignore[misc]
-        """Writes a graph file into each worker's local directory (new workers included)."""
-
-        def __init__(self, data: bytes, digest: str) -> None:
-            self.data = data
-            self.digest = digest
-
-        def setup(self, worker: Any) -> None:
-            d = os.path.join(worker.local_directory, _SHIP_SUBDIR)
-            os.makedirs(d, exist_ok=True)
-            target = os.path.join(d, f"{self.digest}.graph")
-            if os.path.exists(target) and os.path.getsize(target) == len(self.data):
-                return
-            _core.write_atomic(target, self.data)
-
-    return GraphFilePlugin
-
-
-def _ship(client: Any, graph_path: str) -> tuple[str, str, str]:
-    """Uploads the graph to every worker of ``client``; returns the graph reference."""
-    if _batch.is_remote(graph_path):
-        raise ValueError(
-            "ship=True needs a local graph file; workers copy a URI themselves (ship=False)"
-        )
-    if not os.path.isfile(graph_path):
-        raise FileNotFoundError(f"graph file not found: {graph_path}")
-    original = graph_path
-    graph_path = _batch.shippable_graph_file(graph_path)  # a live graph: its log folded in
-    digest = _batch.header_digest(graph_path)
-    with open(graph_path, "rb") as f:
-        data = f.read()
-    plugin = _graph_plugin_class()(data, digest)
-    name = f"instant-embedding-graph-{digest}"
-    if hasattr(client, "register_plugin"):
-        client.register_plugin(plugin, name=name)
-    else:  # pragma: no cover - distributed < 2023.9
-        client.register_worker_plugin(plugin, name=name)
-    return ("shipped", digest, os.path.abspath(original))
-
-
-def _graph_ref(graph_path: PathLike, ship: Any) -> tuple[str, str, str]:
-    path = os.fspath(graph_path)
-    if ship is False or ship is None:
-        path = _batch.shared_graph_path(path, "")
-        return ("path", path, path)
+def _graph_ref(path: str, ship: Any) -> tuple[str, str, str]:
+    """``("path", path, "")``, or ``("shipped", name, key)`` once a worker plugin gives every
+    worker of the client (and those that join later) the file :func:`.batch.ship_file` names."""
+    client = ship
     if ship is True:
         try:
             from distributed import get_client
 
             client = get_client()
-        except (ImportError, ValueError):
-            # No distributed client: the threads/processes schedulers run on this machine.
-            return _graph_ref(graph_path, False)
-    else:
-        client = ship
-    return _ship(client, path)
+        except (ImportError, ValueError):  # no client: the local schedulers read the file
+            client = None
+    if client is None or client is False:
+        return ("path", path, "")
+    if _batch.is_remote(path):
+        raise ValueError("ship=True needs a local graph file; workers copy a URI themselves")
+    shipped, key = _batch.ship_file(path)  # a live graph with its change log folded in
+    with open(shipped, "rb") as f:
+        plugin = _plugin_class()(f.read(), os.path.basename(shipped))
+    client.register_plugin(plugin, name=f"instant-embedding-graph-{key}")
+    return ("shipped", os.path.basename(shipped), key)
 
 
-def _worker_graph_path(graph: tuple[str, str, str]) -> str:
-    how, value, original = graph
+def _plugin_class() -> type:
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class ShippedGraph(WorkerPlugin):  # type: ignore[misc]
+        """Writes the graph into each worker's directory, atomically and only where missing."""
+
+        def __init__(self, data: bytes, name: str) -> None:
+            self.data, self.filename = data, name
+
+        def setup(self, worker: Any) -> None:
+            target = os.path.join(worker.local_directory, self.filename)
+            if not os.path.exists(target):  # tasks may map the copy already there
+                _core.write_atomic(target, self.data)
+
+    return ShippedGraph
+
+
+def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
+    how, value, key = graph
     if how != "shipped":
-        return value
+        return task.at(value)
     try:
         from distributed import get_worker
 
         worker = get_worker()
     except (ImportError, ValueError):
-        return original  # computed outside a distributed worker: read the driver's file
-    p = os.path.join(worker.local_directory, _SHIP_SUBDIR, f"{value}.graph")
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"graph {original} was not shipped to this worker ({p})")
-    return p
+        return task  # computed outside a distributed worker: the client's file
+    return task.at(_batch.shipped_copy(os.path.join(worker.local_directory, value), key, value))
 
 
-# ------------------------------------------------------------------------------ partitions
+def _partition(pdf: Any, *, graph: Any, task: _batch.EmbeddingTask, **frame: Any) -> Any:
+    nodes = pdf[frame["node_col"]]
+    return _batch.embeddings_frame(nodes, _worker_task(task, graph).embed(nodes), **frame)
 
 
-def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
-    return task.at(_worker_graph_path(graph))
-
-
-def _column_names(dim: int) -> list[str]:
-    return [f"e{i}" for i in range(dim)]
-
-
-def _partition(
-    pdf: Any,
-    *,
-    node_col: str,
-    output_col: str,
-    layout: str,
-    graph: tuple[str, str, str],
-    task: _batch.EmbeddingTask,
-) -> Any:
-    nodes = pdf[node_col]
-    emb = _worker_task(task, graph).embed(nodes)
-    return _batch.embeddings_frame(
-        nodes, emb, node_col=node_col, output_col=output_col, layout=layout
-    )
-
-
-def _meta(ddf_meta: Any, node_col: str, output_col: str, layout: str, dim: int) -> Any:
-    nodes = ddf_meta[node_col].iloc[:0]
-    return _batch.embeddings_frame(
-        nodes,
-        np.zeros((0, dim), dtype=np.float32),
-        node_col=node_col,
-        output_col=output_col,
-        layout=layout,
-    )
-
-
-def _task(
-    graph: tuple[str, str, str],
-    model: InstantEmbedding,
-    threads: int | None,
-    cache_dir: PathLike | None,
-) -> _batch.EmbeddingTask:
-    return _batch.EmbeddingTask(
-        graph[2],  # the client's path; workers read _worker_graph_path(graph)
-        model,
-        threads=threads,
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-        label=graph[2],
-    )
-
-
+@_batch.engine_doc
 def embed(
     ddf: Any,
     graph_path: PathLike,
@@ -173,86 +92,54 @@ def embed(
     ship: Any = False,
     cache_dir: PathLike | None = None,
 ) -> Any:
-    """Embed the node ids of a dask DataFrame column with ``map_partitions``.
-
-    Lazy: nothing runs until ``.compute()``, ``.to_parquet()``, ... Errors raised on the
-    workers (:class:`NodeNotFoundError` naming the node and graph, ``FileNotFoundError``
-    naming the path) are re-raised by dask on the client with their own type.
+    """Embed the node ids of a dask DataFrame column with ``map_partitions``: lazily, a frame of
+    ``node_col`` and the embedding, one row per input row, with ``ddf``'s index and divisions.
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-        Holds the node ids in ``node_col`` (integer or string dtype, no nulls); other columns
-        are dropped (the result keeps ``ddf``'s index and divisions, so join or assign back).
-    graph_path : str or os.PathLike
-        The graph file as the workers see it: a path on shared storage, a URI (``s3://``,
-        ``gs://``, ``http(s)://``, ``file://``: copied once per worker machine into a local
-        cache keyed by content; needs fsspec), or with ``ship`` a file on the client.
-    node_col : str, default "node"
-    model : InstantEmbedding, optional
-        The settings (default ``InstantEmbedding()``); embeddings equal ``model.embed`` bit
-        for bit. The model's own ``threads`` is not used (see ``threads``).
-    output_col : str, default "embedding"
-        Name of the embedding column for ``layout="list"``.
+    .. params:: graph_path node_col model output_col
     layout : {"list", "columns"}, default "list"
-        ``"list"`` (the default): one object column ``output_col`` whose cells are float32
-        numpy arrays of length ``dim``, as Spark's ``toPandas()`` gives ``array<float>``
-        (``np.stack(df[output_col].to_numpy())`` is the matrix). Dask cannot infer a Parquet
-        type for an object column, so give ``to_parquet`` the full schema, e.g.
-        ``schema=pa.schema([(node_col, pa.int64()), (output_col, pa.list_(pa.float32()))]),
-        write_index=False``.
-        ``"columns"``: ``dim`` float32 columns ``e0 .. e{dim-1}`` (one contiguous block per
-        partition; convenient for dask-ml/scikit-learn, heavy for large ``dim``).
+        ``"list"``: an object column ``output_col`` of float32 arrays, as Spark's ``toPandas()``
+        gives ``array<float>`` (``to_parquet`` needs its schema: docs/DISTRIBUTED.md).
+        ``"columns"``: ``dim`` float32 columns ``e0 .. e{dim-1}`` (for dask-ml/scikit-learn).
     threads : int or None, default 1
-        Threads per partition task. Dask already runs one task per worker thread, so 1 avoids
-        oversubscription; None uses every CPU.
+        Threads per partition task (dask runs one task per worker thread); None: every CPU.
     ship : bool or distributed.Client, default False
-        Upload the client's graph file to every worker (a worker plugin; workers that join
-        later get it too) instead of reading a shared path. True uses the current client
-        (and is ignored without one: the local schedulers read the file directly). The whole
-        file passes through the scheduler's memory: for graphs over a few hundred MB prefer
-        shared storage or a URI.
-    cache_dir : str or os.PathLike, optional
-        Worker-local cache for URIs.
-
-    Returns
-    -------
-    dask.dataframe.DataFrame
-        ``node_col`` (same dtype) plus the embedding, one row per input row, same index.
+        Upload the client's graph file to every worker, joining ones too (True: the current
+        client, if any). It passes through the scheduler's memory: for graphs over a few
+        hundred MB prefer shared storage or a URI.
+    .. params:: cache_dir embed_raises
     """
-    model = _batch.resolve_model(model, "instant_embedding.dask.embed")
-    if node_col not in ddf.columns:
-        raise KeyError(
-            f"node_col {node_col!r} is not a column of the DataFrame {list(ddf.columns)}"
-        )
-    if layout == "list" and output_col == node_col:
-        raise ValueError("output_col must differ from node_col")
-    if layout == "columns" and node_col in _column_names(model.dim):
+    task = _batch.driver_task(
+        graph_path,
+        model,
+        threads=threads,
+        cache_dir=cache_dir,
+        columns=list(ddf.columns),
+        node_col=node_col,
+        output_col=output_col if layout == "list" else None,
+    )
+    if layout == "columns" and node_col in [f"e{i}" for i in range(task.model.dim)]:
         raise ValueError(f"node_col {node_col!r} clashes with an embedding column name")
-    graph = _graph_ref(graph_path, ship)
-    task = _task(graph, model, threads, cache_dir)
-    meta = _meta(ddf._meta, node_col, output_col, layout, model.dim)
+    graph = _graph_ref(task.graph_path, ship)
+    frame = {"node_col": node_col, "output_col": output_col, "layout": layout}
+    empty = np.zeros((0, task.model.dim), dtype=np.float32)
+    meta = _batch.embeddings_frame(ddf._meta[node_col].iloc[:0], empty, **frame)
     return ddf[[node_col]].map_partitions(
         _partition,
-        node_col=node_col,
-        output_col=output_col,
-        layout=layout,
         graph=graph,
         task=task,
+        **frame,
         meta=meta,
         align_dataframes=False,
         enforce_metadata=False,
     )
 
 
-def _bag_partition(
-    part: Iterable[Any], *, graph: tuple[str, str, str], task: _batch.EmbeddingTask
-) -> list[tuple[Any, np.ndarray]]:
+def _bag_partition(part: Iterable[Any], *, graph: Any, task: _batch.EmbeddingTask) -> list[Any]:
     nodes = list(part)
-    if not nodes:
-        return []
-    emb = _worker_task(task, graph).embed(nodes)
-    return [(n, emb[i]) for i, n in enumerate(nodes)]
+    return list(zip(nodes, _worker_task(task, graph).embed(nodes)))
 
 
 def embed_bag(
@@ -264,20 +151,13 @@ def embed_bag(
     ship: Any = False,
     cache_dir: PathLike | None = None,
 ) -> Any:
-    """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, embedding)`` tuples.
-
-    Each embedding is a float32 numpy array of length ``dim``; order and partitioning follow
-    the input bag. Parameters are those of :func:`embed`.
-    """
-    model = _batch.resolve_model(model, "instant_embedding.dask.embed_bag")
-    graph = _graph_ref(graph_path, ship)
-    task = _task(graph, model, threads, cache_dir)
-    return bag.map_partitions(_bag_partition, graph=graph, task=task)
+    """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, float32 array)`` tuples in the
+    input's order and partitioning. Parameters as in :func:`embed`."""
+    task = _batch.driver_task(graph_path, model, threads=threads, cache_dir=cache_dir)
+    return bag.map_partitions(_bag_partition, graph=_graph_ref(task.graph_path, ship), task=task)
 
 
-# ------------------------------------------------------------------------------ graph building
-
-
+@_batch.engine_doc
 def build_graph(
     edges_ddf: Any,
     output_path: PathLike,
@@ -285,71 +165,38 @@ def build_graph(
     src_col: str = "src",
     dst_col: str = "dst",
     weight_col: str | None = None,
-    directed: bool = False,
-    self_loops: str = "keep",
-    merge: str = "sum",
-    memory_limit: int | str | None = None,
-    tmp_dir: PathLike | None = None,
     max_in_flight: int = 2,
+    **options: Any,
 ) -> Any:
-    """Build a graph file from a dask DataFrame of edges, one partition at a time.
-
-    Partitions are computed (at most ``max_in_flight`` at once, on the active scheduler) and
-    streamed as Arrow record batches through :func:`instant_embedding.from_arrow` into
-    the out-of-core builder, which writes ``output_path`` atomically. The edge table is never
-    held in memory whole: memory is bounded by ``max_in_flight`` partitions plus
-    ``memory_limit``.
+    """Build a graph file from a dask DataFrame of edges: partitions computed ``max_in_flight``
+    at a time stream into the out-of-core builder (:func:`.batch.build_graph`), in memory
+    bounded by those partitions plus ``memory_limit``.
 
     Parameters
     ----------
     edges_ddf : dask.dataframe.DataFrame
-    output_path : str or os.PathLike
-    src_col, dst_col : str, default "src", "dst"
-        Endpoint columns, integer or string node ids.
-    weight_col : str, optional
-        Positive edge weights (the graph is then weighted).
-    directed : bool, default False
-    self_loops : {"keep", "drop"}, default "keep"
-    merge : {"sum", "max"}, default "sum"
-    memory_limit : int or str, optional
-        The builder's memory budget (e.g. ``"4G"``).
-    tmp_dir : str or os.PathLike, optional
-        The builder's scratch directory.
+    .. params:: build_params
     max_in_flight : int, default 2
         Partitions computed concurrently ahead of the builder.
 
-    Returns
-    -------
-    Graph
-        The new graph file, opened.
-
-    Raises
-    ------
-    KeyError
-        A column is missing.
+    .. params:: build_returns
     """
     import dask
     import pyarrow as pa
 
-    cols = _batch.edge_columns(edges_ddf.columns, src_col, dst_col, weight_col)
     if max_in_flight < 1:
         raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
-    parts = edges_ddf[cols].to_delayed()
 
-    def batches() -> Iterator[Any]:
+    def batches(cols: list[str]) -> Iterator[Any]:
+        parts = edges_ddf[cols].to_delayed()
         for start in range(0, len(parts), max_in_flight):
             for pdf in dask.compute(*parts[start : start + max_in_flight]):
                 yield pa.RecordBatch.from_pandas(pdf, preserve_index=False)
 
     return _batch.build_graph(
-        batches(),
+        list(edges_ddf.columns),
+        batches,
         output_path,
-        src_col=src_col,
-        dst_col=dst_col,
-        weight_col=weight_col,
-        directed=directed,
-        self_loops=self_loops,
-        merge=merge,
-        memory_limit=memory_limit,
-        tmp_dir=tmp_dir,
+        (src_col, dst_col, weight_col),
+        **options,
     )

@@ -565,6 +565,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     m.add_function(wrap_pyfunction!(graph_file_len, m)?)?;
     m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
+    // A change log's header and superblocks: the bytes that name its newest commit.
+    m.add("LOG_HEAD_LEN", crate::graph::log_format::DATA_START)?;
     m.add("MAX_DIM", crate::embed::config::MAX_DIM)?;
     // The column-name rule of every reader (text headers, tables, pandas frames).
     m.add(
