@@ -20,42 +20,6 @@ NodeId = int | str
 PathLike = str | os.PathLike[str]
 
 
-def _is_str_like(x: Any) -> bool:
-    return isinstance(x, str)
-
-
-def _as_id_array(values: Any, name: str) -> tuple[str, Any]:
-    """Classifies ids as ('int', int64 array) or ('str', list[str])."""
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
-        if values.dtype.kind in "iu":
-            if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-                raise ValueError(f"{name} holds ids above the int64 range")
-            return "int", values.astype(np.int64, copy=False)
-        if values.dtype.kind in "UO" or values.dtype.kind == "T":
-            seq = values.tolist()
-        else:
-            raise TypeError(
-                f"{name} must hold integer or string node ids, got dtype {values.dtype}"
-            )
-    else:
-        seq = list(values)
-    if not seq:
-        return "int", np.zeros(0, dtype=np.int64)
-    if all(_is_str_like(x) for x in seq):
-        return "str", seq
-    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
-        try:
-            return "int", np.asarray(seq, dtype=np.int64)
-        except OverflowError:
-            raise ValueError(f"{name} holds ids outside the int64 range") from None
-    for x in seq:
-        if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
-            raise TypeError(f"{name} must hold int or str node ids, got {type(x).__name__} {x!r}")
-    raise TypeError(f"{name} mixes int and str node ids; use one kind")
-
-
 class Graph:
     """A graph in the instant-embedding CSR format.
 
@@ -188,29 +152,9 @@ class Graph:
         TypeError
             Ids that are neither int nor str, or a mix of both.
         """
-        ks, s = _as_id_array(src, "src")
-        kd, d = _as_id_array(dst, "dst")
-        kn, extra = _as_id_array(nodes if nodes is not None else [], "nodes")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
-        kinds = {k for k, arr in ((ks, s), (kd, d), (kn, extra)) if len(arr)}
-        if len(kinds) > 1:
-            raise TypeError("src, dst and nodes mix int and str node ids; use one kind")
-        kind = kinds.pop() if kinds else "int"
-        w32 = None if weights is None else _as_weights(weights, len(s))
-        if merge not in ("sum", "max"):
-            raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
-        if num_nodes is not None:
-            num_nodes = _check_num_nodes(num_nodes)
-
-        def as_ids(x: Any) -> Any:
-            return list(x) if kind == "str" else np.asarray(x, dtype=np.int64)
-
-        # The kernel numbers the nodes (implicit ids when they are 0..n-1, else a sorted table).
-        core = _core.Graph.build(
-            as_ids(s), as_ids(d), as_ids(extra), num_nodes, bool(directed), w32, merge
-        )
-        return cls(core)
+        # The kernel checks and numbers the ids (implicit when they are 0..n-1, else a table).
+        extra = [] if nodes is None else nodes
+        return cls(_core.Graph.build(src, dst, extra, num_nodes, bool(directed), weights, merge))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: PathLike) -> None:
@@ -315,13 +259,6 @@ class Graph:
             )
         return self._w
 
-    def _ids_for(self, values: Any, name: str) -> tuple[str, Any]:
-        kind, arr = _as_id_array(values, name)
-        if len(arr) and (kind == "str") != (self.id_kind == "utf8"):
-            have = "string" if self.id_kind == "utf8" else "integer"
-            raise TypeError(f"{name} holds {kind} ids but this graph has {have} node ids")
-        return ("str" if self.id_kind == "utf8" else "int"), arr
-
     def _committed(self) -> None:
         """After a change: commit it unless inside :meth:`batch`, and show the new state."""
         w = self._writer()
@@ -358,16 +295,8 @@ class Graph:
             Ids of the other kind (strings for an integer-id graph or the reverse).
         """
         w = self._writer()
-        ks, s = self._ids_for(src, "src")
-        _, d = self._ids_for(dst, "dst")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
-        wt = None if weights is None else _as_weights(weights, len(s))
         with self._write_lock:
-            if ks == "str":
-                w.add_str(list(s), list(d), wt)
-            else:
-                w.add_int(np.ascontiguousarray(s), np.ascontiguousarray(d), wt)
+            w.add(src, dst, weights)
             self._committed()
 
     def remove_edges(self, src: Any, dst: Any) -> int:
@@ -383,15 +312,8 @@ class Graph:
             How many of the edges existed (and are now removed).
         """
         w = self._writer()
-        ks, s = self._ids_for(src, "src")
-        _, d = self._ids_for(dst, "dst")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
         with self._write_lock:
-            if ks == "str":
-                removed = w.remove_str(list(s), list(d))
-            else:
-                removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
+            removed = w.remove(src, dst)
             self._committed()
         return int(removed)
 
@@ -413,11 +335,7 @@ class Graph:
         w = self._writer()
         if self._batch_depth:
             raise ValueError("remove_nodes() inside a batch: end the batch first")
-        kind, arr = self._ids_for(ids, "ids")
-        if kind == "str":
-            removed = w.remove_nodes_str(list(arr))
-        else:
-            removed = w.remove_nodes_int(np.ascontiguousarray(arr))
+        removed = w.remove_nodes(ids)
         self._g = w.snapshot()
         return int(removed)
 
@@ -603,30 +521,7 @@ class Graph:
         TypeError
             Ids of the wrong kind (e.g. strings for an integer-id graph).
         """
-        if self._g.id_kind == "implicit" and isinstance(nodes, (list, tuple)) and len(nodes) <= 8:
-            # Fast path for the single-node latency case: a few plain ints.
-            n = self._g.num_nodes
-            if all(type(x) is int and 0 <= x < n for x in nodes):
-                return np.array(nodes, dtype=np.uint32)
-        kind, arr = _as_id_array(nodes, "nodes")
-        if len(arr) == 0:  # an empty list has no id kind: valid for every graph
-            return np.zeros(0, dtype=np.uint32)
-        if kind == "str":
-            if self.id_kind != "utf8":
-                raise NodeNotFoundError(
-                    f"node {arr[0]!r} not found: this graph has integer node ids"
-                )
-            return self._g.lookup_str(arr)
-        if self.id_kind == "utf8" and len(arr):
-            raise NodeNotFoundError(f"node {int(arr[0])} not found: this graph has string node ids")
-        if self.id_kind == "implicit":
-            bad = (arr < 0) | (arr >= self.num_nodes)
-            if bad.any():
-                raise NodeNotFoundError(
-                    f"node {int(arr[bad][0])} not found (ids are 0..{self.num_nodes - 1})"
-                )
-            return arr.astype(np.uint32)
-        return self._g.lookup_int(np.ascontiguousarray(arr))
+        return self._g.index(nodes)
 
     def ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64] | list[str]:
         """External ids of internal indices (inverse of :meth:`index`)."""
@@ -652,29 +547,6 @@ class Graph:
     def degrees(self) -> npt.NDArray[np.uint64]:
         """Out-degrees of all nodes in internal order (reads all of ``indptr``: O(n))."""
         return self._g.degrees()
-
-
-def _as_weights(weights: Any, count: int) -> npt.NDArray[np.float32]:
-    """Edge weights as float32, checked: shape ``(count,)``, finite, > 0, no float32 overflow."""
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (count,):
-        raise ValueError(f"weights must have shape ({count},), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w <= 0):
-        i = int(np.flatnonzero(~(np.isfinite(w) & (w > 0)))[0])
-        raise ValueError(f"edge {i} has weight {w[i]}; weights must be finite and > 0")
-    with np.errstate(over="ignore"):
-        w32 = w.astype(np.float32)
-    if not np.all(np.isfinite(w32)):
-        raise ValueError("a weight overflows float32")
-    return w32
-
-
-def _check_num_nodes(num_nodes: Any) -> int:
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)):
-        raise TypeError(f"num_nodes must be an int, got {type(num_nodes).__name__}")
-    if num_nodes < 0:
-        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
-    return int(num_nodes)
 
 
 def node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, bool]:
