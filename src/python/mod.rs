@@ -545,6 +545,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
     m.add_class::<output::PyAtomicFile>()?;
