@@ -168,7 +168,8 @@ class EmbeddingWriter:
             ):
                 raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         self.dim, self.num_rows = int(dim), None if num_rows is None else int(num_rows)
-        self.rows_written, self.id_kind, self._closed = 0, None, False
+        self.rows_written, self._closed = 0, False
+        self.id_kind: str | None = None
         self._file: Any = None  # the kernel's writer (npy, npz, w2v files)
         self._parquet: _Parquet | None = None
         self._stream: IO[str] | None = None
