@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from . import _core
+
 ProgressArg = bool | None | Callable[[int, int], Any]
 
 # The built-in status line is redrawn at most this often on a terminal, and written as a new
@@ -141,29 +143,8 @@ class _StatusLine:
         self.written = ""
 
     def text(self, done: int, now: float, final: bool = False) -> str:
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        head = f"{self.desc}: "
-        if self.total > 0:
-            pct = 100.0 * done / self.total
-            head += f"{pct:3.0f}% {self._amount(done, bare=True)}/{self._amount(self.total)}"
-        else:
-            head += self._amount(done)
-        head += f", {self._amount(rate)}/s"
-        if (self.total > 0 and done >= self.total) or (final and self.total <= 0):
-            return f"{head}, done in {_clock_time(elapsed)}"
-        if self.total > 0 and done > 0:
-            return f"{head}, ETA {_clock_time((self.total - done) / rate)}"
-        return head
-
-    def _amount(self, x: float, bare: bool = False) -> str:
-        """``4,200 node`` (``4,200`` if bare); bytes in binary units: ``1.5 GiB``."""
-        if self.unit == "B" and x >= 1024:
-            for prefix in "KMGTP":
-                x /= 1024
-                if x < 1024 or prefix == "P":
-                    return f"{x:.1f} {prefix}iB"
-        return f"{x:,.0f}" if bare else f"{x:,.0f} {self.unit}"
+        total = max(self.total, 0)
+        return _core.status_line(self.desc, self.unit, done, total, now - self.start, final)
 
     def show(self, done: int) -> None:
         now = self.clock()
@@ -199,11 +180,3 @@ def _redraws_in_place(stream: TextIO) -> bool:
     except (AttributeError, ValueError):
         return False
     return type(stream).__module__.startswith("ipykernel")
-
-
-def _clock_time(seconds: float) -> str:
-    """``0:04``, ``12:09``, ``3:02:15``."""
-    s = int(seconds + 0.5)
-    h, rest = divmod(s, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

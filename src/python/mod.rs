@@ -35,6 +35,13 @@ pub struct PyGraph {
     inner: Arc<Graph>,
 }
 
+/// The progress status line after ``done`` of ``total`` units (0: unknown) in ``elapsed``
+/// seconds; ``last``: the line written when the work ends.
+#[pyfunction]
+fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last: bool) -> String {
+    crate::progress::status_line(desc, unit, done, total, elapsed, last)
+}
+
 /// A count given as an argument (``num_nodes``): an int >= 0.
 fn count_argument(x: &Bound<'_, PyAny>) -> PyResult<usize> {
     let t = x.get_type().name()?.to_string();
@@ -546,6 +553,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
+    m.add_function(wrap_pyfunction!(status_line, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
     m.add_class::<output::PyAtomicFile>()?;
