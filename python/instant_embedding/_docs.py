@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._core import EmbeddingConfig
@@ -21,7 +21,7 @@ def _entry(head: str, text: str) -> str:
     return head + "\n" + textwrap.indent(body, "    ")
 
 
-def _setting(s: dict[str, Any]) -> str:
+def _setting(s: Mapping[str, Any]) -> str:
     kind = "{" + ", ".join(f'"{c}"' for c in s["choices"]) + "}" if s["choices"] else s["type"]
     d = s["default"]
     default = f"{d:_}" if s["type"] == "int" else f'"{d}"' if s["type"] == "str" else d
@@ -40,8 +40,8 @@ PARAMS.update(
     ),
     threads=_entry(
         "threads : int, optional",
-        "Worker threads (default: the model's ``threads``, else ``RAYON_NUM_THREADS`` or the "
-        "number of CPUs). Results do not depend on it.",
+        "Worker threads (default: the model's ``threads`` where there is a model, else "
+        "``RAYON_NUM_THREADS`` or the number of CPUs). Results do not depend on it.",
     ),
     progress=_entry(
         "progress : bool or callable, default False",

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._docs import doc
 from .errors import NodeNotFoundError
 
 __all__ = ["Graph", "NodeId"]
@@ -36,8 +37,7 @@ class Graph:
     A ``Graph`` is thread-safe and can be shared by any number of threads; on a writable graph,
     a :meth:`batch` holds the writer for its thread until it ends (another thread's changes
     wait for it, so they are never swept into, or discarded with, someone else's batch). It
-    pickles by path
-    (file-backed graphs only), so it can be sent to ``multiprocessing`` or Spark/Dask workers.
+    pickles by path (file-backed graphs only), so it can be sent to worker processes.
     """
 
     __slots__ = ("_g", "_w", "_batch_depth", "_write_lock")
@@ -165,6 +165,7 @@ class Graph:
         """
         self._g.save(os.fspath(path))
 
+    @doc
     def reorder(
         self,
         path: PathLike,
@@ -198,12 +199,9 @@ class Graph:
         rounds : int, default 5
             Label-propagation sweeps at most (1..100); sweeps stop earlier when fewer than one
             node in 1,000 changes community.
-        threads : int, optional
-            Threads for the parallel parts (default: ``RAYON_NUM_THREADS`` or all CPUs). The
-            output does not depend on it.
-        progress : bool or callable, default False
-            True shows progress bars (tqdm) or logs; a callable receives ``(done, total)`` in
-            arcs, once for computing the order and once for writing.
+        {threads}
+        {progress}
+            Counted in arcs, once for computing the order and once for writing.
         order : array of int, optional
             Your own order instead of ``method``'s (e.g. from METIS or Rabbit order): a
             permutation of ``0..num_nodes-1`` where ``order[i]`` is the *current* internal
@@ -570,30 +568,26 @@ def reorder_file(
 
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         raise TypeError(f"rounds must be an int, got {rounds!r}")
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a str, got {method!r}")
     perm = None
     if order is not None:
         a = np.asarray(order)
         if a.ndim != 1 or a.dtype.kind not in "iu":
             raise TypeError("order must be a 1-d array of integers")
-        if len(a) != graph.num_nodes or (len(a) and (a.min() < 0 or a.max() >= graph.num_nodes)):
-            raise ValueError(
-                f"order must be a permutation of 0..{graph.num_nodes - 1} (got {len(a)} entries)"
-            )
-        perm = np.ascontiguousarray(a, dtype=np.uint32)
-    bars: list[Any] = []
+        n = graph.num_nodes
+        if len(a) != n or (n and (a.min() < 0 or a.max() >= n)):  # (the kernel checks the rest)
+            raise ValueError(f"order must be a permutation of 0..{n - 1} (got {len(a)} entries)")
+        perm = a.astype(np.uint32)
+    bars: list[ByteProgress] = []  # one for computing the order, one for writing
 
     def hook(done: int, total: int) -> None:
         if not bars or bars[-1].total != total:
             if bars:
                 bars[-1].close()
-            desc = "writing" if bars else "ordering"
-            bars.append(ByteProgress(total, progress, "arcs", desc))
+            bars.append(ByteProgress(total, progress, "arcs", "writing" if bars else "ordering"))
         bars[-1].set(done)
 
     try:
-        stats: dict[str, Any] = _core.reorder_graph(
+        return _core.reorder_graph(  # type: ignore[no-any-return]
             graph._native,
             os.fspath(path),
             method=method,
@@ -605,7 +599,6 @@ def reorder_file(
     finally:
         for b in bars:
             b.close()
-    return stats
 
 
 def _reopen(path: str, prefetch: bool) -> Graph:
