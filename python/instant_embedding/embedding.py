@@ -98,12 +98,8 @@ def ppr(
         if return_residual
         else _core.ppr(graph._native, idx, config)
     )
-    ids = graph.ids(arrays[0])
-    if isinstance(ids, list):
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        return ([ids[i] for i in order], *(a[order] for a in arrays[1:]))
-    order_np = np.argsort(ids, kind="stable")
-    return (ids[order_np], *(a[order_np] for a in arrays[1:]))
+    order = graph._native.id_order(arrays[0])  # by external id
+    return (graph.ids(arrays[0][order]), *(a[order] for a in arrays[1:]))
 
 
 @doc

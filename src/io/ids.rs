@@ -185,6 +185,24 @@ pub fn indices(graph: &Graph, ids: &IdColumn) -> Result<Vec<u32>> {
     }
 }
 
+/// The order that sorts internal nodes `nodes` by their external ids (ints numerically,
+/// strings by code point, as Python sorts them); stable.
+pub fn id_order(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
+    use crate::graph::format::NodeId;
+    let ids = nodes
+        .iter()
+        .map(|&v| graph.node_id(v))
+        .collect::<Result<Vec<_>>>()?;
+    let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
+    order.sort_by(|&a, &b| match (&ids[a as usize], &ids[b as usize]) {
+        (NodeId::Int(x), NodeId::Int(y)) => x.cmp(y),
+        (NodeId::Str(x), NodeId::Str(y)) => x.cmp(y),
+        (NodeId::Int(_), NodeId::Str(_)) => std::cmp::Ordering::Less,
+        (NodeId::Str(_), NodeId::Int(_)) => std::cmp::Ordering::Greater,
+    });
+    Ok(order)
+}
+
 /// Weights checked finite and > 0; `unit` is what a value is (`row`, `edge`), `column` its
 /// column when it has one.
 pub fn check_weights(
@@ -313,6 +331,9 @@ mod tests {
             "{e}"
         );
         assert!(indices(&strs, &IdColumn::Int(vec![])).unwrap().is_empty());
+        // External id order, whatever the internal order: "a" < "b", -5 < 7 < 2**40.
+        assert_eq!(id_order(&strs, &[1, 0]).unwrap(), [1, 0]);
+        assert_eq!(id_order(&table, &[2, 0, 1]).unwrap(), [1, 2, 0]);
     }
 
     #[test]

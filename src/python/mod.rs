@@ -275,6 +275,21 @@ impl PyGraph {
         Ok(out.into_pyarray(py))
     }
 
+    /// The order (int64 positions) that sorts internal nodes ``nodes`` by their external ids.
+    fn id_order<'py>(
+        &self,
+        py: Python<'py>,
+        nodes: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let (nodes, g) = (to_vec(&nodes), self.inner.clone());
+        let order = py.detach(move || io_ids::id_order(&g, &nodes)).py_err()?;
+        Ok(order
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py))
+    }
+
     /// Int ids of all nodes in internal order (None for string-id graphs).
     fn int_ids<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<i64>>> {
         self.inner.int_ids().map(|v| v.into_pyarray(py))
