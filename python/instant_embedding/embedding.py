@@ -116,8 +116,7 @@ class InstantEmbedding:
 
     The defaults are the cheapest setting at the paper's quality: BlogCatalog Micro-F1 34.3
     (paper: 33.4) at about 20 µs per node. Recipes for other uses (lowest latency, fastest or
-    best whole graph) are in ``docs/GUIDE.md``. Embeddings made with an earlier release's
-    defaults are reproduced by ``InstantEmbedding(eps=1e-5, normalize="none")``.
+    best whole graph) are in ``docs/GUIDE.md``.
 
     Parameters
     ----------

@@ -159,7 +159,7 @@ pub fn indices(graph: &Graph, ids: &IdColumn) -> Result<Vec<u32>> {
             }
             _ => String::new(),
         };
-        Error::UnknownNode(format!("{id}{why}"))
+        Error::UnknownNode(format!("node {id} not found{why}"))
     };
     match ids {
         IdColumn::Int(v) => v
@@ -293,13 +293,13 @@ mod tests {
         );
         let e = indices(&implicit, &IdColumn::Int(vec![1, 3])).unwrap_err();
         assert!(
-            matches!(&e, Error::UnknownNode(m) if m == "3 (ids are 0..2)"),
+            matches!(&e, Error::UnknownNode(m) if m == "node 3 not found (ids are 0..2)"),
             "{e}"
         );
         let e = indices(&implicit, &IdColumn::Str(vec!["a".into()])).unwrap_err();
         assert!(
             e.to_string()
-                .contains("'a' (this graph has integer node ids)"),
+                .contains("'a' not found (this graph has integer node ids)"),
             "{e}"
         );
         let table = graph(EdgeIds::Int {
@@ -313,7 +313,7 @@ mod tests {
             [2, 0]
         );
         assert!(
-            matches!(indices(&table, &IdColumn::Int(vec![0])), Err(Error::UnknownNode(m)) if m == "0")
+            matches!(indices(&table, &IdColumn::Int(vec![0])), Err(Error::UnknownNode(m)) if m == "node 0 not found")
         );
         let strs = graph(EdgeIds::Str {
             src: vec!["b".into()],
@@ -327,7 +327,7 @@ mod tests {
         assert!(indices(&strs, &IdColumn::Str(vec!["c".into()])).is_err());
         let e = indices(&strs, &IdColumn::Int(vec![0])).unwrap_err();
         assert!(
-            e.to_string().contains("0 (this graph has string node ids)"),
+            e.to_string().contains("0 not found (this graph has string node ids)"),
             "{e}"
         );
         assert!(indices(&strs, &IdColumn::Int(vec![])).unwrap().is_empty());
