@@ -187,28 +187,21 @@ class InstantEmbedding:
         object.__setattr__(self, "config", config)
 
     def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
         if name in ("components_", "n_fit_nodes_"):
-            fitted = self.__dict__.get("_map")
-            if fitted is None:
+            if d.get("_map") is None:
                 raise AttributeError(
                     f"{name} exists after fit() of a compressed model (wide_dim > 0)"
                 )
             if name == "n_fit_nodes_":
-                return fitted.sample
-            c = fitted.components
+                return d["_map"].sample
+            c = d["_map"].components
             c.flags.writeable = False
             return c
-        if name in _SETTINGS:
-            try:
-                config = self.__dict__["config"]
-            except KeyError:
-                raise AttributeError(name) from None
-            return getattr(config, name)
-        if name == "threads":
-            try:
-                return self.__dict__["_params"]["threads"]
-            except KeyError:
-                raise AttributeError(name) from None
+        if name in _SETTINGS and "config" in d:
+            return getattr(d["config"], name)
+        if name == "threads" and "_params" in d:
+            return d["_params"]["threads"]
         raise AttributeError(f"'InstantEmbedding' object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
