@@ -92,6 +92,10 @@ mod tests {
             "rows: 5,000 row, 2,500 row/s, done in 0:02"
         );
         assert_eq!(clock_time(7190.0), "1:59:50");
+        assert_eq!(
+            (clock_time(3.6), clock_time(0.4)),
+            ("0:04".into(), "0:00".into())
+        );
         assert_eq!(amount(1234567.0, "node", false), "1,234,567 node");
     }
 }

@@ -327,7 +327,8 @@ mod tests {
         assert!(indices(&strs, &IdColumn::Str(vec!["c".into()])).is_err());
         let e = indices(&strs, &IdColumn::Int(vec![0])).unwrap_err();
         assert!(
-            e.to_string().contains("0 not found (this graph has string node ids)"),
+            e.to_string()
+                .contains("0 not found (this graph has string node ids)"),
             "{e}"
         );
         assert!(indices(&strs, &IdColumn::Int(vec![])).unwrap().is_empty());

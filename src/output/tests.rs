@@ -201,6 +201,9 @@ fn word2vec_text_reads_back_what_was_written_and_names_a_bad_line() {
     std::fs::write(&path, "2 2\na 1 2\nb 1\n").unwrap();
     let e = text::read(&path).unwrap_err().to_string();
     assert!(e.contains("bad.w2v:3: expected 3 fields, got 2"), "{e}");
+    std::fs::write(&path, "1 2\na 1 2 3\n").unwrap();
+    let e = text::read(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.w2v:2: expected 3 fields, got 4"), "{e}");
     std::fs::write(&path, "2 2\na 1 2\n").unwrap();
     assert!(text::read(&path).is_err());
 }
