@@ -53,12 +53,6 @@ PARAMS.update(
         "Nodes per native batch (default: sized to take about 0.2 s each); Ctrl-C and "
         "progress are handled between batches. Results do not depend on it.",
     ),
-    path=_entry(
-        "path : str or os.PathLike",
-        "The file, written atomically (temporary "
-        "file, fsync, rename): it keeps its previous content until the new one is "
-        "complete.",
-    ),
 )
 
 _FIELD = re.compile(r"^( *)\{(\w+)\}$", re.M)
