@@ -254,7 +254,7 @@ def test_id_and_weight_arguments_are_checked_by_the_kernel():
     with pytest.raises(ValueError, match="int64 range"):
         g.index(np.array([2**63], dtype=np.uint64))
     assert list(g.index(np.array([33, 0], dtype=np.uint8))) == [33, 0]
-    assert list(g.index((x for x in [np.int32(2)]))) == [2]
+    assert list(g.index(x for x in [np.int32(2)])) == [2]
     with pytest.raises(ValueError, match="overflows float32"):
         ie.Graph.from_edges([0], [1], weights=[3e39])
     with pytest.raises(ValueError, match="weights must be finite"):
