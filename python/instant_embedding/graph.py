@@ -24,10 +24,9 @@ PathLike = str | os.PathLike[str]
 class Graph:
     """A graph in the instant-embedding CSR format.
 
-    Open a graph file with :meth:`Graph.open` (memory-mapped: opening costs O(1) whatever the
-    graph's size, and a query reads only the pages it needs), or build one in memory with
-    :meth:`Graph.from_edges` and write it with :meth:`save`. Node ids are the user's own: the
-    integers ``0..n-1``, arbitrary ``int64`` ids, or strings, stored in the file.
+    Open a graph file with :meth:`Graph.open` (memory-mapped: O(1) whatever its size; a query
+    reads only the pages it needs), or build one with :meth:`Graph.from_edges` and :meth:`save`
+    it. Node ids are the user's own: ``0..n-1``, any ``int64`` ids, or strings.
 
     A graph file can also be changed in place: ``Graph.open(path, writable=True)`` then
     :meth:`add_edges`, :meth:`remove_edges` and :meth:`compact` (a *live graph*, see
@@ -67,11 +66,10 @@ class Graph:
         path : str or os.PathLike
             A file written by :meth:`save` or ``instant-embedding convert``.
         prefetch : bool, default False
-            For files that are mostly *not* in the page cache (a large graph on disk, queried
-            cold): each push asks the kernel to read the pages it will need next
-            (``madvise(MADV_WILLNEED)``) so the reads of one query overlap instead of waiting
-            for one page fault at a time. It costs a system call per hint, so leave it off for
-            graphs that fit and stay in memory. Results are identical either way.
+            For files mostly *not* in the page cache (a large graph queried cold): each push
+            asks the kernel to read the pages it needs next (``madvise(MADV_WILLNEED)``), so a
+            query's reads overlap. A system call per hint: leave it off for graphs that stay
+            in memory. Results are identical either way.
         writable : bool, default False
             Open for changes (:meth:`add_edges`, :meth:`remove_edges`, :meth:`compact`): takes
             the file's writer lock (``PATH.lock``) until :meth:`close`, and creates the change
@@ -92,9 +90,8 @@ class Graph:
         BlockingIOError
             ``writable=True`` while another writer has the graph open for writing.
         GraphFormatError
-            The header is invalid: wrong magic or version, bad checksum, or a file length that
-            does not match (truncated or still being written). Only the header is checked here
-            (O(1)); call :meth:`validate` for the full O(n + m) check.
+            An invalid header (magic, version, checksum, or a length that does not match: a
+            truncated file). Only the header is checked (O(1)); :meth:`validate` checks all.
         """
         if not isinstance(prefetch, bool):
             raise TypeError(f"prefetch must be a bool, got {type(prefetch).__name__}")
@@ -178,13 +175,11 @@ class Graph:
     ) -> Graph:
         """Write a copy with the nodes renumbered for locality, and open it.
 
-        Queries on the copy read fewer cache lines and pages (the nodes of one neighbourhood
-        get nearby internal indices), which matters most on large graphs and cold files.
-        **Embeddings, PPR vectors and node ids do not change, bit for bit**: rows keep the order
-        of their neighbours' external ids, so every push performs the same operations. Only
-        the internal order changes (``nodes``, ``degrees()`` and ``embed_all`` follow it). A
-        graph with implicit ids gets int64 ids equal to its old indices. See docs/FORMAT.md
-        (flag ``permuted``) and docs/BENCHMARKS.md for measurements.
+        Queries on the copy read fewer cache lines and pages (a neighbourhood's nodes get
+        nearby internal indices), which matters most on large graphs and cold files.
+        **Embeddings, PPR vectors and node ids do not change, bit for bit**; only the internal
+        order does (``nodes``, ``degrees()`` and ``embed_all`` follow it). Implicit ids become
+        int64 ids equal to the old indices. See docs/FORMAT.md (flag ``permuted``).
 
         Parameters
         ----------
@@ -216,8 +211,7 @@ class Graph:
         Raises
         ------
         GraphFormatError
-            This graph's file is corrupted (its checksums are verified before writing, so a
-            damaged file is never re-checksummed into a valid-looking one).
+            This graph's file is corrupted (checksums are verified before writing).
         ValueError
             Unknown ``method``, ``rounds`` out of range, or ``order`` not a permutation.
         OSError
@@ -286,11 +280,10 @@ class Graph:
         Raises
         ------
         ValueError
-            Read-only graph, mismatched lengths, invalid weights or weights on an unweighted
-            graph, an implicit id below 0 or at/above 2**32-1, a merged weight that overflows
-            float32.
+            Read-only graph, mismatched lengths, invalid weights (or any on an unweighted
+            graph), an implicit id outside ``0..2**32-2``, a merged weight beyond float32.
         TypeError
-            Ids of the other kind (strings for an integer-id graph or the reverse).
+            Ids of the other kind than the graph's.
         """
         w = self._writer()
         with self._write_lock:
