@@ -330,11 +330,8 @@ def write_embeddings(
     ValueError
         An id that the format cannot represent (whitespace in word2vec text).
     """
-    if nodes is None:
-        idx = np.arange(graph.num_nodes, dtype=np.uint32)
-    else:
-        seq = nodes if isinstance(nodes, np.ndarray) else list(nodes)  # type: ignore[arg-type]
-        idx = graph.index(seq)  # validates every id before any work
+    # (every id is looked up before any work)
+    idx = np.arange(graph.num_nodes, dtype=np.uint32) if nodes is None else graph.index(nodes)
     batch_size = check_batch_size(batch_size)
     model._fitted_map()  # an unfitted compressed model fails before a file is created
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=len(idx))
