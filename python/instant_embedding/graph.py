@@ -508,9 +508,12 @@ class Graph:
         Raises
         ------
         NodeNotFoundError
-            Naming the first id that is not in the graph.
+            Naming the first id that is not in the graph (an id of the other kind than the
+            graph's is not in it).
         TypeError
-            Ids of the wrong kind (e.g. strings for an integer-id graph).
+            Values that are neither int nor str, or a mix of both.
+        ValueError
+            A multi-dimensional array, or an int beyond int64.
         """
         return self._g.index(nodes)
 
