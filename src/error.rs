@@ -13,7 +13,7 @@ pub enum Error {
     InvalidParameter(String),
     /// A node given by its internal index is out of range.
     NodeIndexOutOfRange { index: u64, num_nodes: u64 },
-    /// A node given by its external id does not exist in the graph.
+    /// A node given by its external id does not exist in the graph (the message names it).
     UnknownNode(String),
     /// The input edges/ids are inconsistent (e.g. duplicate external ids, id overflow).
     InvalidInput(String),
@@ -57,7 +57,7 @@ impl fmt::Display for Error {
                 f,
                 "node index {index} is out of range for a graph with {num_nodes} nodes"
             ),
-            Error::UnknownNode(id) => write!(f, "unknown node id {id}"),
+            Error::UnknownNode(msg) => write!(f, "{msg}"),
             Error::InvalidInput(m) => write!(f, "{m}"),
             Error::BudgetExceeded(m) => write!(f, "{m}"),
             Error::Cancelled => write!(f, "operation cancelled"),

@@ -12,6 +12,7 @@ pub mod io;
 pub mod live;
 pub mod output;
 pub mod parallel;
+pub mod progress;
 
 #[cfg(feature = "python")]
 mod python;

@@ -6,6 +6,7 @@ import copy
 import inspect
 import os
 import pickle
+import pydoc
 import warnings
 
 import instant_embedding as ie
@@ -54,6 +55,18 @@ def test_model_signature_lists_exactly_the_settings():
     assert sorted(set(params) - {"threads"}) == sorted(NAMES)
     for name in NAMES:
         assert params[name].default == getattr(EmbeddingConfig(), name), name
+
+
+def test_every_setting_is_documented_in_the_model_docstring():
+    # What help() and pydoc show: each setting's entry, with the table's full text in it.
+    page = pydoc.render_doc(ie.InstantEmbedding, renderer=pydoc.plaintext)
+    text = " ".join((inspect.getdoc(ie.InstantEmbedding) or "").split())
+    for s in SETTINGS:
+        choices = "{" + ", ".join(f'"{c}"' for c in s["choices"]) + "}" if s["choices"] else ""
+        assert f" |  {s['name']} : {choices or s['type']}, default" in page, s["name"]
+        assert " ".join(s["doc"].replace("`", "``").split()) in text, s["name"]
+    assert "threads : int, optional" in page
+    assert "{" + "settings}" not in (ie.InstantEmbedding.__doc__ or "")
 
 
 def test_cli_flags_come_from_the_settings():

@@ -236,3 +236,33 @@ def test_corrupted_indptr_is_an_error(tmp_path, graph_bytes):
         g.degree(4)
     with pytest.raises(ie.GraphFormatError):
         ie.InstantEmbedding(dim=8).embed_all(g)
+
+
+def test_id_and_weight_arguments_are_checked_by_the_kernel():
+    g = ie.datasets.karate()
+    with pytest.raises(TypeError, match="mixes int and str"):
+        ie.Graph.from_edges([1, "a"], [2, "b"])
+    with pytest.raises(TypeError, match="mix int and str"):
+        ie.Graph.from_edges([1], ["a"])
+    for bad in ([True], [1.5], np.array([1.0]), [None], [b"a"]):
+        with pytest.raises(TypeError, match="nodes must hold"):
+            g.index(bad)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        g.index(np.zeros((1, 1), dtype=np.int64))
+    with pytest.raises(ValueError, match="int64 range"):
+        g.index([2**64])
+    with pytest.raises(ValueError, match="int64 range"):
+        g.index(np.array([2**63], dtype=np.uint64))
+    assert list(g.index(np.array([33, 0], dtype=np.uint8))) == [33, 0]
+    assert list(g.index(x for x in [np.int32(2)])) == [2]
+    with pytest.raises(ValueError, match="overflows float32"):
+        ie.Graph.from_edges([0], [1], weights=[3e39])
+    with pytest.raises(ValueError, match="weights must be finite"):
+        ie.Graph.from_edges([0], [1], weights=[-1.0])
+    with pytest.raises(ValueError, match="shape"):
+        ie.Graph.from_edges([0], [1], weights=[1.0, 2.0])
+    with pytest.raises(TypeError, match="num_nodes"):
+        ie.Graph.from_edges([0], [1], num_nodes=True)
+    with pytest.raises(ValueError, match="num_nodes"):
+        ie.Graph.from_edges([0], [1], num_nodes=-1)
+    assert ie.Graph.from_edges([0], [1], num_nodes=np.int64(3)).num_nodes == 3

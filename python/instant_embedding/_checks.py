@@ -12,31 +12,24 @@ __all__ = ["check_batch_size", "check_threads"]
 MAX_THREADS = 4096
 
 
-def check_threads(threads: Any) -> int | None:
-    """``threads`` as an int in ``1..4096``, or None (the default thread count).
-
-    Raises
-    ------
-    TypeError
-        Not an int (bools are refused).
-    ValueError
-        Out of range.
-    """
-    if threads is None:
+def _count(value: Any, name: str, high: float) -> int | None:
+    """``value`` as an int in ``1..high``, or None; TypeError for a non-int (bools too),
+    ValueError out of range."""
+    if value is None:
         return None
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
-    if not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must satisfy 1 <= threads <= {MAX_THREADS}, got {threads}")
-    return int(threads)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int or None, got {type(value).__name__}")
+    if not 1 <= value <= high:
+        bound = f"1 <= {name} <= {high}" if high < float("inf") else f"{name} >= 1"
+        raise ValueError(f"{name} must satisfy {bound}, got {value}")
+    return int(value)
+
+
+def check_threads(threads: Any) -> int | None:
+    """``threads`` as an int in ``1..4096``, or None (the default thread count)."""
+    return _count(threads, "threads", MAX_THREADS)
 
 
 def check_batch_size(batch_size: Any) -> int | None:
     """``batch_size`` as an int >= 1, or None."""
-    if batch_size is None:
-        return None
-    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)):
-        raise TypeError(f"batch_size must be an int or None, got {type(batch_size).__name__}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    return int(batch_size)
+    return _count(batch_size, "batch_size", float("inf"))

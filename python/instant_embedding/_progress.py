@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from . import _core
+
 ProgressArg = bool | None | Callable[[int, int], Any]
 
 # The built-in status line is redrawn at most this often on a terminal, and written as a new
@@ -22,11 +24,10 @@ class Progress:
 
     - False or None: silent (the API's default);
     - True: a tqdm bar on stderr if tqdm is installed (``instant-embedding[progress]``),
-      otherwise a built-in status line on stderr with the percentage, the rate and the time
-      left, e.g. ``embedding: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04``. It is redrawn
-      in place on a terminal or in a notebook; on any other stream (a log file, a CI job) a
-      new line is written every 10 seconds and at the end; an unknown total shows the amount
-      and rate without a percentage;
+      otherwise a status line on stderr with the percentage, the rate and the time left,
+      e.g. ``embedding: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04``, redrawn in place on
+      a terminal or in a notebook, and on any other stream (a log file, a CI job) written as
+      a new line every 10 seconds and at the end;
     - a callable ``f(done, total)``, called after each step (``total`` -1 when unknown).
 
     The command line asks for progress only when stderr is a terminal (and not ``--quiet``).
@@ -42,15 +43,11 @@ class Progress:
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.total = total
-        self.done = 0
-        self.desc = desc
-        self._cb: Callable[[int, int], Any] | None = None
+        self.total, self.done, self.desc, self.unit = total, 0, desc, unit
+        self._cb = progress if callable(progress) else None
         self._bar: Any = None
-        self._line: _StatusLine | None = None
-        if callable(progress):
-            self._cb = progress
-        elif progress:
+        self._out: TextIO | None = None  # the status line's stream
+        if progress and self._cb is None:
             try:
                 from tqdm.auto import tqdm
 
@@ -63,9 +60,11 @@ class Progress:
                     leave=False,
                 )
             except ImportError:
-                out = stream if stream is not None else sys.stderr
-                if out is not None:  # None under pythonw
-                    self._line = _StatusLine(total or 0, desc, unit, out, clock)
+                self._out = stream if stream is not None else sys.stderr  # None under pythonw
+                self._clock, self._start = clock, clock()
+                self._last, self._width, self._written = self._start, 0, ""
+                self._in_place = _redraws_in_place(self._out)
+                self._interval = REDRAW_SECONDS if self._in_place else LINE_SECONDS
 
     def set(self, done: int) -> None:
         """Reports the total done so far (a value not above the last one is ignored)."""
@@ -76,8 +75,9 @@ class Progress:
             self._bar.update(delta)
         elif self._cb is not None:
             self._cb(done, self.total if self.total is not None else -1)
-        elif self._line is not None:
-            self._line.show(done)
+        elif self._out is not None and self._clock() - self._last >= self._interval:
+            self._last = self._clock()
+            self._write(final=False)
 
     def update(self, n: int) -> None:
         """Reports ``n`` more units done."""
@@ -92,21 +92,36 @@ class Progress:
     def report(self, done: int, total: int) -> None:
         """The native embedding job's hook: ``done`` of ``total`` units (the job knows the
         total: with smoothing, it counts the unsmoothed rows the smoothed ones need)."""
-        if total != self.total:
-            self.total = total
-            if self._bar is not None:
-                self._bar.total = total
-            if self._line is not None:
-                self._line.total = total
+        self.total = total
+        if self._bar is not None:
+            self._bar.total = total
         self.set(done)
+
+    def _write(self, final: bool) -> None:
+        assert self._out is not None
+        elapsed = self._clock() - self._start
+        line = _core.status_line(self.desc, self.unit, self.done, self.total or 0, elapsed, final)
+        if final and not self._in_place and line == self._written:
+            return  # a log already shows this line
+        self._written = line
+        try:
+            if self._in_place:
+                pad = " " * max(self._width - len(line), 0)  # blanks a longer line's rest
+                self._width = len(line)
+                self._out.write("\r" + line + pad + ("\n" if final else ""))
+            else:
+                self._out.write(line + "\n")
+            self._out.flush()
+        except (OSError, ValueError):  # a closed or broken stream: progress is not worth failing
+            self._in_place, self._interval = False, float("inf")
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        if self._line is not None:
-            self._line.finish(self.done)
-            self._line = None
+        if self._out is not None:
+            self._write(final=True)
+            self._out = None
 
     def __enter__(self) -> Progress:
         return self
@@ -122,75 +137,6 @@ class ByteProgress(Progress):
         super().__init__(total, progress, desc, unit=unit)
 
 
-class _StatusLine:
-    """``desc: 42% 4,200/10,000 node, 1,350 node/s, ETA 0:04`` on a text stream."""
-
-    def __init__(
-        self, total: int, desc: str, unit: str, stream: TextIO, clock: Callable[[], float]
-    ) -> None:
-        self.total = total
-        self.desc = desc
-        self.unit = unit
-        self.stream = stream
-        self.clock = clock
-        self.start = clock()
-        self.in_place = _redraws_in_place(stream)
-        self.interval = REDRAW_SECONDS if self.in_place else LINE_SECONDS
-        self.last = self.start
-        self.width = 0  # of the line on screen, to blank what a shorter line leaves behind
-        self.written = ""
-
-    def text(self, done: int, now: float, final: bool = False) -> str:
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        head = f"{self.desc}: "
-        if self.total > 0:
-            pct = 100.0 * done / self.total
-            head += f"{pct:3.0f}% {self._amount(done, bare=True)}/{self._amount(self.total)}"
-        else:
-            head += self._amount(done)
-        head += f", {self._amount(rate)}/s"
-        if (self.total > 0 and done >= self.total) or (final and self.total <= 0):
-            return f"{head}, done in {_clock_time(elapsed)}"
-        if self.total > 0 and done > 0:
-            return f"{head}, ETA {_clock_time((self.total - done) / rate)}"
-        return head
-
-    def _amount(self, x: float, bare: bool = False) -> str:
-        """``4,200 node`` (``4,200`` if bare); bytes in binary units: ``1.5 GiB``."""
-        if self.unit == "B" and x >= 1024:
-            for prefix in "KMGTP":
-                x /= 1024
-                if x < 1024 or prefix == "P":
-                    return f"{x:.1f} {prefix}iB"
-        return f"{x:,.0f}" if bare else f"{x:,.0f} {self.unit}"
-
-    def show(self, done: int) -> None:
-        now = self.clock()
-        if now - self.last >= self.interval:
-            self.last = now
-            self._write(self.text(done, now), final=False)
-
-    def finish(self, done: int) -> None:
-        line = self.text(done, self.clock(), final=True)
-        if self.in_place or line != self.written:
-            self._write(line, final=True)
-
-    def _write(self, line: str, final: bool) -> None:
-        self.written = line
-        try:
-            if self.in_place:
-                pad = " " * max(self.width - len(line), 0)
-                self.width = len(line)
-                self.stream.write("\r" + line + pad + ("\n" if final else ""))
-            else:
-                self.stream.write(line + "\n")
-            self.stream.flush()
-        except (OSError, ValueError):  # a closed or broken stream: progress is not worth failing
-            self.in_place = False
-            self.interval = float("inf")
-
-
 def _redraws_in_place(stream: TextIO) -> bool:
     """A terminal, or a Jupyter output stream (both interpret ``\\r``)."""
     try:
@@ -199,11 +145,3 @@ def _redraws_in_place(stream: TextIO) -> bool:
     except (AttributeError, ValueError):
         return False
     return type(stream).__module__.startswith("ipykernel")
-
-
-def _clock_time(seconds: float) -> str:
-    """``0:04``, ``12:09``, ``3:02:15``."""
-    s = int(seconds + 0.5)
-    h, rest = divmod(s, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

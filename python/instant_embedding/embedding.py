@@ -12,6 +12,7 @@ import numpy.typing as npt
 from . import _core
 from ._checks import check_batch_size, check_threads
 from ._core import EmbeddingConfig
+from ._docs import doc
 from ._progress import Progress, ProgressArg
 from .errors import NotFittedError
 from .graph import Graph, NodeId, node_list
@@ -26,8 +27,6 @@ DEFAULT_ALPHA: float = _DEFAULTS.alpha
 DEFAULT_EPS: float = _DEFAULTS.eps
 DEFAULT_SEED: int = _DEFAULTS.seed
 DEFAULT_MAX_TOUCHED: int = _DEFAULTS.max_touched
-VARIANTS: tuple[str, ...] = tuple(_SETTINGS["variant"]["choices"] or ())
-VALUES: tuple[str, ...] = tuple(_SETTINGS["value"]["choices"] or ())
 # <settings: aliases>
 Variant = Literal["standard", "lazy"]
 Value = Literal["p+r", "p", "log1p"]
@@ -41,6 +40,7 @@ def _check_graph(graph: Any) -> Graph:
     return graph
 
 
+@doc
 def ppr(
     graph: Graph,
     node: NodeId,
@@ -60,19 +60,13 @@ def ppr(
 
     Parameters
     ----------
-    graph : Graph
+    {graph}
     node : int or str
         The seed node's id.
-    alpha : float, default 0.15
-        Teleport (restart) probability, ``1e-6 <= alpha < 1``.
-    eps : float, default 1e-4
-        Push threshold per unit of degree: a normal float (``>= 2.2e-308``). For undirected
-        graphs the result satisfies ``|pi_j - p_j| <= eps * deg(j)`` for every node ``j``.
-    variant : {"standard", "lazy"}, default "standard"
-        ``"standard"``: the paper's transition matrix (eq. 1). ``"lazy"``: the appendix's
-        Algorithm 3, which keeps half of the spread residual at the pushed node.
-    max_touched : int, default 50_000_000
-        Refuse a query that touches more nodes than this (bounds memory on huge graphs).
+    {alpha}
+    {eps}
+    {variant}
+    {max_touched}
     return_residual : bool, default False
         Also return the residual ``r`` the push left at each node, over every touched node.
 
@@ -104,14 +98,11 @@ def ppr(
         if return_residual
         else _core.ppr(graph._native, idx, config)
     )
-    ids = graph.ids(arrays[0])
-    if isinstance(ids, list):
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        return ([ids[i] for i in order], *(a[order] for a in arrays[1:]))
-    order_np = np.argsort(ids, kind="stable")
-    return (ids[order_np], *(a[order_np] for a in arrays[1:]))
+    order = graph._native.id_order(arrays[0])  # by external id
+    return (graph.ids(arrays[0][order]), *(a[order] for a in arrays[1:]))
 
 
+@doc
 class InstantEmbedding:
     """Local node embeddings from approximate PPR and signed hashing (InstantEmbedding).
 
@@ -125,68 +116,13 @@ class InstantEmbedding:
 
     The defaults are the cheapest setting at the paper's quality: BlogCatalog Micro-F1 34.3
     (paper: 33.4) at about 20 µs per node. Recipes for other uses (lowest latency, fastest or
-    best whole graph) are in ``docs/GUIDE.md``. Embeddings made with an earlier release's
-    defaults are reproduced by ``InstantEmbedding(eps=1e-5, normalize="none")``.
+    best whole graph) are in ``docs/GUIDE.md``.
 
     Parameters
     ----------
-    dim : int, default 512
-        Embedding dimension ``d``.
-    alpha : float, default 0.15
-        Teleport probability of the PPR, ``1e-6 <= alpha < 1``.
-    eps : float, default 1e-4
-        PPR precision (push threshold per unit degree); smaller is more accurate and slower
-        (``1e-5``: +1 Micro-F1 on BlogCatalog for about 5x the time per node, ``3e-4``: 2.4
-        points less for 2.3x less time).
-    seed : int, default 0
-        Hash seed, ``0 <= seed < 2**64``; different seeds give independent projections.
-    variant : {"standard", "lazy"}, default "standard"
-        PPR push variant (see :func:`ppr`).
-    value : {"p+r", "p", "log1p"}, default "p+r"
-        The per-node mass projected. ``"p"`` is the paper's Algorithm 2 taken literally;
-        ``"p+r"`` adds the residual the push left behind, at no extra cost, which reproduces
-        the paper's published quality from ``eps = 1e-4`` (``"p"`` needs ``eps = 1e-6``, about
-        200x the work, on BlogCatalog). ``"log1p"`` projects ``ln(1 + (p + r/2) n)`` over every
-        touched node instead of ``max(ln((p + r) n), 0)``: +0.7 / +0.9 Micro-F1 on BlogCatalog
-        / PPI and +0.2 on PubMed, -0.4 on Cora, with about 3x more projected terms (slower
-        projection). See ``docs/QUALITY.md``.
-    normalize : {"ln_n", "none"}, default "ln_n"
-        ``"ln_n"`` divides every coordinate by ``ln(max(n, 3))`` (``n``: the graph's node
-        count), so each term ``ln(x_j n)`` becomes ``log_n(x_j n)`` and coordinates no longer
-        grow with the graph: a classifier on raw coordinates keeps its default regularisation
-        (``LogisticRegression(C=1)`` on BlogCatalog: 31.2 Micro-F1 instead of 27.1, where the
-        best C gives 31.5). A standardising model (``StandardScaler``), cosine similarity and
-        nearest neighbours see no difference. ``"none"`` keeps the plain sums. Smoothing
-        averages the divided rows.
-    smooth : int, default 0
-        Neighbour smoothing steps applied to the embeddings: each step replaces every row by
-        the (arc-weighted) mean of its out-neighbours' rows, ``E <- D^-1 A E`` (a node without
-        arcs keeps its row). ``smooth=2`` with ``value="log1p"`` gives the best node
-        classification on BlogCatalog and PPI, above ProNE and FastRP (``docs/QUALITY.md``;
-        use a weaker regularisation, e.g. ``C=0.01``). A smoothed row of ``v`` needs the
-        embeddings of every node within ``smooth`` hops of ``v``: cheap for :meth:`embed_all`
-        (one sparse product per step), but :meth:`embed` of a few nodes embeds their whole
-        ``smooth``-hop neighbourhood first and holds its rows in memory (4 x dim bytes per
-        node of it; a hub's 2-hop neighbourhood can be most of a social graph). Rows stay
-        bit-identical for any thread count or batch split. ``0 <= smooth <= 8``.
+    {settings}
     threads : int, optional
         Worker threads; default ``RAYON_NUM_THREADS`` or the number of CPUs.
-    max_touched : int, default 50_000_000
-        Per-query cap on touched nodes (raises :class:`BudgetExceededError` beyond it).
-    wide_dim : int, default 0
-        Compressed output: ``0`` hashes straight into ``dim``; ``wide_dim > dim`` hashes into
-        ``wide_dim`` dimensions, then applies one linear map to ``dim`` fitted on the graph
-        by :meth:`fit` (the top ``dim`` principal directions, uncentred, of a sample of
-        ``fit_nodes`` nodes' wide rows; no labels). Recommended for ``dim <= 64`` on any
-        graph and up to ``dim=128`` on dense ones: ``InstantEmbedding(128, wide_dim=4096)``
-        scores well above the direct hash of the same size on BlogCatalog and PubMed, above
-        FastRP (docs/BENCHMARKS.md); each node stays local (at most 1.65x the default's time
-        per node at ``dim=128``). The map is part of the fitted
-        model: it saves (:meth:`save`), pickles and travels to Spark, Dask and Ray workers
-        with it, and stays fixed when the graph changes. See docs/GUIDE.md.
-    fit_nodes : int, default 2000
-        Nodes in the sample the linear map is fitted on (all nodes of a smaller graph); the
-        fit's cost does not grow with the graph. ``1 <= fit_nodes <= 65536``.
 
     Attributes
     ----------
@@ -251,28 +187,21 @@ class InstantEmbedding:
         object.__setattr__(self, "config", config)
 
     def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
         if name in ("components_", "n_fit_nodes_"):
-            fitted = self.__dict__.get("_map")
-            if fitted is None:
+            if d.get("_map") is None:
                 raise AttributeError(
                     f"{name} exists after fit() of a compressed model (wide_dim > 0)"
                 )
             if name == "n_fit_nodes_":
-                return fitted.sample
-            c = fitted.components
+                return d["_map"].sample
+            c = d["_map"].components
             c.flags.writeable = False
             return c
-        if name in _SETTINGS:
-            try:
-                config = self.__dict__["config"]
-            except KeyError:
-                raise AttributeError(name) from None
-            return getattr(config, name)
-        if name == "threads":
-            try:
-                return self.__dict__["_params"]["threads"]
-            except KeyError:
-                raise AttributeError(name) from None
+        if name in _SETTINGS and "config" in d:
+            return getattr(d["config"], name)
+        if name == "threads" and "_params" in d:
+            return d["_params"]["threads"]
         raise AttributeError(f"'InstantEmbedding' object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -418,6 +347,7 @@ class InstantEmbedding:
     def _threads(self, threads: Any) -> int | None:
         return check_threads(threads) if threads is not None else self.threads
 
+    @doc
     def embed(
         self,
         graph: Graph,
@@ -431,15 +361,11 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        graph : Graph
-        nodes : int, str, or sequence / array of them
-            Node ids (the graph's own ids). Duplicates are allowed.
-        threads : int, optional
-            Overrides the instance's ``threads`` for this call.
-        progress : bool or callable, default False
-            True shows a tqdm bar (or logs), a callable receives ``(done, total)``.
-        batch_size : int, optional
-            Nodes per native call (between calls, Ctrl-C and progress are handled).
+        {graph}
+        {nodes}
+        {threads}
+        {progress}
+        {batch_size}
 
         Returns
         -------
@@ -463,6 +389,7 @@ class InstantEmbedding:
         out = self._compute(graph, idx, threads, progress, check_batch_size(batch_size))
         return out[0] if scalar else out
 
+    @doc
     def embed_all(
         self,
         graph: Graph,
@@ -476,7 +403,7 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        graph : Graph
+        {graph}
         out : path, optional
             Write a ``.npy`` file incrementally instead of holding the matrix in memory (for
             graphs whose embedding exceeds RAM), and the node ids beside it, as the command
@@ -485,8 +412,9 @@ class InstantEmbedding:
             ``k`` (:func:`instant_embedding.export.read_embeddings` reads both). The files
             appear atomically when complete; the returned array is a read-only memory map of
             the matrix.
-        threads, progress, batch_size
-            As in :meth:`embed`.
+        {threads}
+        {progress}
+        {batch_size}
 
         Returns
         -------
@@ -507,6 +435,7 @@ class InstantEmbedding:
             writer.abort()
         return np.load(out, mmap_mode="r")  # type: ignore[no-any-return]
 
+    @doc
     def embed_table(
         self,
         graph: Graph,
@@ -524,7 +453,7 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        graph : Graph
+        {graph}
         nodes : sequence or array of ids, optional
             Default: every node, in internal order (as :meth:`embed_all`).
         threads, progress, batch_size
@@ -540,6 +469,7 @@ class InstantEmbedding:
             [node, embeddings_to_arrow(rows, fixed_size=True)], names=["node", "embedding"]
         )
 
+    @doc
     def embed_frame(
         self,
         graph: Graph,
@@ -554,7 +484,7 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        graph : Graph
+        {graph}
         nodes : sequence or array of ids, optional
             Default: every node, in internal order (as :meth:`embed_all`).
         layout : {"list", "columns"}, default "list"

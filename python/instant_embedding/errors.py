@@ -1,17 +1,8 @@
 """Exceptions raised by instant-embedding.
 
-Every error a user can cause is one of these or a standard Python exception:
-
-- :class:`GraphFormatError` (also a :class:`ValueError`): a graph file is malformed, truncated or
-  corrupted, or an input file cannot be parsed.
-- :class:`NodeNotFoundError` (also a :class:`KeyError`): a node id is not in the graph.
-- :class:`BudgetExceededError` (also a :class:`RuntimeError`): one query would touch more nodes
-  than ``max_touched`` allows (raise ``eps`` or ``max_touched``).
-- :class:`NotFittedError` (also a :class:`ValueError` and an :class:`AttributeError`, as
-  scikit-learn's): a compressed model (``wide_dim > 0``) was asked to embed before ``fit``.
-- :class:`ValueError` / :class:`TypeError`: a bad parameter or argument type.
-- :class:`OSError` and its subclasses (``FileNotFoundError``, ``IsADirectoryError``,
-  ``PermissionError``): file-system problems, with the path in the message.
+Every error a user can cause is one of these or a standard Python exception: ``ValueError`` /
+``TypeError`` for a bad parameter or argument type, ``OSError`` and its subclasses for file-system
+problems (with the path in the message).
 """
 
 from __future__ import annotations
@@ -41,7 +32,8 @@ class NodeNotFoundError(InstantEmbeddingError, KeyError):
 
 
 class BudgetExceededError(InstantEmbeddingError, RuntimeError):
-    """A single PPR query would touch more nodes than ``max_touched`` allows."""
+    """A single PPR query would touch more nodes than ``max_touched`` allows (raise ``eps``
+    or ``max_touched``)."""
 
 
 class NotFittedError(InstantEmbeddingError, ValueError, AttributeError):

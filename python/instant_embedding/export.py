@@ -1,32 +1,21 @@
 """Getting embeddings out: streaming, atomic writers for the standard embedding formats.
 
-Formats (chosen from the file extension unless ``format=`` is given):
+Formats (from the file extension unless ``format=`` is given): ``npy`` (``.npy``: a float32
+``(n, d)`` matrix, and the node of each row in ``<name>.ids.npy``, int64, or ``<name>.ids.txt``,
+one UTF-8 id per line; a stale ids file of the other kind is removed); ``npz`` (``.npz``:
+arrays ``ids`` and ``embeddings``); ``parquet`` (``.parquet``, ``.pq``: columns ``node`` and
+``embedding``, ``fixed_size_list<float32>[d]``); ``w2v`` (``.w2v``, ``.emb``, ``.vec``,
+``.txt``, optionally ``.gz``: word2vec text as gensim reads it, values with 9 significant
+digits, exact float32; ids containing whitespace are refused).
 
-``npy``  (``.npy``)
-    A float32 ``(n, d)`` matrix, plus a sidecar file naming the node of each row (row ``k`` of
-    the matrix embeds line/entry ``k`` of the sidecar): ``<name>.ids.npy`` (int64) for integer
-    ids, ``<name>.ids.txt`` (UTF-8, one id per line) for string ids. A stale sidecar of the
-    other kind is removed.
-``npz``  (``.npz``)
-    A NumPy archive with two arrays: ``ids`` (int64, or unicode ``<U*``) and ``embeddings``
-    (float32 ``(n, d)``); ``np.load(path)["embeddings"]``.
-``parquet``  (``.parquet``, ``.pq``)
-    Columns ``node`` (int64 or string) and ``embedding`` (``fixed_size_list<float32>[d]``).
-``w2v``  (``.w2v``, ``.emb``, ``.vec``, ``.txt``, optionally ``.gz``)
-    word2vec text as gensim's ``KeyedVectors.load_word2vec_format`` reads it: a first line
-    ``n d``, then ``id v1 ... vd`` per node, values with 9 significant digits (exact float32).
-    Ids containing whitespace cannot be represented and are rejected with a ``ValueError``.
-
-Writers stream: memory stays bounded by one batch whatever the number of rows, and the file
-appears at its path (renamed from a temporary file in the same directory) only when
+Writers stream (memory bounded by one batch) and the file appears at its path only when
 :meth:`EmbeddingWriter.close` completes; an error or :meth:`EmbeddingWriter.abort` leaves any
-previous file untouched. The kernel writes ``npy``, ``npz`` and ``w2v`` files and runs
-:func:`write_embeddings` as one job; Parquet goes through pyarrow's writer.
+previous file untouched. The kernel writes ``npy``, ``npz`` and ``w2v`` and runs
+:func:`write_embeddings` as one job; Parquet goes through pyarrow.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
 from collections.abc import Sequence
@@ -37,6 +26,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._checks import check_batch_size
+from ._docs import doc
 from ._progress import ProgressArg
 
 __all__ = [
@@ -52,16 +42,8 @@ __all__ = [
 #: Output formats.
 FORMATS = ("npy", "npz", "parquet", "w2v")
 
-_EXT = {
-    ".npy": "npy",
-    ".npz": "npz",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".w2v": "w2v",
-    ".emb": "w2v",
-    ".vec": "w2v",
-    ".txt": "w2v",
-}
+_EXT = dict.fromkeys((".w2v", ".emb", ".vec", ".txt"), "w2v")
+_EXT.update({".npy": "npy", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"})
 
 
 def format_from_path(path: str | os.PathLike[str]) -> str:
@@ -80,6 +62,16 @@ def format_from_path(path: str | os.PathLike[str]) -> str:
     )
 
 
+def _implied_format(path: str, given: str | None) -> str:
+    """The format of ``path``'s extension; without one, the ``given`` format."""
+    try:
+        return format_from_path(path)
+    except ValueError:
+        if given is None:
+            raise
+        return given
+
+
 def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
     """The ids file written next to an ``.npy`` embedding file (kind "int" or "str")."""
     return os.fspath(_core.sidecar_path(os.fspath(path), kind == "int"))
@@ -91,28 +83,25 @@ class _Parquet:
 
     def __init__(self, path: str, dim: int) -> None:
         try:
-            import pyarrow.parquet  # noqa: F401
+            import pyarrow as pa
+            import pyarrow.parquet as pq
         except ImportError:
             raise ImportError(
                 "writing Parquet needs pyarrow: pip install 'instant-embedding[arrow]'"
             ) from None
-        self.dim = dim
-        self.group_rows = max(1024, (64 << 20) // (4 * dim))
+        self.pa, self.dim, self.group_rows = pa, dim, max(1024, (64 << 20) // (4 * dim))
         self.buf: list[tuple[Any, np.ndarray]] = []
-        self.rows = 0
         self.file = _core.AtomicFile(path)
         self.writer: Any = None
+        self.open = lambda schema: pq.ParquetWriter(self.file.path, schema)
 
     def write(self, kind: str, ids: Any, rows: np.ndarray) -> None:
         self.buf.append((ids, rows))
-        self.rows += len(rows)
-        if self.rows >= self.group_rows:
+        if sum(len(r) for _, r in self.buf) >= self.group_rows:
             self.flush(kind)
 
     def flush(self, kind: str) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        pa = self.pa
         node_t = pa.string() if kind == "str" else pa.int64()
         schema = pa.schema(
             [
@@ -121,17 +110,13 @@ class _Parquet:
             ],
             metadata={b"instant_embedding.dim": str(self.dim).encode()},
         )
-        if self.writer is None:
-            self.writer = pq.ParquetWriter(self.file.path, schema)
+        self.writer = self.writer or self.open(schema)
         if self.buf:
-            if kind == "str":
-                node = pa.array([x for ids, _ in self.buf for x in ids], type=node_t)
-            else:
-                node = pa.array(np.concatenate([ids for ids, _ in self.buf]), type=node_t)
+            node = pa.concat_arrays([pa.array(i, node_t) for i, _ in self.buf])
             flat = pa.array(np.concatenate([r for _, r in self.buf]).reshape(-1))
             emb = pa.FixedSizeListArray.from_arrays(flat, self.dim)
-            self.writer.write_table(pa.Table.from_arrays([node, emb], schema=schema))
-        self.buf, self.rows = [], 0
+            self.writer.write_table(pa.table([node, emb], schema=schema))
+        self.buf = []
 
     def close(self, kind: str) -> None:
         self.flush(kind)  # with no rows at all: an empty file with the schema
@@ -177,55 +162,42 @@ class EmbeddingWriter:
         format: str | None = None,  # noqa: A002
         num_rows: int | None = None,
     ) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise ValueError(f"dim must be an int >= 1, got {dim!r}")
-        if num_rows is not None and (
-            isinstance(num_rows, bool)
-            or not isinstance(num_rows, (int, np.integer))
-            or num_rows < 0
-        ):
-            raise ValueError(f"num_rows must be an int >= 0, got {num_rows!r}")
-        self.dim = int(dim)
-        self.num_rows = None if num_rows is None else int(num_rows)
-        self.rows_written = 0
+        for name, v, low in (("dim", dim, 1), ("num_rows", num_rows, 0)):
+            if v is not None and (
+                isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low
+            ):
+                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+        self.dim, self.num_rows = int(dim), None if num_rows is None else int(num_rows)
+        self.rows_written, self._closed = 0, False
         self.id_kind: str | None = None
-        self._closed = False
-        self._stream: IO[str] | None = None
         self._file: Any = None  # the kernel's writer (npy, npz, w2v files)
         self._parquet: _Parquet | None = None
-        if hasattr(path, "write"):
-            self.path = "-"
-            self._stream = path  # type: ignore[assignment]
+        self._stream: IO[str] | None = None
+        if hasattr(path, "write") or path == "-":
+            self.path, self._stream = "-", sys.stdout if path == "-" else path  # type: ignore[assignment]
         else:
             self.path = os.fspath(path)  # type: ignore[arg-type]
-            if self.path == "-":
-                self._stream = sys.stdout
-        fmt = format or ("w2v" if self._stream is not None else format_from_path(self.path))
-        if format is not None and self._stream is None:
-            try:
-                implied = format_from_path(self.path)
-            except ValueError:
-                implied = format  # no known extension: the format decides
-            if implied != format:
-                raise ValueError(
-                    f"{self.path}: format={format!r} does not match the file's extension, "
-                    f"which means {implied!r}: change the extension or drop format="
-                )
-        if fmt not in FORMATS:
-            raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
-        self.format = fmt
+        implied = (format or "w2v") if self._stream else _implied_format(self.path, format)
+        if format is not None and implied != format:
+            raise ValueError(
+                f"{self.path}: format={format!r} does not match the file's extension, "
+                f"which means {implied!r}: change the extension or drop format="
+            )
+        if implied not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS}, got {implied!r}")
+        self.format = implied
         if self._stream is not None:
-            if fmt != "w2v":
+            if implied != "w2v":
                 raise ValueError("only the w2v text format can be written to a stream")
             if self.num_rows is None:
                 raise ValueError("writing to a stream needs num_rows (for the header line)")
             self._stream.write(f"{self.num_rows} {self.dim}\n")
-        elif fmt == "parquet":
+        elif implied == "parquet":
             if os.path.isdir(self.path):
                 raise IsADirectoryError(f"{self.path}: is a directory")
             self._parquet = _Parquet(self.path, self.dim)
         else:
-            self._file = _core.EmbeddingFile(self.path, fmt, self.dim, self.num_rows)
+            self._file = _core.EmbeddingFile(self.path, implied, self.dim, self.num_rows)
 
     def write(self, ids: Any, rows: npt.ArrayLike) -> None:
         """Append embeddings: ``rows[i]`` embeds ``ids[i]``.
@@ -313,6 +285,7 @@ class EmbeddingWriter:
             self.abort()
 
 
+@doc
 def write_embeddings(
     model: Any,
     graph: Any,
@@ -333,7 +306,7 @@ def write_embeddings(
     Parameters
     ----------
     model : InstantEmbedding
-    graph : Graph
+    {graph}
     nodes : sequence of ids, or None
         The nodes to embed, in output order; None embeds every node in internal order
         (``graph.nodes``). Unknown ids raise before anything is written.
@@ -341,13 +314,9 @@ def write_embeddings(
         Target (see :class:`EmbeddingWriter`); "-" writes word2vec text to stdout.
     format : {"npy", "npz", "parquet", "w2v"}, optional
         Default: from the extension.
-    batch_size : int, optional
-        Nodes per batch (default: sized to take about 0.2 s each).
-    threads : int, optional
-        Overrides ``model.threads``.
-    progress : bool or callable, default False
-        True shows progress on stderr (a tqdm bar if tqdm is installed, else a status line
-        with the percentage and time left); a callable receives ``(done, total)``.
+    {batch_size}
+    {threads}
+    {progress}
 
     Returns
     -------
@@ -361,11 +330,8 @@ def write_embeddings(
     ValueError
         An id that the format cannot represent (whitespace in word2vec text).
     """
-    if nodes is None:
-        idx = np.arange(graph.num_nodes, dtype=np.uint32)
-    else:
-        seq = nodes if isinstance(nodes, np.ndarray) else list(nodes)  # type: ignore[arg-type]
-        idx = graph.index(seq)  # validates every id before any work
+    # (every id is looked up before any work)
+    idx = np.arange(graph.num_nodes, dtype=np.uint32) if nodes is None else graph.index(nodes)
     batch_size = check_batch_size(batch_size)
     model._fitted_map()  # an unfitted compressed model fails before a file is created
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=len(idx))
@@ -428,32 +394,16 @@ def read_embeddings(
             ids = ids.tolist()
         return ids, emb
     if fmt == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         t = pq.read_table(p)
         node = t.column("node")
-        ids = node.to_pylist() if node.type in _arrow_string_types() else node.to_numpy()
+        text = pa.types.is_string(node.type) or pa.types.is_large_string(node.type)
+        ids = node.to_pylist() if text else node.to_numpy()
         col = t.column("embedding").combine_chunks()
-        d = col.type.list_size
-        emb = col.flatten().to_numpy(zero_copy_only=False).reshape(-1, d).astype(np.float32)
-        return ids, emb
+        emb = col.flatten().to_numpy(zero_copy_only=False).reshape(-1, col.type.list_size)
+        return ids, emb.astype(np.float32)
     if fmt == "w2v":
-        opener: Any = gzip.open if p.lower().endswith(".gz") else open
-        with opener(p, "rt", encoding="utf-8") as f:
-            n, d = (int(x) for x in f.readline().split())
-            ids = []
-            emb = np.empty((n, d), dtype=np.float32)
-            for i in range(n):
-                parts = f.readline().rstrip("\n").split(" ")
-                if len(parts) != d + 1:
-                    raise ValueError(f"{p}:{i + 2}: expected {d + 1} fields, got {len(parts)}")
-                ids.append(parts[0])
-                emb[i] = np.asarray(parts[1:], dtype=np.float64)
-        return ids, emb
+        return _core.read_word2vec(p)
     raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
-
-
-def _arrow_string_types() -> tuple[Any, ...]:
-    import pyarrow as pa
-
-    return (pa.string(), pa.large_string())

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._docs import doc
 from .errors import NodeNotFoundError
 
 __all__ = ["Graph", "NodeId"]
@@ -20,49 +21,12 @@ NodeId = int | str
 PathLike = str | os.PathLike[str]
 
 
-def _is_str_like(x: Any) -> bool:
-    return isinstance(x, str)
-
-
-def _as_id_array(values: Any, name: str) -> tuple[str, Any]:
-    """Classifies ids as ('int', int64 array) or ('str', list[str])."""
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
-        if values.dtype.kind in "iu":
-            if values.dtype == np.uint64 and values.size and values.max() > np.iinfo(np.int64).max:
-                raise ValueError(f"{name} holds ids above the int64 range")
-            return "int", values.astype(np.int64, copy=False)
-        if values.dtype.kind in "UO" or values.dtype.kind == "T":
-            seq = values.tolist()
-        else:
-            raise TypeError(
-                f"{name} must hold integer or string node ids, got dtype {values.dtype}"
-            )
-    else:
-        seq = list(values)
-    if not seq:
-        return "int", np.zeros(0, dtype=np.int64)
-    if all(_is_str_like(x) for x in seq):
-        return "str", seq
-    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seq):
-        try:
-            return "int", np.asarray(seq, dtype=np.int64)
-        except OverflowError:
-            raise ValueError(f"{name} holds ids outside the int64 range") from None
-    for x in seq:
-        if isinstance(x, bool) or not isinstance(x, (str, int, np.integer)):
-            raise TypeError(f"{name} must hold int or str node ids, got {type(x).__name__} {x!r}")
-    raise TypeError(f"{name} mixes int and str node ids; use one kind")
-
-
 class Graph:
     """A graph in the instant-embedding CSR format.
 
-    Open a graph file with :meth:`Graph.open` (memory-mapped: opening costs O(1) whatever the
-    graph's size, and a query reads only the pages it needs), or build one in memory with
-    :meth:`Graph.from_edges` and write it with :meth:`save`. Node ids are the user's own: the
-    integers ``0..n-1``, arbitrary ``int64`` ids, or strings, stored in the file.
+    Open a graph file with :meth:`Graph.open` (memory-mapped: O(1) whatever its size; a query
+    reads only the pages it needs), or build one with :meth:`Graph.from_edges` and :meth:`save`
+    it. Node ids are the user's own: ``0..n-1``, any ``int64`` ids, or strings.
 
     A graph file can also be changed in place: ``Graph.open(path, writable=True)`` then
     :meth:`add_edges`, :meth:`remove_edges` and :meth:`compact` (a *live graph*, see
@@ -72,8 +36,7 @@ class Graph:
     A ``Graph`` is thread-safe and can be shared by any number of threads; on a writable graph,
     a :meth:`batch` holds the writer for its thread until it ends (another thread's changes
     wait for it, so they are never swept into, or discarded with, someone else's batch). It
-    pickles by path
-    (file-backed graphs only), so it can be sent to ``multiprocessing`` or Spark/Dask workers.
+    pickles by path (file-backed graphs only), so it can be sent to worker processes.
     """
 
     __slots__ = ("_g", "_w", "_batch_depth", "_write_lock")
@@ -103,11 +66,10 @@ class Graph:
         path : str or os.PathLike
             A file written by :meth:`save` or ``instant-embedding convert``.
         prefetch : bool, default False
-            For files that are mostly *not* in the page cache (a large graph on disk, queried
-            cold): each push asks the kernel to read the pages it will need next
-            (``madvise(MADV_WILLNEED)``) so the reads of one query overlap instead of waiting
-            for one page fault at a time. It costs a system call per hint, so leave it off for
-            graphs that fit and stay in memory. Results are identical either way.
+            For files mostly *not* in the page cache (a large graph queried cold): each push
+            asks the kernel to read the pages it needs next (``madvise(MADV_WILLNEED)``), so a
+            query's reads overlap. A system call per hint: leave it off for graphs that stay
+            in memory. Results are identical either way.
         writable : bool, default False
             Open for changes (:meth:`add_edges`, :meth:`remove_edges`, :meth:`compact`): takes
             the file's writer lock (``PATH.lock``) until :meth:`close`, and creates the change
@@ -128,9 +90,8 @@ class Graph:
         BlockingIOError
             ``writable=True`` while another writer has the graph open for writing.
         GraphFormatError
-            The header is invalid: wrong magic or version, bad checksum, or a file length that
-            does not match (truncated or still being written). Only the header is checked here
-            (O(1)); call :meth:`validate` for the full O(n + m) check.
+            An invalid header (magic, version, checksum, or a length that does not match: a
+            truncated file). Only the header is checked (O(1)); :meth:`validate` checks all.
         """
         if not isinstance(prefetch, bool):
             raise TypeError(f"prefetch must be a bool, got {type(prefetch).__name__}")
@@ -188,29 +149,9 @@ class Graph:
         TypeError
             Ids that are neither int nor str, or a mix of both.
         """
-        ks, s = _as_id_array(src, "src")
-        kd, d = _as_id_array(dst, "dst")
-        kn, extra = _as_id_array(nodes if nodes is not None else [], "nodes")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
-        kinds = {k for k, arr in ((ks, s), (kd, d), (kn, extra)) if len(arr)}
-        if len(kinds) > 1:
-            raise TypeError("src, dst and nodes mix int and str node ids; use one kind")
-        kind = kinds.pop() if kinds else "int"
-        w32 = None if weights is None else _as_weights(weights, len(s))
-        if merge not in ("sum", "max"):
-            raise ValueError(f"merge must be 'sum' or 'max', got {merge!r}")
-        if num_nodes is not None:
-            num_nodes = _check_num_nodes(num_nodes)
-
-        def as_ids(x: Any) -> Any:
-            return list(x) if kind == "str" else np.asarray(x, dtype=np.int64)
-
-        # The kernel numbers the nodes (implicit ids when they are 0..n-1, else a sorted table).
-        core = _core.Graph.build(
-            as_ids(s), as_ids(d), as_ids(extra), num_nodes, bool(directed), w32, merge
-        )
-        return cls(core)
+        # The kernel checks and numbers the ids (implicit when they are 0..n-1, else a table).
+        extra = [] if nodes is None else nodes
+        return cls(_core.Graph.build(src, dst, extra, num_nodes, bool(directed), weights, merge))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: PathLike) -> None:
@@ -221,6 +162,7 @@ class Graph:
         """
         self._g.save(os.fspath(path))
 
+    @doc
     def reorder(
         self,
         path: PathLike,
@@ -233,13 +175,11 @@ class Graph:
     ) -> Graph:
         """Write a copy with the nodes renumbered for locality, and open it.
 
-        Queries on the copy read fewer cache lines and pages (the nodes of one neighbourhood
-        get nearby internal indices), which matters most on large graphs and cold files.
-        **Embeddings, PPR vectors and node ids do not change, bit for bit**: rows keep the order
-        of their neighbours' external ids, so every push performs the same operations. Only
-        the internal order changes (``nodes``, ``degrees()`` and ``embed_all`` follow it). A
-        graph with implicit ids gets int64 ids equal to its old indices. See docs/FORMAT.md
-        (flag ``permuted``) and docs/BENCHMARKS.md for measurements.
+        Queries on the copy read fewer cache lines and pages (a neighbourhood's nodes get
+        nearby internal indices), which matters most on large graphs and cold files.
+        **Embeddings, PPR vectors and node ids do not change, bit for bit**; only the internal
+        order does (``nodes``, ``degrees()`` and ``embed_all`` follow it). Implicit ids become
+        int64 ids equal to the old indices. See docs/FORMAT.md (flag ``permuted``).
 
         Parameters
         ----------
@@ -254,12 +194,9 @@ class Graph:
         rounds : int, default 5
             Label-propagation sweeps at most (1..100); sweeps stop earlier when fewer than one
             node in 1,000 changes community.
-        threads : int, optional
-            Threads for the parallel parts (default: ``RAYON_NUM_THREADS`` or all CPUs). The
-            output does not depend on it.
-        progress : bool or callable, default False
-            True shows progress bars (tqdm) or logs; a callable receives ``(done, total)`` in
-            arcs, once for computing the order and once for writing.
+        {threads}
+        {progress}
+            Counted in arcs, once for computing the order and once for writing.
         order : array of int, optional
             Your own order instead of ``method``'s (e.g. from METIS or Rabbit order): a
             permutation of ``0..num_nodes-1`` where ``order[i]`` is the *current* internal
@@ -274,8 +211,7 @@ class Graph:
         Raises
         ------
         GraphFormatError
-            This graph's file is corrupted (its checksums are verified before writing, so a
-            damaged file is never re-checksummed into a valid-looking one).
+            This graph's file is corrupted (checksums are verified before writing).
         ValueError
             Unknown ``method``, ``rounds`` out of range, or ``order`` not a permutation.
         OSError
@@ -315,13 +251,6 @@ class Graph:
             )
         return self._w
 
-    def _ids_for(self, values: Any, name: str) -> tuple[str, Any]:
-        kind, arr = _as_id_array(values, name)
-        if len(arr) and (kind == "str") != (self.id_kind == "utf8"):
-            have = "string" if self.id_kind == "utf8" else "integer"
-            raise TypeError(f"{name} holds {kind} ids but this graph has {have} node ids")
-        return ("str" if self.id_kind == "utf8" else "int"), arr
-
     def _committed(self) -> None:
         """After a change: commit it unless inside :meth:`batch`, and show the new state."""
         w = self._writer()
@@ -351,23 +280,14 @@ class Graph:
         Raises
         ------
         ValueError
-            Read-only graph, mismatched lengths, invalid weights or weights on an unweighted
-            graph, an implicit id below 0 or at/above 2**32-1, a merged weight that overflows
-            float32.
+            Read-only graph, mismatched lengths, invalid weights (or any on an unweighted
+            graph), an implicit id outside ``0..2**32-2``, a merged weight beyond float32.
         TypeError
-            Ids of the other kind (strings for an integer-id graph or the reverse).
+            Ids of the other kind than the graph's.
         """
         w = self._writer()
-        ks, s = self._ids_for(src, "src")
-        _, d = self._ids_for(dst, "dst")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
-        wt = None if weights is None else _as_weights(weights, len(s))
         with self._write_lock:
-            if ks == "str":
-                w.add_str(list(s), list(d), wt)
-            else:
-                w.add_int(np.ascontiguousarray(s), np.ascontiguousarray(d), wt)
+            w.add(src, dst, weights)
             self._committed()
 
     def remove_edges(self, src: Any, dst: Any) -> int:
@@ -383,15 +303,8 @@ class Graph:
             How many of the edges existed (and are now removed).
         """
         w = self._writer()
-        ks, s = self._ids_for(src, "src")
-        _, d = self._ids_for(dst, "dst")
-        if len(s) != len(d):
-            raise ValueError(f"src and dst have different lengths ({len(s)} and {len(d)})")
         with self._write_lock:
-            if ks == "str":
-                removed = w.remove_str(list(s), list(d))
-            else:
-                removed = w.remove_int(np.ascontiguousarray(s), np.ascontiguousarray(d))
+            removed = w.remove(src, dst)
             self._committed()
         return int(removed)
 
@@ -413,11 +326,7 @@ class Graph:
         w = self._writer()
         if self._batch_depth:
             raise ValueError("remove_nodes() inside a batch: end the batch first")
-        kind, arr = self._ids_for(ids, "ids")
-        if kind == "str":
-            removed = w.remove_nodes_str(list(arr))
-        else:
-            removed = w.remove_nodes_int(np.ascontiguousarray(arr))
+        removed = w.remove_nodes(ids)
         self._g = w.snapshot()
         return int(removed)
 
@@ -599,34 +508,14 @@ class Graph:
         Raises
         ------
         NodeNotFoundError
-            Naming the first id that is not in the graph.
+            Naming the first id that is not in the graph (an id of the other kind than the
+            graph's is not in it).
         TypeError
-            Ids of the wrong kind (e.g. strings for an integer-id graph).
+            Values that are neither int nor str, or a mix of both.
+        ValueError
+            A multi-dimensional array, or an int beyond int64.
         """
-        if self._g.id_kind == "implicit" and isinstance(nodes, (list, tuple)) and len(nodes) <= 8:
-            # Fast path for the single-node latency case: a few plain ints.
-            n = self._g.num_nodes
-            if all(type(x) is int and 0 <= x < n for x in nodes):
-                return np.array(nodes, dtype=np.uint32)
-        kind, arr = _as_id_array(nodes, "nodes")
-        if len(arr) == 0:  # an empty list has no id kind: valid for every graph
-            return np.zeros(0, dtype=np.uint32)
-        if kind == "str":
-            if self.id_kind != "utf8":
-                raise NodeNotFoundError(
-                    f"node {arr[0]!r} not found: this graph has integer node ids"
-                )
-            return self._g.lookup_str(arr)
-        if self.id_kind == "utf8" and len(arr):
-            raise NodeNotFoundError(f"node {int(arr[0])} not found: this graph has string node ids")
-        if self.id_kind == "implicit":
-            bad = (arr < 0) | (arr >= self.num_nodes)
-            if bad.any():
-                raise NodeNotFoundError(
-                    f"node {int(arr[bad][0])} not found (ids are 0..{self.num_nodes - 1})"
-                )
-            return arr.astype(np.uint32)
-        return self._g.lookup_int(np.ascontiguousarray(arr))
+        return self._g.index(nodes)
 
     def ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64] | list[str]:
         """External ids of internal indices (inverse of :meth:`index`)."""
@@ -654,29 +543,6 @@ class Graph:
         return self._g.degrees()
 
 
-def _as_weights(weights: Any, count: int) -> npt.NDArray[np.float32]:
-    """Edge weights as float32, checked: shape ``(count,)``, finite, > 0, no float32 overflow."""
-    w = np.asarray(weights, dtype=np.float64)
-    if w.shape != (count,):
-        raise ValueError(f"weights must have shape ({count},), got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w <= 0):
-        i = int(np.flatnonzero(~(np.isfinite(w) & (w > 0)))[0])
-        raise ValueError(f"edge {i} has weight {w[i]}; weights must be finite and > 0")
-    with np.errstate(over="ignore"):
-        w32 = w.astype(np.float32)
-    if not np.all(np.isfinite(w32)):
-        raise ValueError("a weight overflows float32")
-    return w32
-
-
-def _check_num_nodes(num_nodes: Any) -> int:
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, (int, np.integer)):
-        raise TypeError(f"num_nodes must be an int, got {type(num_nodes).__name__}")
-    if num_nodes < 0:
-        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
-    return int(num_nodes)
-
-
 def node_list(nodes: Sequence[NodeId] | npt.ArrayLike | NodeId) -> tuple[Any, bool]:
     """Normalises a node argument; returns (sequence, was_scalar)."""
     if isinstance(nodes, (str, int, np.integer)) and not isinstance(nodes, bool):
@@ -698,30 +564,26 @@ def reorder_file(
 
     if isinstance(rounds, bool) or not isinstance(rounds, int):
         raise TypeError(f"rounds must be an int, got {rounds!r}")
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a str, got {method!r}")
     perm = None
     if order is not None:
         a = np.asarray(order)
         if a.ndim != 1 or a.dtype.kind not in "iu":
             raise TypeError("order must be a 1-d array of integers")
-        if len(a) != graph.num_nodes or (len(a) and (a.min() < 0 or a.max() >= graph.num_nodes)):
-            raise ValueError(
-                f"order must be a permutation of 0..{graph.num_nodes - 1} (got {len(a)} entries)"
-            )
-        perm = np.ascontiguousarray(a, dtype=np.uint32)
-    bars: list[Any] = []
+        n = graph.num_nodes
+        if len(a) != n or (n and (a.min() < 0 or a.max() >= n)):  # (the kernel checks the rest)
+            raise ValueError(f"order must be a permutation of 0..{n - 1} (got {len(a)} entries)")
+        perm = a.astype(np.uint32)
+    bars: list[ByteProgress] = []  # one for computing the order, one for writing
 
     def hook(done: int, total: int) -> None:
         if not bars or bars[-1].total != total:
             if bars:
                 bars[-1].close()
-            desc = "writing" if bars else "ordering"
-            bars.append(ByteProgress(total, progress, "arcs", desc))
+            bars.append(ByteProgress(total, progress, "arcs", "writing" if bars else "ordering"))
         bars[-1].set(done)
 
     try:
-        stats: dict[str, Any] = _core.reorder_graph(
+        return _core.reorder_graph(  # type: ignore[no-any-return]
             graph._native,
             os.fspath(path),
             method=method,
@@ -733,7 +595,6 @@ def reorder_file(
     finally:
         for b in bars:
             b.close()
-    return stats
 
 
 def _reopen(path: str, prefetch: bool) -> Graph:

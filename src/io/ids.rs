@@ -3,6 +3,8 @@
 //! `Error::Format` that names the input, the row and the column.
 
 use crate::error::{Error, Result};
+use crate::graph::csr::Graph;
+use crate::graph::format::IdKind;
 
 /// Where a column's values come from, for messages: the input, the column's name and the row
 /// number of its first value.
@@ -143,6 +145,64 @@ pub fn coerce(ids: IdColumn, want: &str, at: &Place<'_>) -> Result<IdColumn> {
     }
 }
 
+/// The internal indices of `ids` in `graph`: `Error::UnknownNode` names the first id that is
+/// not a node (an id of the other kind than the graph's is not a node either).
+pub fn indices(graph: &Graph, ids: &IdColumn) -> Result<Vec<u32>> {
+    let missing = |id: String| {
+        let why = match (graph.id_kind(), ids) {
+            (IdKind::Utf8, IdColumn::Int(_)) => " (this graph has string node ids)".into(),
+            (IdKind::Implicit | IdKind::Int64, IdColumn::Str(_)) => {
+                " (this graph has integer node ids)".into()
+            }
+            (IdKind::Implicit, _) if graph.num_nodes() > 0 => {
+                format!(" (ids are 0..{})", graph.num_nodes() - 1)
+            }
+            _ => String::new(),
+        };
+        Error::UnknownNode(format!("node {id} not found{why}"))
+    };
+    match ids {
+        IdColumn::Int(v) => v
+            .iter()
+            .map(|&id| {
+                let found = match graph.id_kind() {
+                    IdKind::Utf8 => None,
+                    _ => graph.lookup_int(id)?,
+                };
+                found.ok_or_else(|| missing(id.to_string()))
+            })
+            .collect(),
+        IdColumn::Str(v) => v
+            .iter()
+            .map(|id| {
+                let found = match graph.id_kind() {
+                    IdKind::Utf8 => graph.lookup_str(id)?,
+                    _ => None,
+                };
+                found.ok_or_else(|| missing(repr_str(id)))
+            })
+            .collect(),
+    }
+}
+
+/// The order that sorts internal nodes `nodes` by their external ids (ints numerically,
+/// strings by code point, as Python sorts them); stable.
+pub fn id_order(graph: &Graph, nodes: &[u32]) -> Result<Vec<u32>> {
+    use crate::graph::format::NodeId;
+    let ids = nodes
+        .iter()
+        .map(|&v| graph.node_id(v))
+        .collect::<Result<Vec<_>>>()?;
+    let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
+    order.sort_by(|&a, &b| match (&ids[a as usize], &ids[b as usize]) {
+        (NodeId::Int(x), NodeId::Int(y)) => x.cmp(y),
+        (NodeId::Str(x), NodeId::Str(y)) => x.cmp(y),
+        (NodeId::Int(_), NodeId::Str(_)) => std::cmp::Ordering::Less,
+        (NodeId::Str(_), NodeId::Int(_)) => std::cmp::Ordering::Greater,
+    });
+    Ok(order)
+}
+
 /// Weights checked finite and > 0; `unit` is what a value is (`row`, `edge`), `column` its
 /// column when it has one.
 pub fn check_weights(
@@ -209,6 +269,72 @@ mod tests {
         assert!(e.to_string().contains("'a' is not an integer id"), "{e}");
         assert_eq!(repr_float(1e20), "1e+20");
         assert_eq!(repr_float(2.0), "2.0");
+    }
+
+    fn graph(ids: crate::graph::build::EdgeIds) -> Graph {
+        use crate::graph::build::{build_in_memory, csr_from_edges, index_edge_ids, Merge};
+        let e = index_edge_ids(ids, None).unwrap();
+        let parts =
+            csr_from_edges(e.num_nodes, &e.src, &e.dst, None, false, Merge::Sum, e.ids).unwrap();
+        build_in_memory(&parts).unwrap()
+    }
+
+    #[test]
+    fn indices_find_every_id_kind_and_name_the_first_missing_id() {
+        use crate::graph::build::EdgeIds;
+        let implicit = graph(EdgeIds::Int {
+            src: vec![0, 1],
+            dst: vec![1, 2],
+            nodes: vec![],
+        });
+        assert_eq!(
+            indices(&implicit, &IdColumn::Int(vec![2, 0])).unwrap(),
+            [2, 0]
+        );
+        let e = indices(&implicit, &IdColumn::Int(vec![1, 3])).unwrap_err();
+        assert!(
+            matches!(&e, Error::UnknownNode(m) if m == "node 3 not found (ids are 0..2)"),
+            "{e}"
+        );
+        let e = indices(&implicit, &IdColumn::Str(vec!["a".into()])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("'a' not found (this graph has integer node ids)"),
+            "{e}"
+        );
+        let table = graph(EdgeIds::Int {
+            src: vec![-5, 1 << 40],
+            dst: vec![1 << 40, 7],
+            nodes: vec![],
+        });
+        // Sorted ids: -5, 7, 2**40 are the nodes 0, 1, 2.
+        assert_eq!(
+            indices(&table, &IdColumn::Int(vec![1 << 40, -5])).unwrap(),
+            [2, 0]
+        );
+        assert!(
+            matches!(indices(&table, &IdColumn::Int(vec![0])), Err(Error::UnknownNode(m)) if m == "node 0 not found")
+        );
+        let strs = graph(EdgeIds::Str {
+            src: vec!["b".into()],
+            dst: vec!["a".into()],
+            nodes: vec![],
+        });
+        assert_eq!(
+            indices(&strs, &IdColumn::Str(vec!["b".into()])).unwrap(),
+            [1]
+        );
+        assert!(indices(&strs, &IdColumn::Str(vec!["c".into()])).is_err());
+        let e = indices(&strs, &IdColumn::Int(vec![0])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("0 not found (this graph has string node ids)"),
+            "{e}"
+        );
+        assert!(indices(&strs, &IdColumn::Int(vec![])).unwrap().is_empty());
+        // External id order, whatever the internal order: "a" < "b", -5 < 7 < 2**40.
+        assert_eq!(id_order(&strs, &[1, 0]).unwrap(), [1, 0]);
+        assert_eq!(id_order(&table, &[2, 0, 1]).unwrap(), [1, 2, 0]);
     }
 
     #[test]

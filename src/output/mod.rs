@@ -4,7 +4,7 @@
 //! the target as it was and no temporary file behind. docs/CLI.md describes the formats.
 
 mod npz;
-mod text;
+pub mod text;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};

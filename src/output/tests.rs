@@ -182,3 +182,28 @@ fn errors_keep_the_previous_file_and_leave_nothing() {
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "previous");
     assert_eq!(names(d.path()), ["e.w2v"]);
 }
+
+#[test]
+fn word2vec_text_reads_back_what_was_written_and_names_a_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["e.w2v", "e.txt.gz"] {
+        let path = dir.path().join(name);
+        let ids = Ids::Str(vec!["a".into(), "b".into()]);
+        let rows = [1.5f32, -0.1, 3e-30, f32::MAX];
+        let mut f = EmbeddingFile::create(&path, Format::W2v, 2, None).unwrap();
+        f.write(&ids, &rows).unwrap();
+        f.close().unwrap();
+        let (got_ids, got, dim) = text::read(&path).unwrap();
+        assert_eq!((got_ids, dim), (vec!["a".to_string(), "b".to_string()], 2));
+        assert_eq!(got, rows); // 9 significant digits: float32 exactly
+    }
+    let path = dir.path().join("bad.w2v");
+    std::fs::write(&path, "2 2\na 1 2\nb 1\n").unwrap();
+    let e = text::read(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.w2v:3: expected 3 fields, got 2"), "{e}");
+    std::fs::write(&path, "1 2\na 1 2 3\n").unwrap();
+    let e = text::read(&path).unwrap_err().to_string();
+    assert!(e.contains("bad.w2v:2: expected 3 fields, got 4"), "{e}");
+    std::fs::write(&path, "2 2\na 1 2\n").unwrap();
+    assert!(text::read(&path).is_err());
+}

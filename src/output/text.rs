@@ -140,3 +140,64 @@ pub fn write_rows(w: &mut dyn Write, ids: &Ids, rows: &[f32], dim: usize) -> std
     }
     Ok(())
 }
+
+/// Reads a word2vec text file (gzip-compressed when its name ends in `.gz`): a first line
+/// `n d`, then `id v1 ... vd` per row. Returns the ids (as text) and the rows (row-major,
+/// float32); a malformed line is an `Error::Format` naming its line number.
+pub fn read(path: &std::path::Path) -> Result<(Vec<String>, Vec<f32>, usize)> {
+    use std::io::{BufRead, BufReader, Read};
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let gz = path.to_string_lossy().to_lowercase().ends_with(".gz");
+    let raw: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let bad =
+        |line: usize, what: String| Error::format(format!("{}:{line}: {what}", path.display()));
+    let mut lines = BufReader::new(raw).lines();
+    let mut next = |no: usize| -> Result<String> {
+        match lines.next() {
+            Some(l) => l.map_err(|e| Error::io(path, e)),
+            None => Err(bad(
+                no,
+                "the file ends before the rows the header counts".into(),
+            )),
+        }
+    };
+    let header = next(1)?;
+    let counts: Vec<usize> = header
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let &[n, dim] = counts.as_slice() else {
+        return Err(bad(
+            1,
+            format!("expected the header 'rows dim', got {header:?}"),
+        ));
+    };
+    let (mut ids, mut rows) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n.saturating_mul(dim)),
+    );
+    for i in 0..n {
+        let line = next(i + 2)?;
+        let mut fields = line.trim_end_matches(['\n', '\r']).split(' ');
+        ids.push(fields.next().unwrap_or_default().to_string());
+        let before = rows.len();
+        for x in fields {
+            rows.push(
+                x.parse::<f32>()
+                    .map_err(|_| bad(i + 2, format!("{x:?} is not a number")))?,
+            );
+        }
+        if rows.len() - before != dim {
+            let got = rows.len() - before + 1;
+            return Err(bad(
+                i + 2,
+                format!("expected {} fields, got {got}", dim + 1),
+            ));
+        }
+    }
+    Ok((ids, rows, dim))
+}

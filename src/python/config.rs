@@ -190,7 +190,7 @@ impl PyEmbeddingConfig {
     }
 
     /// Every setting's name, type ("int", "float" or "str"), default, choices (a tuple, or
-    /// None), bounds (ints) and one-line help.
+    /// None), bounds (ints), one-line help and full documentation (``doc``).
     #[staticmethod]
     fn settings<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         SETTINGS
@@ -212,6 +212,7 @@ impl PyEmbeddingConfig {
                 d.set_item("type", kind)?;
                 d.set_item("choices", choices)?;
                 d.set_item("help", s.help)?;
+                d.set_item("doc", s.doc)?;
                 Ok(d)
             })
             .collect()

@@ -3,6 +3,7 @@
 //! error contract.
 
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString};
 
@@ -214,4 +215,113 @@ pub fn edge_weights<'py>(
     };
     ids::check_weights(&v, input, row0, column, unit).py_err()?;
     Ok(PyArray1::from_vec(py, v))
+}
+
+/// Node ids given as an argument of the API (`Graph.index`, `Graph.from_edges`, the live
+/// writer): an integer or str array, or a sequence of ints or of strs. Other values are a
+/// TypeError naming the argument `name`; a shape or an int beyond int64 a ValueError.
+pub(crate) fn id_argument(values: &Bound<'_, PyAny>, name: &str) -> PyResult<IdColumn> {
+    let type_err = |m: String| Err(PyTypeError::new_err(format!("{name} {m}")));
+    let items = if let Ok(a) = values.cast::<PyUntypedArray>() {
+        if a.ndim() != 1 {
+            let shape = a.shape().to_vec();
+            return Err(PyValueError::new_err(format!(
+                "{name} must be one-dimensional, got shape {shape:?}"
+            )));
+        }
+        match a.dtype().kind() {
+            b'i' | b'u' => {
+                let at = Place {
+                    input: name,
+                    column: name,
+                    row0: 0,
+                };
+                let v = match a.cast::<PyArray1<u64>>() {
+                    Ok(u) => ids::from_u64(&u.to_vec()?, &at).map_err(|_| {
+                        PyValueError::new_err(format!("{name} holds ids above the int64 range"))
+                    })?,
+                    Err(_) => {
+                        let i = a.call_method1("astype", ("int64",))?;
+                        i.cast::<PyArray1<i64>>()?.to_vec()?
+                    }
+                };
+                return Ok(IdColumn::Int(v));
+            }
+            b'U' | b'O' | b'T' => a.call_method0("tolist")?.cast_into::<PyList>()?,
+            _ => {
+                return type_err(format!(
+                    "must hold integer or string node ids, got dtype {}",
+                    a.dtype()
+                ))
+            }
+        }
+    } else {
+        PyList::new(
+            values.py(),
+            values.try_iter()?.collect::<PyResult<Vec<_>>>()?,
+        )?
+    };
+    let (mut ints, mut strs) = (Vec::new(), Vec::new());
+    for x in items.iter() {
+        let is_int = !is_bool(&x) && (x.is_instance_of::<PyInt>() || is_numpy_int(&x));
+        if let Ok(s) = x.cast::<PyString>() {
+            strs.push(s.to_str()?.to_owned());
+        } else if is_int {
+            let n: i128 = x.call_method0("__index__")?.extract()?;
+            ints.push(i64::try_from(n).map_err(|_| {
+                PyValueError::new_err(format!("{name} holds ids outside the int64 range"))
+            })?);
+        } else {
+            return type_err(format!(
+                "must hold int or str node ids, got {} {}",
+                type_name(&x),
+                x.repr()?
+            ));
+        }
+        if !ints.is_empty() && !strs.is_empty() {
+            return type_err("mixes int and str node ids; use one kind".into());
+        }
+    }
+    Ok(if strs.is_empty() {
+        IdColumn::Int(ints)
+    } else {
+        IdColumn::Str(strs)
+    })
+}
+
+fn is_bool(x: &Bound<'_, PyAny>) -> bool {
+    x.is_instance_of::<PyBool>() || type_name(x) == "bool_"
+}
+
+fn is_numpy_int(x: &Bound<'_, PyAny>) -> bool {
+    let t = type_name(x);
+    t.starts_with("int") || t.starts_with("uint")
+}
+
+/// Edge weights given as an argument: `count` finite positive numbers that fit float32.
+pub(crate) fn weight_argument(values: &Bound<'_, PyAny>, count: usize) -> PyResult<Vec<f32>> {
+    let py = values.py();
+    // A bad argument is a ValueError, not a file's GraphFormatError.
+    let v = edge_weights(py, values, "weights", 0, None, "edge")
+        .map_err(|e| PyValueError::new_err(e.value(py).to_string()))?
+        .to_vec()?;
+    if v.len() != count {
+        return Err(PyValueError::new_err(format!(
+            "weights must have shape ({count},), got ({},)",
+            v.len()
+        )));
+    }
+    // (edge_weights refused non-finite and non-positive values)
+    v.iter()
+        .map(|&w| {
+            let w32 = w as f32;
+            if w32.is_finite() {
+                Ok(w32)
+            } else {
+                Err(PyValueError::new_err(format!(
+                    "weight {w} overflows float32"
+                )))
+            }
+        })
+        .collect()
 }

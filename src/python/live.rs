@@ -3,13 +3,16 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-use numpy::PyReadonlyArray1;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use super::errors::IntoPy;
-use super::{to_vec, PyGraph};
+use super::ids::{id_argument, weight_argument};
+use super::PyGraph;
 use crate::error::Error;
 use crate::graph::build::Merge;
+use crate::graph::format::IdKind;
+use crate::io::ids::IdColumn;
 use crate::live::{Ids, LiveWriter, LogInfo};
 
 /// The one writer of a live graph file (holds its lock until closed).
@@ -42,8 +45,41 @@ impl PyLiveWriter {
     }
 }
 
-fn ids_int(a: &PyReadonlyArray1<'_, i64>) -> Ids {
-    Ids::Int(to_vec(a))
+impl PyLiveWriter {
+    /// Ids given as the argument `name`, of this graph's kind (an empty argument has none).
+    fn ids(&self, values: &Bound<'_, PyAny>, name: &str) -> PyResult<Ids> {
+        let strings = self.with(|w| Ok(w.snapshot().id_kind() == IdKind::Utf8))?;
+        match (id_argument(values, name)?, strings) {
+            (IdColumn::Str(v), true) => Ok(Ids::Str(v)),
+            (IdColumn::Int(v), false) => Ok(Ids::Int(v)),
+            (IdColumn::Int(v), true) if v.is_empty() => Ok(Ids::Str(Vec::new())),
+            (c, _) => Err(PyTypeError::new_err(format!(
+                "{name} holds {} ids but this graph has {} node ids",
+                if matches!(c, IdColumn::Str(_)) {
+                    "str"
+                } else {
+                    "int"
+                },
+                if strings { "string" } else { "integer" }
+            ))),
+        }
+    }
+
+    fn edge_ids(&self, src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<(Ids, Ids)> {
+        let (s, d) = (self.ids(src, "src")?, self.ids(dst, "dst")?);
+        let len = |i: &Ids| match i {
+            Ids::Int(v) => v.len(),
+            Ids::Str(v) => v.len(),
+        };
+        if len(&s) != len(&d) {
+            return Err(PyValueError::new_err(format!(
+                "src and dst have different lengths ({} and {})",
+                len(&s),
+                len(&d)
+            )));
+        }
+        Ok((s, d))
+    }
 }
 
 #[pymethods]
@@ -71,54 +107,35 @@ impl PyLiveWriter {
         self.with(|w| Ok(w.staged_ops()))
     }
 
+    /// Stages edges ``src[i] -> dst[i]`` (ids of the graph's kind, as arrays or sequences)
+    /// with optional weights.
     #[pyo3(signature = (src, dst, weights=None))]
-    fn add_int(
+    fn add(
         &self,
         py: Python<'_>,
-        src: PyReadonlyArray1<'_, i64>,
-        dst: PyReadonlyArray1<'_, i64>,
-        weights: Option<PyReadonlyArray1<'_, f32>>,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
+        weights: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let (s, d) = (ids_int(&src), ids_int(&dst));
-        let w = weights.as_ref().map(to_vec);
+        let (s, d) = self.edge_ids(src, dst)?;
+        let w = weights.map(|w| weight_argument(w, s.len())).transpose()?;
         py.detach(|| self.with(|lw| lw.add_edges(&s, &d, w.as_deref())))
     }
 
-    #[pyo3(signature = (src, dst, weights=None))]
-    fn add_str(
+    /// Stages the removal of edges ``src[i] -> dst[i]``; how many existed.
+    fn remove(
         &self,
         py: Python<'_>,
-        src: Vec<String>,
-        dst: Vec<String>,
-        weights: Option<PyReadonlyArray1<'_, f32>>,
-    ) -> PyResult<()> {
-        let (s, d) = (Ids::Str(src), Ids::Str(dst));
-        let w = weights.as_ref().map(to_vec);
-        py.detach(|| self.with(|lw| lw.add_edges(&s, &d, w.as_deref())))
-    }
-
-    fn remove_int(
-        &self,
-        py: Python<'_>,
-        src: PyReadonlyArray1<'_, i64>,
-        dst: PyReadonlyArray1<'_, i64>,
+        src: &Bound<'_, PyAny>,
+        dst: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
-        let (s, d) = (ids_int(&src), ids_int(&dst));
+        let (s, d) = self.edge_ids(src, dst)?;
         py.detach(|| self.with(|lw| lw.remove_edges(&s, &d)))
     }
 
-    fn remove_str(&self, py: Python<'_>, src: Vec<String>, dst: Vec<String>) -> PyResult<u64> {
-        let (s, d) = (Ids::Str(src), Ids::Str(dst));
-        py.detach(|| self.with(|lw| lw.remove_edges(&s, &d)))
-    }
-
-    fn remove_nodes_int(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<u64> {
-        let ids = ids_int(&ids);
-        py.detach(|| self.with(|lw| lw.remove_nodes(&ids)))
-    }
-
-    fn remove_nodes_str(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<u64> {
-        let ids = Ids::Str(ids);
+    /// Removes the nodes ``ids`` and their edges (a compaction); how many were nodes.
+    fn remove_nodes(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let ids = self.ids(ids, "ids")?;
         py.detach(|| self.with(|lw| lw.remove_nodes(&ids)))
     }
 

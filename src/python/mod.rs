@@ -22,16 +22,38 @@ use crate::embed::smooth::Plan;
 use crate::error::Error;
 use crate::graph::build::{self, Merge};
 use crate::graph::csr::{Graph, NodeId};
-use crate::graph::format::IdKind;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
+use crate::io::ids::{self as io_ids, IdColumn};
 use config::PyEmbeddingConfig;
 use errors::IntoPy;
+use ids::{id_argument, weight_argument};
 
 /// A graph file opened for reading (memory-mapped), or built in memory. Immutable and
 /// thread-safe.
 #[pyclass(frozen, module = "instant_embedding._core", name = "Graph")]
 pub struct PyGraph {
     inner: Arc<Graph>,
+}
+
+/// The progress status line after ``done`` of ``total`` units (0: unknown) in ``elapsed``
+/// seconds; ``last``: the line written when the work ends.
+#[pyfunction]
+fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last: bool) -> String {
+    crate::progress::status_line(desc, unit, done, total, elapsed, last)
+}
+
+/// A count given as an argument (``num_nodes``): an int >= 0.
+fn count_argument(x: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let t = x.get_type().name()?.to_string();
+    if t == "bool" || t == "bool_" || !x.hasattr("__index__")? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "num_nodes must be an int, got {t}"
+        )));
+    }
+    let n: i128 = x.call_method0("__index__")?.extract()?;
+    usize::try_from(n).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("num_nodes must be >= 0, got {n}"))
+    })
 }
 
 fn to_vec<T: numpy::Element + Copy>(a: &PyReadonlyArray1<'_, T>) -> Vec<T> {
@@ -85,8 +107,8 @@ impl PyGraph {
         self.inner.permuted()
     }
 
-    /// A graph built in memory from edges given by the caller's ids (int64 arrays, or lists
-    /// of str: ``src``, ``dst`` and extra ``nodes`` of one kind), numbered by the kernel.
+    /// A graph built in memory from edges given by the caller's ids (``src``, ``dst`` and
+    /// extra ``nodes``: arrays or sequences of one kind, int or str), numbered by the kernel.
     #[staticmethod]
     #[pyo3(signature = (src, dst, nodes, num_nodes, directed, weights, merge))]
     #[allow(clippy::too_many_arguments)]
@@ -95,11 +117,44 @@ impl PyGraph {
         src: &Bound<'_, PyAny>,
         dst: &Bound<'_, PyAny>,
         nodes: &Bound<'_, PyAny>,
-        num_nodes: Option<usize>,
+        num_nodes: Option<&Bound<'_, PyAny>>,
         directed: bool,
-        weights: Option<PyReadonlyArray1<'_, f32>>,
+        weights: Option<&Bound<'_, PyAny>>,
         merge: &str,
     ) -> PyResult<Self> {
+        let (s, d) = (id_argument(src, "src")?, id_argument(dst, "dst")?);
+        let extra = id_argument(nodes, "nodes")?;
+        if s.len() != d.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "src and dst have different lengths ({} and {})",
+                s.len(),
+                d.len()
+            )));
+        }
+        let ids = match (s, d, extra) {
+            (IdColumn::Int(src), IdColumn::Int(dst), IdColumn::Int(nodes)) => {
+                build::EdgeIds::Int { src, dst, nodes }
+            }
+            (s, d, n) => {
+                let strs = |c: IdColumn| match c {
+                    IdColumn::Str(v) => Ok(v),
+                    IdColumn::Int(v) if v.is_empty() => Ok(Vec::new()),
+                    IdColumn::Int(_) => Err(pyo3::exceptions::PyTypeError::new_err(
+                        "src, dst and nodes mix int and str node ids; use one kind",
+                    )),
+                };
+                build::EdgeIds::Str {
+                    src: strs(s)?,
+                    dst: strs(d)?,
+                    nodes: strs(n)?,
+                }
+            }
+        };
+        let count = match &ids {
+            build::EdgeIds::Int { src, .. } => src.len(),
+            build::EdgeIds::Str { src, .. } => src.len(),
+        };
+        let weights = weights.map(|w| weight_argument(w, count)).transpose()?;
         let merge = match merge {
             "sum" => Merge::Sum,
             "max" => Merge::Max,
@@ -109,23 +164,7 @@ impl PyGraph {
                 )))
             }
         };
-        let ints = |a: &Bound<'_, PyAny>| -> PyResult<Vec<i64>> {
-            Ok(to_vec(&a.extract::<PyReadonlyArray1<'_, i64>>()?))
-        };
-        // int64 arrays first: an empty array would also extract as an empty list of str.
-        let ids = match ints(src) {
-            Ok(s) => build::EdgeIds::Int {
-                src: s,
-                dst: ints(dst)?,
-                nodes: ints(nodes)?,
-            },
-            Err(_) => build::EdgeIds::Str {
-                src: src.extract()?,
-                dst: dst.extract()?,
-                nodes: nodes.extract()?,
-            },
-        };
-        let weights = weights.as_ref().map(to_vec);
+        let num_nodes = num_nodes.map(count_argument).transpose()?;
         let g = py
             .detach(|| {
                 let e = build::index_edge_ids(ids, num_nodes)?;
@@ -223,57 +262,32 @@ impl PyGraph {
         Ok((nb.into_pyarray(py), w))
     }
 
-    /// Internal indices of int ids; raises NodeNotFoundError naming the first unknown id.
-    fn lookup_int<'py>(
+    /// Internal indices (uint32) of node ids (an array or a sequence of ints or of strs);
+    /// NodeNotFoundError names the first that is not a node, TypeError refuses other values.
+    fn index<'py>(
         &self,
         py: Python<'py>,
-        ids: PyReadonlyArray1<'py, i64>,
+        nodes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let ids = to_vec(&ids);
+        let ids = id_argument(nodes, "nodes")?;
         let g = self.inner.clone();
-        let out = py
-            .detach(move || {
-                if g.id_kind() == IdKind::Utf8 {
-                    return Err(Error::UnknownNode(format!(
-                        "{} (this graph has string node ids)",
-                        ids.first().copied().unwrap_or_default()
-                    )));
-                }
-                ids.iter()
-                    .map(|&id| {
-                        g.lookup_int(id)?
-                            .ok_or_else(|| Error::UnknownNode(id.to_string()))
-                    })
-                    .collect::<Result<Vec<u32>, Error>>()
-            })
-            .py_err()?;
+        let out = py.detach(move || io_ids::indices(&g, &ids)).py_err()?;
         Ok(out.into_pyarray(py))
     }
 
-    /// Internal indices of string ids; raises NodeNotFoundError naming the first unknown id.
-    fn lookup_str<'py>(
+    /// The order (int64 positions) that sorts internal nodes ``nodes`` by their external ids.
+    fn id_order<'py>(
         &self,
         py: Python<'py>,
-        ids: Vec<String>,
-    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let g = self.inner.clone();
-        let out = py
-            .detach(move || {
-                if g.id_kind() != IdKind::Utf8 {
-                    return Err(Error::UnknownNode(format!(
-                        "{:?} (this graph has integer node ids)",
-                        ids.first().cloned().unwrap_or_default()
-                    )));
-                }
-                ids.iter()
-                    .map(|id| {
-                        g.lookup_str(id)?
-                            .ok_or_else(|| Error::UnknownNode(format!("{id:?}")))
-                    })
-                    .collect::<Result<Vec<u32>, Error>>()
-            })
-            .py_err()?;
-        Ok(out.into_pyarray(py))
+        nodes: PyReadonlyArray1<'py, u32>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let (nodes, g) = (to_vec(&nodes), self.inner.clone());
+        let order = py.detach(move || io_ids::id_order(&g, &nodes)).py_err()?;
+        Ok(order
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+            .into_pyarray(py))
     }
 
     /// Int ids of all nodes in internal order (None for string-id graphs).
@@ -553,6 +567,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
+    m.add_function(wrap_pyfunction!(status_line, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
     m.add_class::<output::PyAtomicFile>()?;

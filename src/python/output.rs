@@ -263,6 +263,17 @@ pub fn word2vec_lines(
     Ok(String::from_utf8(out).expect("ids and numbers are UTF-8"))
 }
 
+/// The ids (str) and float32 ``(n, d)`` rows of a word2vec text file (``.gz``: compressed).
+#[pyfunction]
+pub fn read_word2vec<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+) -> PyResult<(Vec<String>, Bound<'py, PyArray2<f32>>)> {
+    let (ids, rows, dim) = py.detach(|| crate::output::text::read(&path)).py_err()?;
+    let n = ids.len();
+    Ok((ids, rows.into_pyarray(py).reshape([n, dim])?))
+}
+
 /// Writes ``data`` to ``path`` atomically (temporary file in the same directory, fsync,
 /// rename): the path holds its old content or all of ``data``.
 #[pyfunction]
