@@ -2,7 +2,7 @@
 //!
 //! Every function here is a pure function of fixed-width integers, so embeddings are identical
 //! across machines, versions and thread counts. Golden values are pinned in the tests below and
-//! in `tests/test_hashing.py`.
+//! in `tests/kernel/test_core_hashing.py`.
 
 /// SplitMix64 finaliser (Steele, Lea, Flood 2014), all arithmetic mod 2^64.
 #[inline]

@@ -171,7 +171,7 @@ class InstantEmbedding:
         threads: int | None = None,
         # </settings>
     ) -> None:
-        # Every argument but threads is a setting of the config (tests/test_config.py checks
+        # Every argument but threads is a setting of the config (tests/kernel/test_config.py checks
         # that this signature lists exactly the config's settings).
         args = locals()
         self._set({k: args[k] for k in _SETTINGS}, threads)

@@ -7,7 +7,7 @@ networkx; none of them is needed to *run* the tests):
 
 Each file is written by its tool from a small graph the tool itself holds, and
 ``manifest.json`` records that graph (node ids as text, edges with weights, directedness) as
-the tool holds it, so the test (``tests/test_corpus.py``) compares our reading against the
+the tool holds it, so the test (``tests/readers/test_corpus.py``) compares our reading against the
 writer's own data, never against our reader. Files whose published format is fixed but whose
 tool cannot run here (Excel, SNAP, KONECT, SuiteSparse, Network Repository, METIS, Gephi) are
 written byte for byte in that format by the ``handmade`` functions below, from the same

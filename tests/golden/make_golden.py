@@ -1,6 +1,6 @@
 """Writes the golden files that pin the graph format and the embedding numbers across releases.
 
-``tests/test_golden.py`` checks that
+``tests/kernel/test_golden.py`` checks that
 
 - building each graph from its edge list (``<name>.tsv``) gives ``<name>.graph`` byte for byte
   (the file format and the builder's output are unchanged), and

@@ -34,7 +34,7 @@ sio = pytest.importorskip("scipy.io")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-FIXTURES = Path(__file__).parent / "data" / "conformance"
+FIXTURES = Path(__file__).parents[1] / "data" / "conformance"
 
 Edges = dict[tuple[Any, Any], float]
 

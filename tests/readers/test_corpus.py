@@ -17,7 +17,7 @@ import instant_embedding as ie
 import pytest
 from helpers import run_cli
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 MANIFEST = json.loads((CORPUS / "manifest.json").read_text())
 # A file whose reading is a known open bug fails its test until fixed (strict xfail).
 CASES = [

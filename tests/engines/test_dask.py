@@ -254,7 +254,7 @@ def test_docs_example_runs(tmp_path):
     import subprocess
     import sys
 
-    doc = os.path.join(os.path.dirname(__file__), "..", "docs", "DISTRIBUTED.md")
+    doc = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "DISTRIBUTED.md")
     if not os.path.exists(doc):
         pytest.skip("docs not available")
     with open(doc, encoding="utf-8") as f:

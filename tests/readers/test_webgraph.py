@@ -18,7 +18,7 @@ import pytest
 from instant_embedding.errors import GraphFormatError
 from instant_embedding.readers import convert, convert_with_stats, detect_format
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "data", "webgraph")
+FIXTURE = os.path.join(os.path.dirname(__file__), "..", "data", "webgraph")
 N = 10
 ARCS = [
     (0, 1), (0, 2), (0, 3), (0, 4), (0, 5),

@@ -22,7 +22,7 @@ from helpers import random_edges
 pytest.importorskip("numba")
 # Appended, not prepended: benches/distributed.py must not shadow the `distributed` package in
 # the worker processes other test modules start (they inherit sys.path).
-sys.path.append(str(Path(__file__).resolve().parents[1] / "benches"))
+sys.path.append(str(Path(__file__).resolve().parents[2] / "benches"))
 import _common  # noqa: E402
 import numba_ref  # noqa: E402
 
