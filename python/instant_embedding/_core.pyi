@@ -411,6 +411,16 @@ def node_ids(
 def edge_weights(
     values: Any, input: str, row0: int, column: str | None = ..., unit: str = "row"
 ) -> npt.NDArray[np.float64]: ...
+def csr_edges(
+    indptr: npt.NDArray[np.uint64],
+    indices: npt.NDArray[np.int64],
+    data: npt.NDArray[np.float64],
+    directed: bool | None,
+    weighted: bool | None,
+    where_: str,
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64] | None, int, bool, bool
+]: ...
 def table_columns(
     names: list[str], options: ReadOptions, where_: str
 ) -> tuple[int, int, int | None]: ...

@@ -544,3 +544,50 @@ pub fn table_columns(
         })
         .py_err()
 }
+
+/// The edges of a square sparse adjacency matrix given as CSR arrays, read by the kernel's CSR
+/// walk (`io::bcsr::csr_edges`, the `.bcsr` reader's): ``(src, dst, weights or None, n,
+/// directed, weighted)``; ``directed``/``weighted`` None: decided by the matrix.
+#[pyfunction]
+#[pyo3(signature = (indptr, indices, data, directed, weighted, where_))]
+#[allow(clippy::type_complexity)]
+pub fn csr_edges<'py>(
+    py: Python<'py>,
+    indptr: PyReadonlyArray1<'py, u64>,
+    indices: PyReadonlyArray1<'py, i64>,
+    data: PyReadonlyArray1<'py, f64>,
+    directed: Option<bool>,
+    weighted: Option<bool>,
+    where_: &str,
+) -> PyResult<(
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Option<Bound<'py, numpy::PyArray1<f64>>>,
+    usize,
+    bool,
+    bool,
+)> {
+    use numpy::IntoPyArray;
+    let (indptr, indices, data) = (
+        indptr.as_array().to_vec(),
+        indices.as_array().to_vec(),
+        data.as_array().to_vec(),
+    );
+    let n = indptr.len().saturating_sub(1);
+    let where_ = where_.to_string();
+    let (edges, directed, weighted) = py
+        .detach(move || io::bcsr::csr_edges(indptr, indices, data, directed, weighted, &where_))
+        .py_err()?;
+    let BufferedIds::Int(src, dst) = edges.ids else {
+        unreachable!("a matrix's ids are its rows")
+    };
+    let w = weighted.then(|| {
+        let w: Vec<f64> = edges.weights.iter().map(|&x| f64::from(x)).collect();
+        w.into_pyarray(py)
+    });
+    let (src, dst) = (
+        src.into_pyarray(py).into_any(),
+        dst.into_pyarray(py).into_any(),
+    );
+    Ok((src, dst, w, n, directed, weighted))
+}

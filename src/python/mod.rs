@@ -634,6 +634,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::csr_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::is_graph_file, m)?)?;
     m.add_function(wrap_pyfunction!(ids::node_ids, m)?)?;
     m.add_function(wrap_pyfunction!(ids::edge_weights, m)?)?;

@@ -1,17 +1,118 @@
-"""``convert``: any registered input format into a graph file."""
+"""``convert``: any input format into a graph file; the input formats.
+
+The formats are the kernel's table (``_core.formats()``, src/io/mod.rs), which also detects a
+file's format; the kernel reads most of them (``read_native``), and a module of this package
+registers its reader of each format a library parses (Arrow, scipy).
+"""
 
 from __future__ import annotations
 
 import os
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
+from .._core import ReadOptions
+from .._progress import ByteProgress
 from ..graph import Graph
-from ._build import PathLike, check_output, warn_if_over_budget
-from ._options import ReadOptions
-from ._registry import detect_format, formats
+from ._build import Output, PathLike, check_output, warn_if_over_budget
+
+#: ``read(paths, output, options, progress) -> (graph, stats)``, leaving nothing at
+#: ``output`` on error; a facade reader also streams into an ``EdgeTarget`` (no graph).
+Reader = Callable[[list[str], Output, ReadOptions, Any], "tuple[Graph | None, dict[str, Any]]"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format: the kernel's row and the reader that streams it into the builder."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: Reader
+    native: bool
+    several: bool
+    compressed: bool
+    directories: bool
+    updates: bool
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def register(name: str, read: Reader) -> None:
+    """Gives the kernel's format ``name`` the facade's reader (a format a library parses)."""
+    _READERS[name] = read
+
+
+def formats() -> dict[str, Format]:
+    """The input formats, by name, in the kernel's order."""
+    return {
+        f["name"]: Format(
+            f["name"],
+            f["extensions"],
+            read_native if f["native"] else _READERS[f["name"]],
+            f["native"],
+            f["several"],
+            f["compressed"],
+            f["directories"],
+            f["updates"],
+        )
+        for f in _core.formats()
+    }
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The input format of ``path``: by its first bytes, then its extension, else text
+    (docs/CLI.md, "The reading contract"). A directory is a Parquet (or Arrow) dataset.
+
+    Raises
+    ------
+    GraphFormatError
+        ``path`` is a graph file already, or content no reader takes (the message says what
+        reads it).
+    """
+    p = os.fspath(path)
+    if not os.path.isdir(p):
+        return str(_core.detect_format(p))
+    files = dataset_files(p)
+    for f in formats().values():
+        if f.directories and any(x.lower().endswith(f.extensions) for x in files):
+            return f.name
+    return "parquet"
+
+
+def dataset_files(d: str) -> list[str]:
+    """The data files of a dataset directory, recursively, without hidden and ``_`` names."""
+    out = []
+    for root, dirs, files in os.walk(d):
+        dirs[:] = sorted(x for x in dirs if not x.startswith((".", "_")))
+        out += [os.path.join(root, f) for f in sorted(files) if not f.startswith((".", "_"))]
+    return out
+
+
+def read_native(
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
+    of input; returns the graph written to ``out`` and the reader's statistics."""
+    if not isinstance(out, str):  # update reads these formats with _core.read_edges
+        raise TypeError(f"format {opts.format!r} is read into a graph file")
+    files = [p for p in paths if os.path.isfile(p)]
+    if opts.format == "webgraph":  # named by its basename, .graph or .properties file
+        root = paths[0].removesuffix(".graph").removesuffix(".properties")
+        files = [f for f in (root + ".graph",) if os.path.isfile(f)]
+    bar = ByteProgress(sum(map(os.path.getsize, files)) or None, progress, "B")
+    try:
+        hook = bar.native_hook if progress else None
+        stats = dict(_core.convert_native(paths, out, opts, progress=hook))
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
+    return g, stats
 
 
 def convert(
