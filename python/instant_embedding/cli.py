@@ -103,38 +103,32 @@ def _fmt_seconds(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
-# Python parameters as the command line spells them: the library's messages name parameters
-# (`header=False`, `weight_col`), the CLI's name flags.
-_FLAG_VALUES = {
-    ("header", "True"): "--header",
-    ("header", "False"): "--no-header",
-    ("weighted", "True"): "--weighted",
-    ("weighted", "False"): "--unweighted",
-    ("directed", "True"): "--directed",
-    ("directed", "False"): "--undirected",
-}
+def _flag(name: str, value: bool = True) -> str:
+    """The flag that sets the reading option ``name`` to ``value``."""
+    flag = "--" + name.replace("_", "-")
+    return flag if value else _READ_NEGATIVE.get(name, f"--no-{flag[2:]}")
 
 
 def cli_names(msg: str) -> str:
-    """``msg`` with the library's parameter names replaced by command-line flags."""
+    """``msg`` with the library's parameter names (``header=False``, ``weight_col``) replaced
+    by the command-line flags that say the same."""
+    flags = {s["name"] for s in _reading_settings("build") if s["type"] == "flag"}
 
     def value(m: re.Match[str]) -> str:
         name, val = m.group(1), m.group(2)
-        if (name, val) in _FLAG_VALUES:
-            return _FLAG_VALUES[(name, val)]
-        flag = "--" + name.replace("_", "-")
-        if not val:
-            return flag
+        if name in flags and val in ("True", "False"):
+            return _flag(name, val == "True")
         v = val[1:-1] if val[:1] in "'\"" and len(val) > 1 else val
         # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
-        return f"{flag} {v}" if v.replace("-", "").replace("_", "").isalnum() else f"{flag} {val}"
+        shown = v if v.replace("-", "").replace("_", "").isalnum() else val
+        return f"{_flag(name)} {shown}" if val else _flag(name)
 
     names = [s["name"] for s in _reading_settings("build")]
     msg = re.sub(
         rf"\b({'|'.join(names)})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)", value, msg
     )
     snake = "|".join(n for n in names if "_" in n)
-    return re.sub(rf"\b({snake})\b", lambda m: "--" + m.group(1).replace("_", "-"), msg)
+    return re.sub(rf"\b({snake})\b", lambda m: _flag(m.group(1)), msg)
 
 
 # ====================================================================== convert / reorder
@@ -541,17 +535,15 @@ def _reading_options(args: argparse.Namespace, stage: str) -> dict[str, Any]:
 def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
     """One flag per reading option of ``stage``, with the kernel's choices, defaults and help."""
     for s in _reading_settings(stage):
-        name, flag = s["name"], "--" + s["name"].replace("_", "-")
+        name, flag = s["name"], _flag(s["name"])
         text = (s["help"] + (f" (default: {s['default']})" if s["default"] else "")).replace(
             "%", "%%"
         )
         if s["type"] == "flag":
             g = p.add_mutually_exclusive_group()
             g.add_argument(flag, dest=name, action="store_const", const=True, help=text)
-            no = _READ_NEGATIVE.get(name, f"--no-{name.replace('_', '-')}")
-            g.add_argument(
-                no, dest=name, action="store_const", const=False, help=f"the opposite of {flag}"
-            )
+            no, opposite = _flag(name, False), f"the opposite of {flag}"
+            g.add_argument(no, dest=name, action="store_const", const=False, help=opposite)
         else:
             column = s["type"] == "column"
             p.add_argument(
@@ -572,7 +564,8 @@ def _f(*names: str, **how: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     return names, how
 
 
-_THREADS = _f("-t", "--threads", type=int, help="threads (default: all CPUs)")
+_THREADS = _f("-t", "--threads", "--workers", type=int, help="worker threads (default: all CPUs)")
+_GRAPH = _f("graph", metavar="GRAPH", help="graph file")
 
 # The subcommands: help, description, examples and flags. A flag is ``add_argument``'s
 # arguments, or a generated group: "settings" (one flag per embedding setting; "defaults"
@@ -619,7 +612,7 @@ COMMANDS: dict[str, dict[str, Any]] = {
         "neighbourhood next to each other, so that a query reads fewer cache lines and pages. "
         "Embeddings, PPR vectors and node ids stay bit-identical.",
         "flags": [
-            _f("graph", metavar="GRAPH", help="input graph file"),
+            _GRAPH,
             _f("output", metavar="OUTPUT", help="output graph file (written atomically)"),
             _f(
                 "--method",
@@ -669,13 +662,7 @@ COMMANDS: dict[str, dict[str, Any]] = {
                 "graph versions share the map (without --model, --wide-dim fits the map at "
                 "each run)",
             ),
-            _f(
-                "--threads",
-                "--workers",
-                dest="threads",
-                type=int,
-                help="worker threads (default: all CPUs)",
-            ),
+            _THREADS,
             _f(
                 "--prefetch",
                 action="store_true",
@@ -724,7 +711,7 @@ COMMANDS: dict[str, dict[str, Any]] = {
         "result are bit-identical to those of a graph rebuilt from the final edge list. "
         "See docs/LIVE.md.",
         "flags": [
-            _f("graph", metavar="GRAPH", help="graph file"),
+            _GRAPH,
             _f("--add", action="append", metavar="FILE", help="edges to add (repeatable)"),
             _f("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"),
             _f(
@@ -748,7 +735,7 @@ COMMANDS: dict[str, dict[str, Any]] = {
         "help": "fold a graph file's change log into a new file (atomically)",
         "description": "Write GRAPH with its change log (GRAPH.live) folded in, replace it "
         "atomically and start an empty log. The graph does not change.",
-        "flags": [_f("graph", metavar="GRAPH", help="graph file"), _THREADS],
+        "flags": [_GRAPH, _THREADS],
     },
     "demo": {
         "help": "embed the shipped karate club graph and show what the embedding captures",
