@@ -25,7 +25,7 @@ from .embedding import EmbeddingConfig, InstantEmbedding
 from .export import FORMATS as OUT_FORMATS
 from .export import format_from_path, write_embeddings
 from .graph import Graph, reorder_file
-from .readers import ReadOptions, check_output, convert_with_stats, detect_format, formats
+from .readers import ReadOptions, check_output, convert_with_stats, formats
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -222,8 +222,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
     readers (the rules and notices of ``convert``; the graph's ids also settle a first line
     that could be a header); the others stream their chunks through the facade's reader."""
     given = _reading_options(args, "parse")
-    fmt = given["format"] if given["format"] != "auto" else detect_format(path)
-    ReadOptions(**given).check_applies(fmt)
+    fmt = _core.resolve_format([path], ReadOptions(**given))
     weighted = graph.weighted and not target.remove
     if not weighted:
         given["weight_col"] = None

@@ -443,6 +443,29 @@ pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
     py.detach(move || io::detect(&path)).py_err()
 }
 
+/// The format ``inputs`` are read as with ``options`` (``io::resolve_format``: detected
+/// when ``auto``, and checked against the inputs and the options).
+#[pyfunction]
+pub fn resolve_format(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    options: &PyReadOptions,
+) -> PyResult<&'static str> {
+    let opts = options.inner.clone();
+    py.detach(move || io::resolve_format(&inputs, &opts).map(|f| f.name))
+        .py_err()
+}
+
+/// The data files of a dataset directory (``io::dataset_files``), as str paths.
+#[pyfunction]
+pub fn dataset_files(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+    let files = py.detach(move || io::dataset_files(&path)).py_err()?;
+    Ok(files
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
 /// Whether `path` is a graph file of this library (its magic; whether it is valid is
 /// `Graph.open`'s business).
 #[pyfunction]

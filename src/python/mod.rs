@@ -632,6 +632,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_native, m)?)?;
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::resolve_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::dataset_files, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(convert::csr_edges, m)?)?;

@@ -74,23 +74,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         ``path`` is a graph file already, or content no reader takes (the message says what
         reads it).
     """
-    p = os.fspath(path)
-    if not os.path.isdir(p):
-        return str(_core.detect_format(p))
-    files = dataset_files(p)
-    for f in formats().values():
-        if f.directories and any(x.lower().endswith(f.extensions) for x in files):
-            return f.name
-    return "parquet"
+    return str(_core.detect_format(os.fspath(path)))
 
 
 def dataset_files(d: str) -> list[str]:
     """The data files of a dataset directory, recursively, without hidden and ``_`` names."""
-    out = []
-    for root, dirs, files in os.walk(d):
-        dirs[:] = sorted(x for x in dirs if not x.startswith((".", "_")))
-        out += [os.path.join(root, f) for f in sorted(files) if not f.startswith((".", "_"))]
-    return out
+    return _core.dataset_files(d)
 
 
 def read_native(
@@ -223,35 +212,11 @@ def convert_with_stats(
     skipped, columns used, seconds, ...). Takes the same keyword arguments (those of
     :class:`ReadOptions`)."""
     opts = ReadOptions(**options)
-    paths = (
-        [os.fspath(input)]
-        if isinstance(input, (str, os.PathLike))
-        else [os.fspath(p) for p in input]
-    )
-    if not paths:
-        raise ValueError("no input files given")
-    for p in paths:
-        # A WebGraph basename names BASENAME.graph.
-        if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+    many = input if not isinstance(input, (str, os.PathLike)) else [input]
+    paths = [os.fspath(p) for p in many]
+    name = _core.resolve_format(paths, opts)  # detected, and checked against the inputs
     out = check_output(output, paths)
-    name = opts.format
-    if name == "auto":
-        if opts.properties is not None:
-            name = "webgraph"
-        else:
-            names = {detect_format(p) for p in paths}
-            if len(names) > 1:
-                raise ValueError(f"inputs have different formats ({', '.join(sorted(names))})")
-            name = names.pop()
-    fmt = formats()[name]
-    opts = opts.replace(format=name)
-    opts.check_applies(name)
-    for p in paths:
-        if os.path.isdir(p) and not fmt.directories:
-            raise IsADirectoryError(f"{p}: is a directory (only Parquet/Arrow datasets can be)")
-    if len(paths) > 1 and not fmt.several:
-        raise ValueError(f"format {name!r} takes exactly one input file, got {len(paths)}")
+    fmt, opts = formats()[name], opts.replace(format=name)
     t0 = time.perf_counter()
     g, stats = fmt.read(paths, out, opts, progress)
     assert g is not None  # a path in, a graph out
