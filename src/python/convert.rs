@@ -151,6 +151,7 @@ fn stats_dict<'py>(
     d.set_item("external_buckets", s.external_buckets)?;
     d.set_item("peak_tmp_bytes", s.peak_tmp_bytes)?;
     d.set_item("peak_node_bytes", s.peak_node_bytes)?;
+    d.set_item("over_budget", s.over_budget())?;
     d.set_item("file_size", s.file_size)?;
     d.set_item("seconds", s.seconds())?;
     if let Some(t) = t {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -61,22 +60,6 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
         if os.path.exists(p) and os.path.exists(out) and os.path.samefile(p, out):
             raise ValueError(f"{out}: output would overwrite the input file")
     return out
-
-
-def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:
-    """Warn when the per-node structures alone exceeded ``memory_limit`` (the build went on)."""
-    node_bytes = stats.get("peak_node_bytes")
-    if not node_bytes or node_bytes <= memory_limit:
-        return
-    n = max(int(stats.get("num_nodes") or 1), 1)
-    warnings.warn(
-        f"memory_limit {memory_limit / 2**20:,.0f} MiB was exceeded: the id map, counters and "
-        f"indptr of {n:,} nodes alone took {node_bytes / 2**20:,.0f} MiB "
-        f"({node_bytes / n:.0f} B per node), which cannot spill to disk. Give at least "
-        f"{(node_bytes + (256 << 20)) / 2**30:.1f} GiB to hold the limit.",
-        RuntimeWarning,
-        stacklevel=4,
-    )
 
 
 def build_into(
