@@ -769,7 +769,9 @@ mod tests {
         std::fs::write(&text, "0 1\n").unwrap();
         let auto = ReadOptions::default();
         assert_eq!(
-            resolve_format(&[text.clone()], &auto).unwrap().name,
+            resolve_format(std::slice::from_ref(&text), &auto)
+                .unwrap()
+                .name,
             "edgelist"
         );
         let err = |inputs: &[PathBuf], opts: &ReadOptions| {

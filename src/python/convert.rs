@@ -284,7 +284,7 @@ impl PyGraphBuilder {
             State::Open(b) => Ok(b),
             State::Finished(s) => {
                 *st = State::Finished(s.clone());
-                Err(Some(s))
+                Err(Some(Box::new(s)))
             }
             State::Closed => Err(None),
         });
