@@ -87,16 +87,13 @@ def read_native(
     paths: list[str], out: Output, opts: ReadOptions, progress: Any
 ) -> tuple[Graph | None, dict[str, Any]]:
     """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
-    of input; returns the graph written to ``out`` and the reader's statistics."""
+    of input (the kernel knows their total); returns the graph written to ``out`` and the
+    reader's statistics."""
     if not isinstance(out, str):  # update reads these formats with _core.read_edges
         raise TypeError(f"format {opts.format!r} is read into a graph file")
-    files = [p for p in paths if os.path.isfile(p)]
-    if opts.format == "webgraph":  # named by its basename, .graph or .properties file
-        root = paths[0].removesuffix(".graph").removesuffix(".properties")
-        files = [f for f in (root + ".graph",) if os.path.isfile(f)]
-    bar = ByteProgress(sum(map(os.path.getsize, files)) or None, progress, "B")
+    bar = ByteProgress(None, progress, "B")
     try:
-        hook = bar.native_hook if progress else None
+        hook = bar.report if progress else None  # bytes done of the input's total
         stats = dict(_core.convert_native(paths, out, opts, progress=hook))
     finally:
         bar.close()
