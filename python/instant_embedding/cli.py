@@ -218,9 +218,9 @@ class _Commit:
 
 def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Commit) -> None:
     """Reads an input file in any format ``convert`` reads into ``target``, with ``graph``'s
-    id kind, direction and (when adding) weights. The formats the kernel parses go through its
-    readers (the rules and notices of ``convert``; the graph's ids also settle a first line
-    that could be a header); the others stream their chunks through the facade's reader."""
+    id kind, direction and (when adding) weights, through the format's reader (the kernel's
+    for the formats it parses: the rules and notices of ``convert``, and the graph's ids also
+    settle a first line that could be a header)."""
     given = _reading_options(args, "parse")
     fmt = _core.resolve_format([path], ReadOptions(**given))
     weighted = graph.weighted and not target.remove
@@ -228,13 +228,8 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
         given["weight_col"] = None
     given.update(format=fmt, weighted=weighted, directed=graph.directed)
     opts = ReadOptions(**given, id_kind="str" if graph.id_kind == "utf8" else "int")
-    reader = formats()[fmt]
-    if reader.updates:
-        r = _core.read_edges([path], opts, graph._native)
-        _header_notes(args, r["headers"])
-        target.add(r["src"], r["dst"], r["weights"])
-    else:
-        reader.read([path], target, opts, False)
+    _, stats = formats()[fmt].read([path], target, opts, False)
+    _header_notes(args, stats.get("headers", []))
 
 
 def cmd_update(args: argparse.Namespace) -> int:

@@ -27,7 +27,9 @@ CHUNK_EDGES = 1 << 20
 
 class EdgeTarget(Protocol):
     """Where a reader's edges go instead of a new graph file: ``update`` adds each chunk to
-    (or removes it from) a live graph as it is read."""
+    (or removes it from) ``graph``, a live graph, as it is read."""
+
+    graph: Any
 
     def add(self, src: Any, dst: Any, weights: Any) -> None: ...
 

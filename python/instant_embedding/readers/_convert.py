@@ -88,9 +88,12 @@ def read_native(
 ) -> tuple[Graph | None, dict[str, Any]]:
     """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
     of input (the kernel knows their total); returns the graph written to ``out`` and the
-    reader's statistics."""
-    if not isinstance(out, str):  # update reads these formats with _core.read_edges
-        raise TypeError(f"format {opts.format!r} is read into a graph file")
+    reader's statistics. Into an ``EdgeTarget``, the kernel reads the edges for its graph
+    (``_core.read_edges``)."""
+    if not isinstance(out, str):  # update: the graph's own ids also settle a first line
+        r = _core.read_edges(paths, opts, out.graph._native)
+        out.add(r["src"], r["dst"], r["weights"])
+        return None, {"edges_read": len(r["src"]), "headers": r["headers"]}
     bar = ByteProgress(None, progress, "B")
     try:
         hook = bar.report if progress else None  # bytes done of the input's total
