@@ -214,6 +214,8 @@ pub struct BuildStats {
     /// alone exceed it, the buffers shrink to a floor and memory exceeds the limit by about
     /// this much.
     pub peak_node_bytes: u64,
+    /// The budget the build was given (`BuildOptions::memory_limit`).
+    pub memory_limit: u64,
     /// Size of the graph file written.
     pub file_size: u64,
     pub nanos: u64,
@@ -222,6 +224,27 @@ pub struct BuildStats {
 impl BuildStats {
     pub fn seconds(&self) -> f64 {
         self.nanos as f64 * 1e-9
+    }
+
+    /// What to tell the user when the per-node structures alone, which cannot spill, exceeded
+    /// `memory_limit` (the build completed over the budget); None when the limit held.
+    pub fn over_budget(&self) -> Option<String> {
+        let (held, memory_limit) = (self.peak_node_bytes, self.memory_limit);
+        if held <= memory_limit {
+            return None;
+        }
+        let (n, mib) = (self.num_nodes.max(1), |b: u64| {
+            b as f64 / f64::from(1 << 20)
+        });
+        Some(format!(
+            "memory_limit {:.0} MiB was exceeded: the id map, counters and indptr of {n} nodes \
+             alone took {:.0} MiB ({:.0} B per node), which cannot spill to disk. Give at \
+             least {:.1} GiB to hold the limit.",
+            mib(memory_limit),
+            mib(held),
+            held as f64 / n as f64,
+            (held + (256 << 20)) as f64 / f64::from(1 << 30),
+        ))
     }
 }
 
@@ -1267,6 +1290,7 @@ impl ExternalBuilder {
             counts.iter().map(|&c| cost(c)).sum::<u64>() + self.edges.len() as u64 * edge_bytes;
         let mut stats = BuildStats {
             segments: self.segments.len() as u64,
+            memory_limit: self.opts.memory_limit,
             ..BuildStats::default()
         };
         {
@@ -2039,6 +2063,25 @@ fn merge_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_over_its_budget_says_by_how_much() {
+        let mut st = BuildStats {
+            num_nodes: 1000,
+            peak_node_bytes: 3 << 20,
+            memory_limit: 3 << 20,
+            ..BuildStats::default()
+        };
+        assert_eq!(st.over_budget(), None, "at the limit, it held");
+        st.memory_limit = 1 << 20;
+        let msg = st.over_budget().unwrap();
+        assert!(msg.starts_with("memory_limit 1 MiB was exceeded"), "{msg}");
+        assert!(
+            msg.contains("of 1000 nodes alone took 3 MiB (3146 B per node)"),
+            "{msg}"
+        );
+        assert!(msg.contains("Give at least 0.3 GiB"), "{msg}");
+    }
     use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
     use crate::graph::csr::Graph;
 

@@ -11,4 +11,5 @@ pub mod overlay;
 pub mod pages;
 pub mod reorder;
 pub mod replace;
+pub mod stats;
 pub mod strength_code;

@@ -290,9 +290,20 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 
 /// The format of the file `path` (docs/CLI.md, "The reading contract"): its first bytes (our
 /// magic, a binary format's magic), a WebGraph's files, its decompressed content, then its
-/// extension; else a text edge list. A directory is not looked at here (the facade reads
-/// datasets of Parquet or Arrow files).
+/// extension; else a text edge list. A directory is a dataset of the first format that reads
+/// directories and has a file there (Parquet when none has).
 pub fn detect(path: &Path) -> Result<&'static str> {
+    if path.is_dir() {
+        let files = dataset_files(path)?;
+        let ours = |f: &Format, x: &PathBuf| {
+            let x = x.to_string_lossy().to_lowercase();
+            f.extensions.iter().any(|e| x.ends_with(e))
+        };
+        return Ok(FORMATS
+            .iter()
+            .find(|f| f.directories && files.iter().any(|x| ours(f, x)))
+            .map_or("parquet", |f| f.name));
+    }
     let name = path.to_string_lossy();
     let lower = name.to_lowercase();
     if !path.exists() && with_suffix(path, ".graph").is_file() {
@@ -359,6 +370,77 @@ pub fn detect(path: &Path) -> Result<&'static str> {
         .iter()
         .find(|f| (f.compressed || !compressed) && f.extensions.iter().any(|e| stem.ends_with(e)))
         .map_or("edgelist", |f| f.name))
+}
+
+/// The data files of a dataset directory, recursively (each directory's files in name order,
+/// then its subdirectories), without names starting with `.` or `_` (hidden files, Spark's
+/// `_SUCCESS`).
+pub fn dataset_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let listing = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut entries = listing
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| Error::io(dir, e))?;
+    entries.retain(|p| {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        !name.is_some_and(|n| n.starts_with(['.', '_']))
+    });
+    entries.sort();
+    let (dirs, mut files): (Vec<_>, Vec<_>) = entries.into_iter().partition(|p| p.is_dir());
+    for d in dirs {
+        files.extend(dataset_files(&d)?);
+    }
+    Ok(files)
+}
+
+/// The format `inputs` are read as: `opts.format`, or the one detected for every input (a
+/// WebGraph with `opts.properties`); checked: the inputs exist (a WebGraph may be named by
+/// its basename), the options apply to the format, a directory only where the format reads
+/// datasets, several inputs only where it concatenates them.
+pub fn resolve_format(inputs: &[PathBuf], opts: &ReadOptions) -> Result<&'static Format> {
+    use std::io::{Error as IoError, ErrorKind};
+    if inputs.is_empty() {
+        return Err(Error::param("no input files given"));
+    }
+    if let Some(p) = inputs
+        .iter()
+        .find(|p| !p.exists() && !with_suffix(p, ".graph").is_file())
+    {
+        let missing = IoError::new(ErrorKind::NotFound, "no such file or directory");
+        return Err(Error::io(p, missing));
+    }
+    let name = match opts.format.as_str() {
+        "auto" if opts.properties.is_some() => "webgraph",
+        "auto" => {
+            let mut names = inputs
+                .iter()
+                .map(|p| detect(p))
+                .collect::<Result<Vec<_>>>()?;
+            names.sort_unstable();
+            names.dedup();
+            if names.len() > 1 {
+                let names = names.join(", ");
+                return Err(Error::param(format!(
+                    "inputs have different formats ({names})"
+                )));
+            }
+            names[0]
+        }
+        name => name,
+    };
+    let format = known_format(name)?;
+    opts.check_applies(name)?;
+    if let Some(p) = inputs.iter().find(|p| p.is_dir() && !format.directories) {
+        let what = "is a directory (only Parquet/Arrow datasets can be)";
+        return Err(Error::io(p, IoError::new(ErrorKind::IsADirectory, what)));
+    }
+    if inputs.len() > 1 && !format.several {
+        return Err(Error::param(format!(
+            "format '{name}' takes exactly one input file, got {}",
+            inputs.len()
+        )));
+    }
+    Ok(format)
 }
 
 /// One statistic of a reader, beside the builder's.
@@ -655,6 +737,58 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn datasets_list_their_data_files_and_inputs_resolve_to_one_checked_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for f in [
+            "b.parquet",
+            "a.parquet",
+            "_SUCCESS",
+            ".hidden",
+            "sub/c.parquet",
+            "_tmp/x",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+            std::fs::write(d.join(f), b"").unwrap();
+        }
+        let files = dataset_files(d).unwrap();
+        let want: Vec<_> = ["a.parquet", "b.parquet", "sub/c.parquet"]
+            .map(|f| d.join(f))
+            .into();
+        assert_eq!(files, want);
+        assert_eq!(detect(d).unwrap(), "parquet");
+        std::fs::write(d.join("sub/e.arrow"), b"").unwrap();
+        std::fs::remove_file(d.join("sub/c.parquet")).unwrap();
+        std::fs::remove_file(d.join("a.parquet")).unwrap();
+        std::fs::remove_file(d.join("b.parquet")).unwrap();
+        assert_eq!(detect(d).unwrap(), "arrow");
+
+        let text = d.join("e.txt");
+        std::fs::write(&text, "0 1\n").unwrap();
+        let auto = ReadOptions::default();
+        assert_eq!(
+            resolve_format(std::slice::from_ref(&text), &auto)
+                .unwrap()
+                .name,
+            "edgelist"
+        );
+        let err = |inputs: &[PathBuf], opts: &ReadOptions| {
+            resolve_format(inputs, opts).unwrap_err().to_string()
+        };
+        assert!(err(&[d.join("nope.txt")], &auto).contains("nope.txt: no such file"));
+        assert!(err(&[text.clone(), d.to_path_buf()], &auto).contains("different formats"));
+        let mut mtx = auto.clone();
+        mtx.format = "mtx".into();
+        let two = [text.clone(), text.clone()];
+        assert!(err(&two, &mtx).contains("takes exactly one input file, got 2"));
+        assert!(err(&[d.to_path_buf()], &mtx).contains("is a directory"));
+        assert!(err(&[], &auto).contains("no input files"));
+        let mut var = auto.clone();
+        var.var = Some("x".into());
+        assert!(err(&[text], &var).contains("var do(es) not apply to edgelist input"));
+    }
 
     #[test]
     fn every_format_is_named_once_and_its_options_exist() {

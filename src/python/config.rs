@@ -179,7 +179,7 @@ impl PyEmbeddingConfig {
     }
 
     /// The settings as a dict, in their documented order.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for s in SETTINGS {
             if let Some(v) = self.inner.get(s.name) {

@@ -151,6 +151,7 @@ fn stats_dict<'py>(
     d.set_item("external_buckets", s.external_buckets)?;
     d.set_item("peak_tmp_bytes", s.peak_tmp_bytes)?;
     d.set_item("peak_node_bytes", s.peak_node_bytes)?;
+    d.set_item("over_budget", s.over_budget())?;
     d.set_item("file_size", s.file_size)?;
     d.set_item("seconds", s.seconds())?;
     if let Some(t) = t {
@@ -283,7 +284,7 @@ impl PyGraphBuilder {
             State::Open(b) => Ok(b),
             State::Finished(s) => {
                 *st = State::Finished(s.clone());
-                Err(Some(s))
+                Err(Some(Box::new(s)))
             }
             State::Closed => Err(None),
         });
@@ -443,6 +444,29 @@ pub fn detect_format(py: Python<'_>, path: PathBuf) -> PyResult<&'static str> {
     py.detach(move || io::detect(&path)).py_err()
 }
 
+/// The format ``inputs`` are read as with ``options`` (``io::resolve_format``: detected
+/// when ``auto``, and checked against the inputs and the options).
+#[pyfunction]
+pub fn resolve_format(
+    py: Python<'_>,
+    inputs: Vec<PathBuf>,
+    options: &PyReadOptions,
+) -> PyResult<&'static str> {
+    let opts = options.inner.clone();
+    py.detach(move || io::resolve_format(&inputs, &opts).map(|f| f.name))
+        .py_err()
+}
+
+/// The data files of a dataset directory (``io::dataset_files``), as str paths.
+#[pyfunction]
+pub fn dataset_files(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+    let files = py.detach(move || io::dataset_files(&path)).py_err()?;
+    Ok(files
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
 /// Whether `path` is a graph file of this library (its magic; whether it is valid is
 /// `Graph.open`'s business).
 #[pyfunction]
@@ -543,4 +567,51 @@ pub fn table_columns(
             e => e,
         })
         .py_err()
+}
+
+/// The edges of a square sparse adjacency matrix given as CSR arrays, read by the kernel's CSR
+/// walk (`io::bcsr::csr_edges`, the `.bcsr` reader's): ``(src, dst, weights or None, n,
+/// directed, weighted)``; ``directed``/``weighted`` None: decided by the matrix.
+#[pyfunction]
+#[pyo3(signature = (indptr, indices, data, directed, weighted, where_))]
+#[allow(clippy::type_complexity)]
+pub fn csr_edges<'py>(
+    py: Python<'py>,
+    indptr: PyReadonlyArray1<'py, u64>,
+    indices: PyReadonlyArray1<'py, i64>,
+    data: PyReadonlyArray1<'py, f64>,
+    directed: Option<bool>,
+    weighted: Option<bool>,
+    where_: &str,
+) -> PyResult<(
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Option<Bound<'py, numpy::PyArray1<f64>>>,
+    usize,
+    bool,
+    bool,
+)> {
+    use numpy::IntoPyArray;
+    let (indptr, indices, data) = (
+        indptr.as_array().to_vec(),
+        indices.as_array().to_vec(),
+        data.as_array().to_vec(),
+    );
+    let n = indptr.len().saturating_sub(1);
+    let where_ = where_.to_string();
+    let (edges, directed, weighted) = py
+        .detach(move || io::bcsr::csr_edges(indptr, indices, data, directed, weighted, &where_))
+        .py_err()?;
+    let BufferedIds::Int(src, dst) = edges.ids else {
+        unreachable!("a matrix's ids are its rows")
+    };
+    let w = weighted.then(|| {
+        let w: Vec<f64> = edges.weights.iter().map(|&x| f64::from(x)).collect();
+        w.into_pyarray(py)
+    });
+    let (src, dst) = (
+        src.into_pyarray(py).into_any(),
+        dst.into_pyarray(py).into_any(),
+    );
+    Ok((src, dst, w, n, directed, weighted))
 }

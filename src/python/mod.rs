@@ -438,6 +438,100 @@ fn node_costs<'py>(
     Ok(out)
 }
 
+/// What ``info`` reports of a graph: its facts, degree statistics and the spread of one
+/// node's embedding cost with ``config`` (``map``: a compressed config's fitted map) over a
+/// deterministic sample of ``sample`` nodes (``seed`` picks them), as a JSON-ready dict.
+#[pyfunction]
+#[pyo3(signature = (graph, config, map=None, sample=50, seed=0))]
+fn graph_info<'py>(
+    py: Python<'py>,
+    graph: &PyGraph,
+    config: &PyEmbeddingConfig,
+    map: Option<&compress::PyLinearMap>,
+    sample: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use pyo3::types::PyDict;
+    use std::collections::BTreeMap;
+    let (cfg, g) = (config.inner, graph.inner.clone());
+    let map = map.map(|m| m.inner.clone());
+    let threads = crate::parallel::resolve_threads(None).py_err()?;
+    let (deg, est) = py
+        .detach(move || {
+            let deg = crate::graph::stats::degree_stats(&g)?;
+            let est = kembed::cost::estimate(&g, &cfg, map.as_deref(), sample, seed)?;
+            Ok::<_, crate::error::Error>((deg, est))
+        })
+        .py_err()?;
+    let g = &graph.inner;
+    let out = PyDict::new(py);
+    let path = g.path().map(|p| p.to_string_lossy().into_owned());
+    out.set_item("path", path)?;
+    out.set_item("nodes", g.num_nodes())?;
+    out.set_item("edges", g.num_edges())?;
+    out.set_item("arcs", g.num_arcs())?;
+    out.set_item("directed", g.directed())?;
+    out.set_item("weighted", g.weighted())?;
+    out.set_item("id_kind", graph.id_kind())?;
+    out.set_item("permuted", g.permuted())?;
+    out.set_item("file_bytes", g.path().map(|_| g.image().len()))?;
+    let log = PyDict::new(py);
+    // The log's facts in name order, its merge rule by name.
+    for (k, v) in graph
+        .log_info()
+        .unwrap_or_default()
+        .into_iter()
+        .collect::<BTreeMap<_, _>>()
+    {
+        match k {
+            "merge_max" => log.set_item("merge", if v == 1 { "max" } else { "sum" })?,
+            _ => log.set_item(k, v)?,
+        }
+    }
+    let log = if log.is_empty() { None } else { Some(log) };
+    out.set_item("log", log)?;
+    let d = PyDict::new(py);
+    d.set_item("kind", if g.directed() { "out-degree" } else { "degree" })?;
+    d.set_item("min", deg.min)?;
+    d.set_item("mean", deg.mean)?;
+    d.set_item("median", deg.median)?;
+    d.set_item("max", deg.max)?;
+    let zero = if g.directed() {
+        "zero_out_degree"
+    } else {
+        "isolated"
+    };
+    d.set_item(zero, deg.zero)?;
+    out.set_item("degree", d)?;
+    let e = PyDict::new(py);
+    e.set_item("settings", config.to_dict(py)?)?;
+    e.set_item("sample", est.sample)?;
+    if est.sample > 0 {
+        let spreads = [
+            ("support_nodes", est.support),
+            ("seconds_per_node", est.seconds),
+            ("touched_nodes", est.touched),
+            ("edge_updates", est.pushes),
+            ("workspace_bytes", est.heap_bytes),
+        ];
+        for (name, s) in spreads {
+            let q = PyDict::new(py);
+            q.set_item("median", s.median)?;
+            q.set_item("p95", s.p95)?;
+            q.set_item("max", s.max)?;
+            e.set_item(name, q)?;
+        }
+        let out_bytes = 4 * cfg.dim as u64;
+        e.set_item("threads", threads)?;
+        e.set_item("output_bytes_per_node", out_bytes)?;
+        let n = g.num_nodes() as f64;
+        e.set_item("all_nodes_seconds", est.mean_seconds * n / threads as f64)?;
+        e.set_item("all_nodes_output_bytes", out_bytes * g.num_nodes() as u64)?;
+    }
+    out.set_item("estimate", e)?;
+    Ok(out)
+}
+
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
 /// `config` says (the nodes within `config.smooth` hops are embedded first); a compressed
 /// `config` (`wide_dim > 0`) needs its fitted `map`.
@@ -552,8 +646,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::read_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert_native, m)?)?;
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::resolve_format, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::dataset_files, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::csr_edges, m)?)?;
     m.add_function(wrap_pyfunction!(convert::is_graph_file, m)?)?;
     m.add_function(wrap_pyfunction!(ids::node_ids, m)?)?;
     m.add_function(wrap_pyfunction!(ids::edge_weights, m)?)?;
@@ -563,6 +660,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ppr_state, m)?)?;
     m.add_function(wrap_pyfunction!(ppr_stats, m)?)?;
     m.add_function(wrap_pyfunction!(node_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_info, m)?)?;
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;

@@ -3,31 +3,35 @@
 Two kinds of entry points:
 
 - :func:`convert` reads files (text edge lists, CSV/TSV, node-link JSON and JSON Lines,
-  Parquet files and directories, Arrow IPC files, MATLAB ``.mat``, VERSE ``.bcsr``, ``.npy``
-  edge arrays, WebGraph BV graphs) and writes a graph file atomically. Large inputs are
-  streamed into the out-of-core builder, so the edge list never has to fit in memory.
+  Matrix Market, GraphML, Pajek, adjacency lists, Parquet files and directories, Arrow IPC
+  files, MATLAB ``.mat``, VERSE ``.bcsr``, ``.npy`` edge arrays, WebGraph BV graphs) and
+  writes a graph file atomically. Large inputs are streamed into the out-of-core builder, so
+  the edge list never has to fit in memory.
 - ``from_*`` functions take objects already in memory (scipy.sparse, networkx, pandas, Arrow,
   numpy) and return an in-memory :class:`~instant_embedding.Graph`, or write a graph file
   when ``output=`` is given.
 
-The formats are the kernel's table (``formats()``: name, extensions, detection); the kernel
-parses most of them, and a module of this package reads each of the others with the library
-that parses it. Every reader takes one :class:`ReadOptions`.
-Bad input raises :class:`~instant_embedding.GraphFormatError` (a ``ValueError``) naming the
-file, the line or row, and the offending text; the output path never holds a partial file.
+The formats are the kernel's table (``formats()``); every reader takes one
+:class:`ReadOptions`. Bad input raises :class:`~instant_embedding.GraphFormatError` (a
+``ValueError``) naming the file, the line or row, and the offending text; the output path
+never holds a partial file.
 """
 
 from __future__ import annotations
 
-# Importing a format module registers its reader of the formats a library parses; the kernel
-# parses the others (text, JSON, Matrix Market, GraphML, Pajek, adjacency lists, WebGraph).
-from . import mat as _mat  # noqa: F401 - registers "mat"
-from . import npy as _npy  # noqa: F401 - registers "npy"
-from . import table as _table  # noqa: F401 - registers "parquet", "arrow"
+from .._core import DEFAULT_MEMORY_LIMIT, ReadOptions, parse_size
+
+# Importing a format module registers its reader of the formats a library parses.
 from ._build import check_output
-from ._convert import convert, convert_with_stats
-from ._options import DEFAULT_MEMORY_LIMIT, ReadOptions, parse_size
-from ._registry import Format, dataset_files, detect_format, formats, register
+from ._convert import (
+    Format,
+    convert,
+    convert_with_stats,
+    dataset_files,
+    detect_format,
+    formats,
+    register,
+)
 from .mat import read_mat
 from .memory import from_networkx, from_pandas, from_scipy
 from .npy import from_numpy

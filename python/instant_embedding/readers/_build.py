@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from .. import _core
-from .._progress import ByteProgress
+from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._options import ReadOptions
 
 PathLike = str | os.PathLike[str]
 Chunk = tuple[Any, Any, Any]
@@ -29,7 +27,9 @@ CHUNK_EDGES = 1 << 20
 
 class EdgeTarget(Protocol):
     """Where a reader's edges go instead of a new graph file: ``update`` adds each chunk to
-    (or removes it from) a live graph as it is read."""
+    (or removes it from) ``graph``, a live graph, as it is read."""
+
+    graph: Any
 
     def add(self, src: Any, dst: Any, weights: Any) -> None: ...
 
@@ -62,44 +62,6 @@ def check_output(output: PathLike, inputs: Sequence[str] = ()) -> str:
         if os.path.exists(p) and os.path.exists(out) and os.path.samefile(p, out):
             raise ValueError(f"{out}: output would overwrite the input file")
     return out
-
-
-def read_native(
-    paths: list[str], out: Output, opts: ReadOptions, progress: Any
-) -> tuple[Graph | None, dict[str, Any]]:
-    """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
-    of input; returns the graph written to ``out`` and the reader's statistics."""
-    if not isinstance(out, str):  # update reads these formats with _core.read_edges
-        raise TypeError(f"format {opts.format!r} is read into a graph file")
-    files = [p for p in paths if os.path.isfile(p)]
-    if opts.format == "webgraph":  # named by its basename, .graph or .properties file
-        root = paths[0].removesuffix(".graph").removesuffix(".properties")
-        files = [f for f in (root + ".graph",) if os.path.isfile(f)]
-    bar = ByteProgress(sum(map(os.path.getsize, files)) or None, progress, "B")
-    try:
-        hook = bar.native_hook if progress else None
-        stats = dict(_core.convert_native(paths, out, opts, progress=hook))
-    finally:
-        bar.close()
-    g = Graph.open(out)
-    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
-    return g, stats
-
-
-def warn_if_over_budget(stats: dict[str, Any], memory_limit: int) -> None:
-    """Warn when the per-node structures alone exceeded ``memory_limit`` (the build went on)."""
-    node_bytes = stats.get("peak_node_bytes")
-    if not node_bytes or node_bytes <= memory_limit:
-        return
-    n = max(int(stats.get("num_nodes") or 1), 1)
-    warnings.warn(
-        f"memory_limit {memory_limit / 2**20:,.0f} MiB was exceeded: the id map, counters and "
-        f"indptr of {n:,} nodes alone took {node_bytes / 2**20:,.0f} MiB "
-        f"({node_bytes / n:.0f} B per node), which cannot spill to disk. Give at least "
-        f"{(node_bytes + (256 << 20)) / 2**30:.1f} GiB to hold the limit.",
-        RuntimeWarning,
-        stacklevel=4,
-    )
 
 
 def build_into(
@@ -136,10 +98,25 @@ def build(
     ``require_edges`` names the input in the error raised when there is no edge.
     """
     out = None if output is None else check_output(output)
+    directed, weighted = bool(directed), bool(weighted)
     kind: str | None = None
     read = 0
     parts: list[Chunk] = []
     builder: Any = None
+
+    def open_builder(out: str, kind: str) -> Any:
+        return _core.GraphBuilder(
+            out,
+            directed=directed,
+            weighted=weighted,
+            id_kind="implicit" if num_nodes is not None else kind,
+            num_nodes=num_nodes,
+            self_loops=opts.self_loops,
+            merge=opts.merge,
+            memory_limit=opts.memory_limit,
+            tmp_dir=opts.tmp_dir,
+        )
+
     try:
         for s, d, w in chunks:
             if len(s) == 0:
@@ -152,31 +129,29 @@ def build(
             if out is None or nodes is not None:
                 parts.append((s, d, w))
             else:
-                builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, kind)
+                builder = builder or open_builder(out, kind)
                 builder.add_edges(s, d, w)
         if read == 0 and require_edges:
             raise GraphFormatError(f"{require_edges}: no edges found")
         if out is not None and nodes is None:
-            none = "str" if opts.id_kind == "str" else "int"  # no edges: the ids asked for
-            builder = builder or _open_builder(out, opts, directed, weighted, num_nodes, none)
-            stats = dict(builder.finish())
-            stats.setdefault("edges_read", read)
+            # No edges: the ids asked for.
+            builder = builder or open_builder(out, "str" if opts.id_kind == "str" else "int")
+            stats = {"edges_read": read, **builder.finish()}
             g = Graph.open(out)
-            stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges)
-            return g, stats
+            return g, {**stats, "num_nodes": g.num_nodes, "num_edges": g.num_edges}
     except BaseException:
         if builder is not None:
             builder.abort()
         raise
-    join: Any = (lambda x: [v for a in x for v in a]) if kind == "str" else np.concatenate
+    strings = kind == "str"
+    join: Any = (lambda x: [v for a in x for v in a]) if strings else np.concatenate
     src, dst = (join([c[i] for c in parts]) if parts else np.zeros(0, np.int64) for i in (0, 1))
     w = np.concatenate([c[2] for c in parts]) if weighted and parts else None
     dropped = 0
     if opts.self_loops == "drop":
-        keep = src != dst if kind != "str" else np.array([a != b for a, b in zip(src, dst)], bool)
+        keep = np.array([a != b for a, b in zip(src, dst)], bool) if strings else src != dst
         dropped = len(keep) - int(np.count_nonzero(keep))
-        pick = (lambda x: x[keep]) if kind != "str" else lambda x: [v for v, k in zip(x, keep) if k]
-        src, dst = pick(src), pick(dst)
+        src, dst = ([v for v, k in zip(x, keep) if k] if strings else x[keep] for x in (src, dst))
         w = None if w is None else w[keep]
     w = np.zeros(0) if weighted and w is None else w
     g = Graph.from_edges(
@@ -187,22 +162,6 @@ def build(
         g = Graph.open(out)
     stats = {"edges_read": read, "self_loops_dropped": dropped}
     return g, {**stats, "num_nodes": g.num_nodes, "num_edges": g.num_edges}
-
-
-def _open_builder(
-    out: Any, opts: ReadOptions, directed: bool, weighted: bool, num_nodes: Any, kind: str
-) -> Any:
-    return _core.GraphBuilder(
-        out,
-        directed=directed,
-        weighted=weighted,
-        id_kind="implicit" if num_nodes is not None else kind,
-        num_nodes=num_nodes,
-        self_loops=opts.self_loops,
-        merge=opts.merge,
-        memory_limit=opts.memory_limit,
-        tmp_dir=opts.tmp_dir,
-    )
 
 
 def resolve_columns(

@@ -1,17 +1,108 @@
-"""``convert``: any registered input format into a graph file."""
+"""``convert``: any input format into a graph file; the input formats.
+
+The formats are the kernel's table (``_core.formats()``, src/io/mod.rs), which also detects a
+file's format; the kernel reads most of them (``read_native``), and a module of this package
+registers its reader of each format a library parses (Arrow, scipy).
+"""
 
 from __future__ import annotations
 
 import os
 import textwrap
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
+from .._core import ReadOptions
+from .._progress import ByteProgress
 from ..graph import Graph
-from ._build import PathLike, check_output, warn_if_over_budget
-from ._options import ReadOptions
-from ._registry import detect_format, formats
+from ._build import Output, PathLike, check_output
+
+#: ``read(paths, output, options, progress) -> (graph, stats)``, leaving nothing at
+#: ``output`` on error; a facade reader also streams into an ``EdgeTarget`` (no graph).
+Reader = Callable[[list[str], Output, ReadOptions, Any], "tuple[Graph | None, dict[str, Any]]"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format: the kernel's row and the reader that streams it into the builder."""
+
+    name: str
+    extensions: tuple[str, ...]
+    read: Reader
+    native: bool
+    several: bool
+    compressed: bool
+    directories: bool
+    updates: bool
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def register(name: str, read: Reader) -> None:
+    """Gives the kernel's format ``name`` the facade's reader (a format a library parses)."""
+    _READERS[name] = read
+
+
+def formats() -> dict[str, Format]:
+    """The input formats, by name, in the kernel's order."""
+    return {
+        f["name"]: Format(
+            f["name"],
+            f["extensions"],
+            read_native if f["native"] else _READERS[f["name"]],
+            f["native"],
+            f["several"],
+            f["compressed"],
+            f["directories"],
+            f["updates"],
+        )
+        for f in _core.formats()
+    }
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The input format of ``path``: by its first bytes, then its extension, else text
+    (docs/CLI.md, "The reading contract"). A directory is a Parquet (or Arrow) dataset.
+
+    Raises
+    ------
+    GraphFormatError
+        ``path`` is a graph file already, or content no reader takes (the message says what
+        reads it).
+    """
+    return str(_core.detect_format(os.fspath(path)))
+
+
+def dataset_files(d: str) -> list[str]:
+    """The data files of a dataset directory, recursively, without hidden and ``_`` names."""
+    return _core.dataset_files(d)
+
+
+def read_native(
+    paths: list[str], out: Output, opts: ReadOptions, progress: Any
+) -> tuple[Graph | None, dict[str, Any]]:
+    """Reads a format the kernel parses (``_core.convert_native``) with a progress bar in bytes
+    of input (the kernel knows their total); returns the graph written to ``out`` and the
+    reader's statistics. Into an ``EdgeTarget``, the kernel reads the edges for its graph
+    (``_core.read_edges``)."""
+    if not isinstance(out, str):  # update: the graph's own ids also settle a first line
+        r = _core.read_edges(paths, opts, out.graph._native)
+        out.add(r["src"], r["dst"], r["weights"])
+        return None, {"edges_read": len(r["src"]), "headers": r["headers"]}
+    bar = ByteProgress(None, progress, "B")
+    try:
+        hook = bar.report if progress else None  # bytes done of the input's total
+        stats = dict(_core.convert_native(paths, out, opts, progress=hook))
+    finally:
+        bar.close()
+    g = Graph.open(out)
+    stats.update(num_nodes=g.num_nodes, num_edges=g.num_edges, edges_read=stats["edge_lines"])
+    return g, stats
 
 
 def convert(
@@ -122,39 +213,16 @@ def convert_with_stats(
     skipped, columns used, seconds, ...). Takes the same keyword arguments (those of
     :class:`ReadOptions`)."""
     opts = ReadOptions(**options)
-    paths = (
-        [os.fspath(input)]
-        if isinstance(input, (str, os.PathLike))
-        else [os.fspath(p) for p in input]
-    )
-    if not paths:
-        raise ValueError("no input files given")
-    for p in paths:
-        # A WebGraph basename names BASENAME.graph.
-        if not os.path.exists(p) and not os.path.isfile(p + ".graph"):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+    many = input if not isinstance(input, (str, os.PathLike)) else [input]
+    paths = [os.fspath(p) for p in many]
+    name = _core.resolve_format(paths, opts)  # detected, and checked against the inputs
     out = check_output(output, paths)
-    name = opts.format
-    if name == "auto":
-        if opts.properties is not None:
-            name = "webgraph"
-        else:
-            names = {detect_format(p) for p in paths}
-            if len(names) > 1:
-                raise ValueError(f"inputs have different formats ({', '.join(sorted(names))})")
-            name = names.pop()
-    fmt = formats()[name]
-    opts = opts.replace(format=name)
-    opts.check_applies(name)
-    for p in paths:
-        if os.path.isdir(p) and not fmt.directories:
-            raise IsADirectoryError(f"{p}: is a directory (only Parquet/Arrow datasets can be)")
-    if len(paths) > 1 and not fmt.several:
-        raise ValueError(f"format {name!r} takes exactly one input file, got {len(paths)}")
+    fmt, opts = formats()[name], opts.replace(format=name)
     t0 = time.perf_counter()
     g, stats = fmt.read(paths, out, opts, progress)
     assert g is not None  # a path in, a graph out
     stats["format"] = name
     stats["seconds"] = time.perf_counter() - t0
-    warn_if_over_budget(stats, opts.memory_limit)
+    if stats.get("over_budget"):  # the kernel's words; the build completed over the budget
+        warnings.warn(stats["over_budget"], RuntimeWarning, stacklevel=3)
     return g, stats

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import Chunk, PathLike, build, need, resolve_columns
-from ._options import ReadOptions
 
 
 def from_scipy(
@@ -25,34 +25,25 @@ def from_scipy(
 ) -> Graph:
     """Build a graph from a square scipy.sparse adjacency matrix (any sparse format).
 
-    Entry ``A[i, j]`` is an edge ``i -> j`` with weight ``A[i, j]``. Node ids are
-    ``0..n-1`` with ``n = A.shape[0]`` (rows without entries are isolated nodes).
+    Entry ``A[i, j]`` is an edge ``i -> j`` with weight ``A[i, j]``; node ids are ``0..n-1``
+    (rows without entries are isolated nodes). ``self_loops`` and ``output`` are as in
+    :func:`convert` (no ``output``: an in-memory graph).
 
     Parameters
     ----------
     matrix : scipy.sparse matrix or array
     directed : bool, optional
-        Default: undirected if the matrix is symmetric, directed otherwise. An undirected
-        graph takes each edge once from the upper triangle of a symmetric matrix. With
-        ``directed=False`` an unweighted asymmetric matrix is symmetrised (union of both
-        directions); a weighted asymmetric one is refused (symmetrise it first, e.g. with
-        ``A.maximum(A.T)``).
+        Default: undirected if the matrix is symmetric (each edge once, from the upper
+        triangle), directed otherwise. With ``directed=False`` an unweighted asymmetric matrix
+        is symmetrised (union of both directions); a weighted one is refused.
     weighted : bool, optional
         Default: weighted unless every stored value is 1.
-    self_loops : {"keep", "drop"}, default "keep"
-        Diagonal entries.
-    output : path, optional
-        Write a graph file and return it opened; default: an in-memory graph.
-
-    Returns
-    -------
-    Graph
 
     Raises
     ------
     ValueError
         A non-square matrix, negative, NaN or infinite values, or a weighted asymmetric
-        matrix with ``directed=False``.
+        matrix with ``directed=False`` (symmetrise it first, e.g. with ``A.maximum(A.T)``).
     """
     sp = need("scipy.sparse", "scipy", "from_scipy")
     if not sp.issparse(matrix):
@@ -61,65 +52,27 @@ def from_scipy(
             "array use from_numpy, for a dense adjacency matrix wrap it in "
             "scipy.sparse.csr_array(dense)"
         )
-    src, dst, w, n, directed_out, weighted_out = scipy_edges(
-        matrix, directed, weighted, self_loops, "matrix"
-    )
-    g, _ = build(
-        iter([(src, dst, w)]),
-        ReadOptions(directed=directed_out),
-        output,
-        directed=directed_out,
-        weighted=weighted_out,
-        num_nodes=n,
-    )
-    return g
+    src, dst, w, n, directed, weighted = scipy_edges(matrix, directed, weighted, "matrix")
+    opts = ReadOptions(self_loops=self_loops)
+    chunks = iter([(src, dst, w)])
+    return build(chunks, opts, output, directed=directed, weighted=weighted, num_nodes=n)[0]
 
 
 def scipy_edges(
-    matrix: Any, directed: bool | None, weighted: bool | None, self_loops: str, where: str
+    matrix: Any, directed: bool | None, weighted: bool | None, where: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, bool, bool]:
-    """(src, dst, weights, n, directed, weighted) of a sparse adjacency matrix."""
+    """(src, dst, weights, n, directed, weighted) of a sparse adjacency matrix, read by the
+    kernel's CSR walk (``_core.csr_edges``: the one ``.bcsr`` files are read with)."""
     sp = need("scipy.sparse", "scipy", "reading a sparse matrix")
-    ReadOptions(self_loops=self_loops)  # checks the choice
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{where}: adjacency matrix must be square, got shape {matrix.shape}")
-    a = sp.csr_matrix(matrix)
-    if a.dtype.kind == "c":
+    if matrix.dtype.kind == "c":
         raise ValueError(f"{where}: complex matrix values cannot be edge weights")
-    a = a.astype(np.float32 if a.dtype.kind == "b" else np.float64)
+    a = sp.csr_matrix(matrix, dtype=np.float64)
     a.sum_duplicates()
     a.eliminate_zeros()
-    n = a.shape[0]
-    coo = a.tocoo()
-    bad = np.flatnonzero(~(np.isfinite(coo.data) & (coo.data > 0)))
-    if len(bad):
-        i = int(bad[0])
-        raise GraphFormatError(
-            f"{where}: entry ({coo.row[i]}, {coo.col[i]}) = {coo.data[i].item()!r}; edge weights "
-            "must be finite and > 0"
-        )
-    if weighted is None:
-        weighted = bool(a.data.size) and not bool(np.all(a.data == 1))
-    p = a if weighted else a.astype(bool)
-    symmetric = (p != p.T).nnz == 0
-    if directed is None:
-        directed = not symmetric
-    if not directed:
-        if symmetric:
-            a = sp.triu(a, format="csr")
-        elif weighted:
-            raise ValueError(
-                f"{where}: the weighted matrix is not symmetric, so it cannot be read as an "
-                "undirected graph; pass directed=True, or symmetrise it first "
-                "(e.g. A.maximum(A.T) or A + A.T)"
-            )
-    coo = a.tocoo()
-    src, dst = coo.row.astype(np.int64), coo.col.astype(np.int64)
-    w = coo.data.astype(np.float64) if weighted else None
-    if self_loops == "drop":
-        keep = src != dst
-        src, dst, w = src[keep], dst[keep], None if w is None else w[keep]
-    return src, dst, w, n, bool(directed), bool(weighted)
+    indptr, indices = a.indptr.astype(np.uint64), a.indices.astype(np.int64)
+    return _core.csr_edges(indptr, indices, a.data, directed, weighted, where)
 
 
 def from_networkx(
@@ -136,6 +89,7 @@ def from_networkx(
     Node ids must be all ints or all strs (relabel other hashables first, e.g. with
     ``networkx.relabel_nodes(G, str)``). Isolated nodes are kept. Directedness follows
     ``graph.is_directed()``; parallel edges of multigraphs are merged by ``merge``.
+    ``self_loops``, ``merge`` and ``output`` are as in :func:`convert`.
 
     Parameters
     ----------
@@ -144,14 +98,6 @@ def from_networkx(
         Edge attribute holding the weight (missing on an edge: 1). None ignores weights.
     weighted : bool, optional
         Default: weighted iff some edge has the ``weight`` attribute.
-    self_loops : {"keep", "drop"}, default "keep"
-    merge : {"sum", "max"}, default "sum"
-    output : path, optional
-        Write a graph file and return it opened; default: an in-memory graph.
-
-    Returns
-    -------
-    Graph
     """
     if not (hasattr(graph, "is_directed") and hasattr(graph, "edges") and hasattr(graph, "nodes")):
         raise TypeError(f"from_networkx needs a networkx graph, got {type(graph).__name__}")
@@ -160,10 +106,9 @@ def from_networkx(
     except GraphFormatError as e:
         raise TypeError(f"{e}; relabel first, e.g. networkx.relabel_nodes(G, str)") from None
     edges = list(graph.edges(data=True))
-    if weight is None:
-        weighted = False
-    elif weighted is None:
-        weighted = any(weight in d for _, _, d in edges)
+    if weighted is None:
+        weighted = weight is not None and any(weight in d for _, _, d in edges)
+    weighted = bool(weighted) and weight is not None
     s, t = (
         _core.node_ids([e[i] for e in edges], "auto", "networkx graph", "edge", 0) for i in (0, 1)
     )
@@ -171,15 +116,11 @@ def from_networkx(
     if weighted:
         ws = np.asarray([d.get(weight, 1.0) for _, _, d in edges], dtype=object)
         w = _core.edge_weights(ws, "networkx graph", 0, str(weight))
-    g, _ = build(
-        iter([(s, t, w)]),
-        ReadOptions(self_loops=self_loops, merge=merge),
-        output,
-        directed=bool(graph.is_directed()),
-        weighted=bool(weighted),
-        nodes=nodes,
-    )
-    return g
+    opts = ReadOptions(self_loops=self_loops, merge=merge)
+    directed = bool(graph.is_directed())
+    return build(
+        iter([(s, t, w)]), opts, output, directed=directed, weighted=weighted, nodes=nodes
+    )[0]
 
 
 def from_pandas(
@@ -199,6 +140,10 @@ def from_pandas(
 ) -> Graph:
     """Build a graph from a pandas DataFrame of edges, or an iterable of DataFrame chunks.
 
+    The columns are chosen by the rule ``convert`` reads a table's header with; ``id_kind``,
+    ``self_loops``, ``merge``, ``output``, ``memory_limit`` and ``tmp_dir`` are as in
+    :func:`convert`.
+
     Parameters
     ----------
     df : pandas.DataFrame or iterable of DataFrames
@@ -206,25 +151,15 @@ def from_pandas(
         out-of-core builder when ``output`` is given.
     src, dst : str or int, optional
         Column names (or positions) of the endpoints. Default: the first pair of common
-        names (src/dst, source/target, source/destination, from/to, u/v, node1/node2, in any
-        case), else the first two columns, as ``instant-embedding convert`` does; a column
-        without a name (``""`` or pandas' ``Unnamed: 0``, an index written by ``to_csv``) is
+        names (src/dst, source/target, from/to, u/v, ...), else the first two columns; a
+        column without a name (``""`` or ``Unnamed: 0``, an index written by ``to_csv``) is
         skipped.
     weight : str or int, optional
         Weight column; default: a column named "weight" (or "weights", "w") if present,
         unless ``weighted=False``.
     directed : bool, default False
     weighted : bool, optional
-        Default: weighted iff a weight column is given or named "weight", as in
-        :func:`convert`.
-    id_kind : {"auto", "int", "str"}, default "auto"
-        "str" keeps numeric-looking ids as strings; "int" parses string ids as integers.
-    self_loops, merge, output, memory_limit, tmp_dir
-        As in :func:`convert`.
-
-    Returns
-    -------
-    Graph
+        Default: weighted iff a weight column is given or named "weight".
     """
     pd = need("pandas", "pandas", "from_pandas")
     opts = ReadOptions(
@@ -239,51 +174,29 @@ def from_pandas(
     first = next(frames, None)
     if first is None:
         raise GraphFormatError("DataFrame: no frames given")
-    if weighted is None:
-        # As convert reads a table: a column named "weight" is the weight unless weighted=False.
-        names = [str(c) for c in first.columns]
-        weighted = resolve_columns(names, src, dst, weight, None, "DataFrame")[2] is not None
-    frames = itertools.chain([first], frames)
-    return build(
-        _pandas_chunks(frames, src, dst, weight, bool(weighted), opts.id_kind, "DataFrame"),
-        opts,
-        output,
-        directed=bool(directed),
-        weighted=bool(weighted),
-    )[0]
+    names = [str(c) for c in first.columns]
+    cols = resolve_columns(names, src, dst, weight, weighted, "DataFrame")
+    chunks = _pandas_chunks(itertools.chain([first], frames), cols, opts.id_kind)
+    return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 
 
 def _pandas_chunks(
-    frames: Iterable[Any], src: Any, dst: Any, weight: Any, weighted: bool, id_kind: str, where: str
+    frames: Iterable[Any], cols: tuple[int, int, int | None], id_kind: str
 ) -> Iterator[Chunk]:
-    pd = need("pandas", "pandas", "from_pandas")
     row0 = 0
-    cols: tuple[int, int, int | None] | None = None
     for frame in frames:
         names = [str(c) for c in frame.columns]
-        if cols is None:
-            cols = resolve_columns(names, src, dst, weight, weighted, where)
-        s_i, d_i, w_i = cols
-        s, d = (_pandas_ids(frame.iloc[:, i], id_kind, where, names[i], row0) for i in (s_i, d_i))
+        ids = []
+        for i in cols[:2]:
+            col = frame.iloc[:, i]
+            # None for a missing id (the kernel names its row); numpy's own dtypes as they are.
+            values = col.to_numpy(dtype=object, na_value=None) if col.hasnans else col.to_numpy()
+            ids.append(_core.node_ids(values, id_kind, "DataFrame", names[i], row0))
         w = None
-        if weighted and w_i is not None:
-            wcol = frame.iloc[:, w_i]
-            numeric = pd.api.types.is_numeric_dtype(wcol.dtype)
-            wv = (
-                wcol.to_numpy(dtype=np.float64, na_value=np.nan)
-                if numeric
-                else wcol.to_numpy(object)
-            )
-            w = _core.edge_weights(wv, where, row0, names[w_i])
-        yield s, d, w
+        if cols[2] is not None:
+            wcol = frame.iloc[:, cols[2]]
+            numeric = wcol.dtype.kind in "biuf" if hasattr(wcol.dtype, "kind") else False
+            wv = wcol.to_numpy(np.float64, na_value=np.nan) if numeric else wcol.to_numpy(object)
+            w = _core.edge_weights(wv, "DataFrame", row0, names[cols[2]])
+        yield ids[0], ids[1], w
         row0 += len(frame)
-
-
-def _pandas_ids(col: Any, id_kind: str, where: str, name: str, row0: int) -> Any:
-    if col.hasnans:  # None: the kernel names the first missing row
-        values = col.to_numpy(dtype=object, na_value=None)
-    elif getattr(col.dtype, "kind", "O") in "iu" and not isinstance(col.dtype, np.dtype):
-        values = col.to_numpy(dtype=np.int64 if col.dtype.kind == "i" else np.uint64)
-    else:
-        values = col.to_numpy() if isinstance(col.dtype, np.dtype) else col.to_numpy(dtype=object)
-    return _core.node_ids(values, id_kind, where, name, row0)

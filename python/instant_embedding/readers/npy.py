@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into
-from ._options import ReadOptions
-from ._registry import register
+from ._convert import register
 
 
 def from_numpy(
@@ -28,6 +28,9 @@ def from_numpy(
 ) -> Graph:
     """Build a graph from a numpy edge array.
 
+    ``self_loops``, ``merge``, ``output`` and ``memory_limit`` are as in :func:`convert` (no
+    ``output``: an in-memory graph).
+
     Parameters
     ----------
     edges : ndarray, shape (k, 2) or (k, 3)
@@ -40,17 +43,6 @@ def from_numpy(
         Default: weighted iff the array has a third column.
     num_nodes : int, optional
         Ids are ``0..num_nodes-1`` (keeps isolated nodes); otherwise the ids found.
-    self_loops : {"keep", "drop"}, default "keep"
-    merge : {"sum", "max"}, default "sum"
-        How weights of duplicate edges combine (unweighted duplicates are dropped).
-    output : path, optional
-        Write a graph file (atomically) and return it opened; default: an in-memory graph.
-    memory_limit : int or str, optional
-        Memory budget of the out-of-core builder when ``output`` is given (e.g. ``"2G"``).
-
-    Returns
-    -------
-    Graph
 
     Raises
     ------
@@ -58,19 +50,10 @@ def from_numpy(
         Non-integer ids, invalid weights (NaN, infinite, <= 0), with the row number.
     """
     a = edges if isinstance(edges, np.ndarray) else np.asarray(edges)
+    opts = ReadOptions(self_loops=self_loops, merge=merge, memory_limit=memory_limit)
     weighted = _edge_array(a, weighted, "edges")
-    opts = ReadOptions(
-        directed=directed, self_loops=self_loops, merge=merge, memory_limit=memory_limit
-    )
-    g, _ = build(
-        _numpy_chunks(a, bool(weighted), "edges"),
-        opts,
-        output,
-        directed=bool(directed),
-        weighted=bool(weighted),
-        num_nodes=num_nodes,
-    )
-    return g
+    chunks = _numpy_chunks(a, weighted, "edges")
+    return build(chunks, opts, output, directed=directed, weighted=weighted, num_nodes=num_nodes)[0]
 
 
 def _edge_array(a: np.ndarray, weighted: bool | None, where: str) -> bool:
@@ -81,14 +64,12 @@ def _edge_array(a: np.ndarray, weighted: bool | None, where: str) -> bool:
         )
     if weighted and a.shape[1] != 3:
         raise ValueError(f"{where}: weighted=True needs a third (weight) column")
-    return a.shape[1] == 3 if weighted is None else weighted
+    return a.shape[1] == 3 if weighted is None else bool(weighted)
 
 
 def _numpy_chunks(a: np.ndarray, weighted: bool, where: str) -> Iterator[Chunk]:
-    for start in range(0, max(a.shape[0], 1), CHUNK_EDGES):
+    for start in range(0, a.shape[0], CHUNK_EDGES):
         block = np.asarray(a[start : start + CHUNK_EDGES])
-        if block.shape[0] == 0:
-            return
         s, d = (_core.node_ids(block[:, i], "int", where, str(i), start) for i in (0, 1))
         yield s, d, _core.edge_weights(block[:, 2], where, start, "2") if weighted else None
 
@@ -97,21 +78,13 @@ def read_npy(
     paths: list[str], out: Output, opts: ReadOptions, progress: Any
 ) -> tuple[Graph | None, dict[str, Any]]:
     """Streams a memory-mapped ``(k, 2)`` or ``(k, 3)`` edge array in slices."""
-    path = paths[0]
-    weighted = opts.weighted
     try:
-        a = np.load(path, mmap_mode="r", allow_pickle=False)
+        a = np.load(paths[0], mmap_mode="r", allow_pickle=False)
     except ValueError as e:
-        raise GraphFormatError(f"{path}: not a readable .npy array: {e}") from None
-    weighted = _edge_array(a, weighted, path)
-    return build_into(
-        _numpy_chunks(a, bool(weighted), path),
-        opts,
-        out,
-        directed=bool(opts.directed),
-        weighted=bool(weighted),
-        require_edges=path,
-    )
+        raise GraphFormatError(f"{paths[0]}: not a readable .npy array: {e}") from None
+    weighted = _edge_array(a, opts.weighted, paths[0])
+    how = {"directed": bool(opts.directed), "weighted": weighted, "require_edges": paths[0]}
+    return build_into(_numpy_chunks(a, weighted, paths[0]), opts, out, **how)
 
 
 register("npy", read_npy)

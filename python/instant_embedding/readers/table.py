@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._core import ReadOptions
 from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
 from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need, resolve_columns
-from ._options import ReadOptions
-from ._registry import dataset_files, register
+from ._convert import dataset_files, register
 
 
 def from_arrow(
@@ -36,28 +36,15 @@ def from_arrow(
     """Build a graph from Arrow data: a Table, RecordBatch, RecordBatchReader or Dataset.
 
     Record batches are streamed to the out-of-core builder when ``output`` is given, so a
-    ``RecordBatchReader`` or ``pyarrow.dataset.Dataset`` larger than memory works.
+    ``RecordBatchReader`` or ``pyarrow.dataset.Dataset`` larger than memory works. The
+    parameters are those of :func:`from_pandas`.
 
     Parameters
     ----------
     table : pyarrow.Table, RecordBatch, RecordBatchReader, Dataset, or iterable of batches
-    src, dst : str or int, optional
-        Endpoint columns; default: common names (src/dst, source/target, from/to, u/v),
-        else the first two columns.
-    weight : str or int, optional
-        Weight column; default: a column named "weight" if present (unless
-        ``weighted=False``).
-    directed, weighted, id_kind, self_loops, merge, output, memory_limit, tmp_dir
-        As in :func:`from_pandas` / :func:`convert`. ``weighted`` defaults to whether a
-        weight column was found.
-
-    Returns
-    -------
-    Graph
     """
     pa = need("pyarrow", "arrow", "from_arrow")
     opts = ReadOptions(
-        directed=directed,
         id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
@@ -67,13 +54,8 @@ def from_arrow(
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)
     cols = resolve_columns(names, src, dst, weight, weighted, "table")
-    return build(
-        _arrow_chunks(batches, cols, names, opts.id_kind, "table"),
-        opts,
-        output,
-        directed=bool(directed),
-        weighted=cols[2] is not None,
-    )[0]
+    chunks = _arrow_chunks(batches, cols, names, opts.id_kind, "table")
+    return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 
 
 def _arrow_batches(pa: Any, obj: Any) -> tuple[Any, Iterable[Any]]:
@@ -85,13 +67,12 @@ def _arrow_batches(pa: Any, obj: Any) -> tuple[Any, Iterable[Any]]:
         return obj.schema, obj.to_batches(batch_size=CHUNK_EDGES)
     if isinstance(obj, pa.RecordBatchReader):
         return obj.schema, obj
-    obj = [obj] if isinstance(obj, pa.RecordBatch) else obj
-    if not isinstance(obj, Iterable):
+    if not isinstance(obj, (pa.RecordBatch, Iterable)):
         raise TypeError(
             "from_arrow needs a pyarrow Table, RecordBatch, RecordBatchReader or Dataset, got "
             f"{type(obj).__name__}"
         )
-    it = iter(obj)
+    it = iter([obj] if isinstance(obj, pa.RecordBatch) else obj)
     first = next(it, None)
     if first is None:
         raise GraphFormatError("table: no record batches")
@@ -147,20 +128,17 @@ def read_table(
     paths: list[str], out: Output, opts: ReadOptions, progress: Any
 ) -> tuple[Graph | None, dict[str, Any]]:
     """Streams Parquet or Arrow IPC files (or directories of them) by record batch."""
-    fmt = opts.format
-    need("pyarrow", "arrow", f"reading {fmt} files")
+    need("pyarrow", "arrow", f"reading {opts.format} files")
     import pyarrow.dataset as ds
 
-    files: list[str] = []
-    for p in paths:
-        files.extend(dataset_files(p) if os.path.isdir(p) else [p])
+    files = [f for p in paths for f in (dataset_files(p) if os.path.isdir(p) else [p])]
     if not files:
         raise GraphFormatError(f"{paths[0]}: no data files in the directory")
     where = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
     try:
-        dataset = ds.dataset(files, format="parquet" if fmt == "parquet" else "ipc")
+        dataset = ds.dataset(files, format="parquet" if opts.format == "parquet" else "ipc")
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for unreadable files
-        raise GraphFormatError(f"{where}: cannot read as {fmt}: {e}") from None
+        raise GraphFormatError(f"{where}: cannot read as {opts.format}: {e}") from None
     names = list(dataset.schema.names)
     cols = resolve_columns(names, opts.src_col, opts.dst_col, opts.weight_col, opts.weighted, where)
     used = [names[c] for c in cols if c is not None]
@@ -172,14 +150,9 @@ def read_table(
     try:
         batches = dataset.to_batches(columns=used, batch_size=CHUNK_EDGES)
         positions = (0, 1, 2 if cols[2] is not None else None)
-        g, stats = build_into(
-            _arrow_chunks(batches, positions, used, opts.id_kind, where, bar),
-            opts,
-            out,
-            directed=bool(opts.directed),
-            weighted=cols[2] is not None,
-            require_edges=where,
-        )
+        chunks = _arrow_chunks(batches, positions, used, opts.id_kind, where, bar)
+        how = {"directed": bool(opts.directed), "weighted": cols[2] is not None}
+        g, stats = build_into(chunks, opts, out, require_edges=where, **how)
         stats["columns"] = [repr(x) for x in used]
         return g, stats
     finally:
