@@ -1,6 +1,7 @@
 """Parameter documentation written once: the embedding settings' (from the kernel's table,
-``EmbeddingConfig.settings()``) and the arguments many functions share. :func:`doc` puts them
-into docstrings, so ``help()``, pydoc and Sphinx show them in place."""
+``EmbeddingConfig.settings()``) and the arguments (and sections) many functions and the
+engine adapters share. :func:`doc` puts them into docstrings, so ``help()``, pydoc and Sphinx
+show them in place."""
 
 from __future__ import annotations
 
@@ -38,6 +39,12 @@ PARAMS.update(
         "Node ids (the graph's own ids). Duplicates are allowed; unknown ids raise "
         ":class:`NodeNotFoundError` before any work.",
     ),
+    all_nodes=_entry(
+        "nodes : sequence or array of ids, optional",
+        "The nodes, in output order; default (None) every node, in internal order "
+        "(``graph.nodes``, as :meth:`InstantEmbedding.embed_all`). Unknown ids raise "
+        ":class:`NodeNotFoundError` before any work.",
+    ),
     threads=_entry(
         "threads : int, optional",
         "Worker threads (default: the model's ``threads`` where there is a model, else "
@@ -53,16 +60,72 @@ PARAMS.update(
         "Nodes per native batch (default: sized to take about 0.2 s each); Ctrl-C and "
         "progress are handled between batches. Results do not depend on it.",
     ),
+    # The engine adapters' (docs/DISTRIBUTED.md).
+    graph_path=_entry(
+        "graph_path : str or os.PathLike",
+        "The graph file as the workers see it: a path every worker can read (checked on the "
+        "driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine into "
+        "a cache keyed by content; needs fsspec), or, with ``ship`` where offered, a driver's "
+        "file.",
+    ),
+    node_col=_entry(
+        'node_col : str, default "node"',
+        "The node ids (integer or string type, no nulls); other columns are dropped (join back).",
+    ),
+    model=_entry(
+        "model : InstantEmbedding, optional",
+        "The settings (default ``InstantEmbedding()``), shipped whole: rows equal "
+        "``model.embed`` bit for bit (its ``threads`` is not used).",
+    ),
+    output_col=_entry(
+        'output_col : str, default "embedding"',
+        "The embedding column: float32 values, ``dim`` per row.",
+    ),
+    cache_dir=_entry(
+        "cache_dir : str or os.PathLike, optional",
+        "Worker-local copy cache for URIs (default: ``batch.default_cache_dir()``).",
+    ),
+    output_path=_entry(
+        "output_path : str or os.PathLike",
+        "The graph file to write on the driver; it appears atomically when complete.",
+    ),
+    edge_cols=_entry(
+        "src_col, dst_col, weight_col",
+        'Endpoint columns (integer or string node ids), default "src" and "dst", and an '
+        "optional column of positive weights (the graph is then weighted).",
+    ),
+    build_options=_entry(
+        "**options",
+        '``directed`` (default False), ``self_loops`` ("keep", "drop"), ``merge`` ("sum", '
+        "\"max\": duplicate edges' weights), ``memory_limit`` (the builder's budget, e.g. "
+        '``"4G"``) and ``tmp_dir`` (its scratch directory), as in '
+        ":func:`instant_embedding.from_arrow`.",
+    ),
+    embed_raises="""Raises
+------
+KeyError, FileNotFoundError, ValueError, TypeError
+    On the driver: ``node_col`` not a column (where the schema is known), a local graph path
+    the driver cannot see, bad parameters.
+NodeNotFoundError, GraphFormatError, BudgetExceededError
+    On the workers, naming the node and the graph.""",
+    build_returns="""Returns
+-------
+Graph
+    The new graph file, opened (``KeyError`` for a missing column).""",
 )
 
-_FIELD = re.compile(r"^( *)\{(\w+)\}$", re.M)
+# A line holding only ``{name}`` fields (one or more, space-separated).
+_FIELD = re.compile(r"^( *)((?:\{\w+\} ?)+)$", re.M)
 
 
 def doc(obj: T) -> T:
-    """Replaces each docstring line that is only ``{name}`` by ``PARAMS[name]``, indented
-    as that line."""
+    """Replaces each docstring line that holds only ``{name}`` fields by ``PARAMS[name]`` for
+    each, indented as that line (a ``KeyError`` names an unknown field)."""
     if obj.__doc__:
         obj.__doc__ = _FIELD.sub(
-            lambda m: textwrap.indent(PARAMS[m.group(2)], m.group(1)), obj.__doc__
+            lambda m: textwrap.indent(
+                "\n".join(PARAMS[n] for n in re.findall(r"\w+", m.group(2))), m.group(1)
+            ),
+            obj.__doc__,
         )
     return obj

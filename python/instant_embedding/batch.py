@@ -20,13 +20,14 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
 from ._checks import check_threads
+from ._docs import doc
 from .embedding import InstantEmbedding
 from .errors import BudgetExceededError, GraphFormatError, InstantEmbeddingError, NodeNotFoundError
 from .graph import Graph
@@ -58,62 +59,6 @@ _MAX_OPEN_GRAPHS = 8
 
 _lock = threading.Lock()
 _graphs: OrderedDict[str, tuple[tuple[int, int, int, int], Graph]] = OrderedDict()
-
-
-# The adapters' shared parameters, documented once: :func:`engine_doc` turns a docstring line
-# ``.. params:: a b`` into the entries ``a`` and ``b``, indented as that line.
-
-_ENGINE_DOCS = {
-    "graph_path": """graph_path : str or os.PathLike
-    The graph file as the workers see it: a path every worker can read (checked on the
-    driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine into a
-    cache keyed by content; needs fsspec), or, with ``ship`` where offered, a driver's file.""",
-    "node_col": """node_col : str, default "node"
-    The node ids (integer or string type, no nulls); other columns are dropped (join back).""",
-    "model": """model : InstantEmbedding, optional
-    The settings (default ``InstantEmbedding()``), shipped whole: rows equal ``model.embed``
-    bit for bit (its ``threads`` is not used).""",
-    "output_col": """output_col : str, default "embedding"
-    The embedding column: float32 values, ``dim`` per row.""",
-    "cache_dir": """cache_dir : str or os.PathLike, optional
-    Worker-local copy cache for URIs (default: ``batch.default_cache_dir()``).""",
-    "embed_raises": """
-Raises
-------
-KeyError, FileNotFoundError, ValueError, TypeError
-    On the driver: ``node_col`` not a column (where the schema is known), a local graph path
-    the driver cannot see, bad parameters.
-NodeNotFoundError, GraphFormatError, BudgetExceededError
-    On the workers, naming the node and the graph.""",
-    "build_params": """output_path : str or os.PathLike
-    The graph file to write on the driver; it appears atomically when complete.
-src_col, dst_col, weight_col
-    Endpoint columns (integer or string node ids), default "src" and "dst", and an optional
-    column of positive weights (the graph is then weighted).
-**options
-    ``directed`` (default False), ``self_loops`` ("keep", "drop"), ``merge`` ("sum", "max":
-    duplicate edges' weights), ``memory_limit`` (the builder's budget, e.g. ``"4G"``) and
-    ``tmp_dir`` (its scratch directory), as in :func:`instant_embedding.from_arrow`.""",
-    "build_returns": """Returns
--------
-Graph
-    The new graph file, opened (``KeyError`` for a missing column).""",
-}
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def engine_doc(func: _F) -> _F:
-    """Replaces each ``.. params:: NAME ...`` line of ``func``'s docstring by those entries."""
-
-    def fill(m: re.Match[str]) -> str:
-        blocks = [_ENGINE_DOCS[name] for name in m.group(2).split()]
-        return "\n".join(
-            m.group(1) + line if line else "" for b in blocks for line in b.split("\n")
-        )
-
-    func.__doc__ = re.sub(r"(?m)^( *)\.\. params:: (.+)$", fill, func.__doc__ or "")
-    return func
 
 
 # -------------------------------------------------------------------------- remote copies
@@ -475,7 +420,7 @@ def driver_task(
     return EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir, label=where)
 
 
-@engine_doc
+@doc
 def embed_batch(
     graph_path: PathLike,
     node_ids: Any,
@@ -491,13 +436,13 @@ def embed_batch(
 
     Parameters
     ----------
-    graph_path : str or os.PathLike
+    {graph_path}
     node_ids : numpy array, pyarrow Array/ChunkedArray, pandas Series/Index, or sequence
         The graph's node ids (integers or strings); duplicates allowed, nulls not (``ValueError``).
-    .. params:: model
+    {model}
     threads : int or None, default 1
         Threads for this batch; None: ``RAYON_NUM_THREADS`` or every CPU.
-    .. params:: cache_dir
+    {cache_dir}
 
     Examples
     --------

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from . import batch as _batch
+from ._docs import doc
 from .embedding import InstantEmbedding
 
 __all__ = ["build_graph", "embed", "embed_bag"]
@@ -79,7 +80,7 @@ def _partition(pdf: Any, *, graph: Any, task: _batch.EmbeddingTask, **frame: Any
     return _batch.embeddings_frame(nodes, _worker_task(task, graph).embed(nodes), **frame)
 
 
-@_batch.engine_doc
+@doc
 def embed(
     ddf: Any,
     graph_path: PathLike,
@@ -98,7 +99,7 @@ def embed(
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
-    .. params:: graph_path node_col model output_col
+    {graph_path} {node_col} {model} {output_col}
     layout : {"list", "columns"}, default "list"
         ``"list"``: an object column ``output_col`` of float32 arrays, as Spark's ``toPandas()``
         gives ``array<float>`` (``to_parquet`` needs its schema: docs/DISTRIBUTED.md).
@@ -109,7 +110,9 @@ def embed(
         Upload the client's graph file to every worker, joining ones too (True: the current
         client, if any). It passes through the scheduler's memory: for graphs over a few
         hundred MB prefer shared storage or a URI.
-    .. params:: cache_dir embed_raises
+    {cache_dir}
+
+    {embed_raises}
     """
     task = _batch.driver_task(
         graph_path,
@@ -157,7 +160,7 @@ def embed_bag(
     return bag.map_partitions(_bag_partition, graph=_graph_ref(task.graph_path, ship), task=task)
 
 
-@_batch.engine_doc
+@doc
 def build_graph(
     edges_ddf: Any,
     output_path: PathLike,
@@ -175,11 +178,11 @@ def build_graph(
     Parameters
     ----------
     edges_ddf : dask.dataframe.DataFrame
-    .. params:: build_params
+    {output_path} {edge_cols} {build_options}
     max_in_flight : int, default 2
         Partitions computed concurrently ahead of the builder.
 
-    .. params:: build_returns
+    {build_returns}
     """
     import dask
     import pyarrow as pa

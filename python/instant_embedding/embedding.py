@@ -361,11 +361,8 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        {graph}
-        {nodes}
-        {threads}
-        {progress}
-        {batch_size}
+        {graph} {nodes}
+        {threads} {progress} {batch_size}
 
         Returns
         -------
@@ -412,9 +409,7 @@ class InstantEmbedding:
             ``k`` (:func:`instant_embedding.export.read_embeddings` reads both). The files
             appear atomically when complete; the returned array is a read-only memory map of
             the matrix.
-        {threads}
-        {progress}
-        {batch_size}
+        {threads} {progress} {batch_size}
 
         Returns
         -------
@@ -453,11 +448,8 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        {graph}
-        nodes : sequence or array of ids, optional
-            Default: every node, in internal order (as :meth:`embed_all`).
-        threads, progress, batch_size
-            As in :meth:`embed`.
+        {graph} {all_nodes}
+        {threads} {progress} {batch_size}
         """
         import pyarrow as pa
 
@@ -484,16 +476,13 @@ class InstantEmbedding:
 
         Parameters
         ----------
-        {graph}
-        nodes : sequence or array of ids, optional
-            Default: every node, in internal order (as :meth:`embed_all`).
+        {graph} {all_nodes}
         layout : {"list", "columns"}, default "list"
             ``"list"``: columns ``node`` and ``embedding``, each cell of which is a float32
             array of length ``dim`` (a view of one matrix); ``np.stack(df.embedding)`` is the
             matrix. ``"columns"``: ``node`` and ``dim`` float32 columns ``e0 ... e{dim-1}``
             (for scikit-learn; wide for large ``dim``).
-        threads, progress, batch_size
-            As in :meth:`embed`.
+        {threads} {progress} {batch_size}
         """
         import pandas as pd
 

@@ -306,17 +306,12 @@ def write_embeddings(
     Parameters
     ----------
     model : InstantEmbedding
-    {graph}
-    nodes : sequence of ids, or None
-        The nodes to embed, in output order; None embeds every node in internal order
-        (``graph.nodes``). Unknown ids raise before anything is written.
+    {graph} {all_nodes}
     path : path, "-" or text stream
         Target (see :class:`EmbeddingWriter`); "-" writes word2vec text to stdout.
     format : {"npy", "npz", "parquet", "w2v"}, optional
         Default: from the extension.
-    {batch_size}
-    {threads}
-    {progress}
+    {batch_size} {threads} {progress}
 
     Returns
     -------

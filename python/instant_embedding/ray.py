@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from . import batch as _batch
+from ._docs import doc
 from .embedding import InstantEmbedding
 
 __all__ = ["actor_pool", "embed", "worker_errors"]
@@ -50,7 +51,7 @@ def actor_pool(threads: int, cpus: float) -> tuple[int, float]:
     return 1, spare
 
 
-@_batch.engine_doc
+@doc
 def embed(
     ds: Any,
     graph_path: PathLike,
@@ -69,7 +70,7 @@ def embed(
     Parameters
     ----------
     ds : ray.data.Dataset
-    .. params:: graph_path node_col model output_col
+    {graph_path} {node_col} {model} {output_col}
     threads : int, default 1
         Threads (and CPUs reserved) per actor.
     max_actors : int, optional
@@ -77,7 +78,9 @@ def embed(
         for the operations upstream (more can deadlock a small cluster).
     batch_size : int, default 4096
         Rows per batch: one native call each.
-    .. params:: cache_dir embed_raises
+    {cache_dir}
+
+    {embed_raises}
     """
     import ray
 

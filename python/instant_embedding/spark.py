@@ -16,6 +16,7 @@ from typing import Any
 
 from . import batch as _batch
 from ._checks import check_threads
+from ._docs import doc
 from .embedding import InstantEmbedding
 
 __all__ = ["build_graph", "embed", "worker_errors"]
@@ -119,7 +120,7 @@ def _check_node_kind(graph_path: str, kind: str) -> None:
         )
 
 
-@_batch.engine_doc
+@doc
 def embed(
     df: Any,
     graph_path: PathLike,
@@ -139,7 +140,7 @@ def embed(
     Parameters
     ----------
     df : pyspark.sql.DataFrame
-    .. params:: graph_path node_col model output_col
+    {graph_path} {node_col} {model} {output_col}
     vector : bool, default False
         ``output_col`` as a ``pyspark.ml.linalg`` dense ``Vector`` (float64, via
         ``array_to_vector``) instead of ``array<float>``.
@@ -148,7 +149,9 @@ def embed(
     ship : bool, default False
         Ship the driver's graph file to every executor (``SparkContext.addFile``;
         ``spark.addArtifacts(file=True)`` under Spark Connect), read through ``SparkFiles``.
-    .. params:: cache_dir embed_raises
+    {cache_dir}
+
+    {embed_raises}
     TypeError
         ``df`` is not a DataFrame, or the node column's type is not integer or string or does
         not match the graph's ids (checked when the driver can open the graph).
@@ -187,7 +190,7 @@ def embed(
     return out
 
 
-@_batch.engine_doc
+@doc
 def build_graph(
     edges_df: Any,
     output_path: PathLike,
@@ -205,13 +208,13 @@ def build_graph(
     Parameters
     ----------
     edges_df : pyspark.sql.DataFrame
-    .. params:: build_params
+    {output_path} {edge_cols} {build_options}
     staging_dir : str, optional
         A directory, not existing yet, that the executors and the driver can read (deleted
         afterwards). Default: a temporary directory on the driver (local mode, or executors
         sharing its file system); on a cluster, shared storage such as ``"s3a://b/tmp/e1"``.
 
-    .. params:: build_returns
+    {build_returns}
     """
     _session(edges_df)
     stage: list[str] = []  # the shards' directory, once Spark writes it
