@@ -21,6 +21,11 @@ NodeId = int | str
 PathLike = str | os.PathLike[str]
 
 
+def _native_property(name: str, doc: str) -> Any:
+    """A read-only property of :class:`Graph` that reads the native graph's ``name``."""
+    return property(lambda self: getattr(self._g, name), doc=doc)
+
+
 class Graph:
     """A graph in the instant-embedding CSR format.
 
@@ -424,51 +429,34 @@ class Graph:
         return out
 
     # ------------------------------------------------------------------ properties
-    @property
-    def prefetch(self) -> bool:
-        """Whether queries send read-ahead hints (``Graph.open(path, prefetch=True)``)."""
-        return bool(self._g.prefetch)
-
-    @property
-    def permuted(self) -> bool:
-        """Whether internal indices differ from id order (a file written by :meth:`reorder`)."""
-        return bool(self._g.permuted)
+    # (read from the native graph; ``_native_property`` keeps each to one line)
+    prefetch: bool = _native_property(
+        "prefetch", "Whether queries send read-ahead hints (``Graph.open(path, prefetch=True)``)."
+    )
+    permuted: bool = _native_property(
+        "permuted",
+        "Whether internal indices differ from id order (a file written by :meth:`reorder`).",
+    )
+    num_nodes: int = _native_property("num_nodes", "Number of nodes.")
+    num_edges: int = _native_property(
+        "num_edges", "Number of edges: undirected edges (a self-loop counts once) or directed arcs."
+    )
+    num_arcs: int = _native_property(
+        "num_arcs", "Number of stored arcs (entries of the CSR ``indices`` array)."
+    )
+    directed: bool = _native_property(
+        "directed", "Whether edges are directed (PPR follows out-edges)."
+    )
+    weighted: bool = _native_property("weighted", "Whether edges carry weights.")
+    id_kind: str = _native_property(
+        "id_kind", 'How node ids are stored: ``"implicit"`` (0..n-1), ``"int64"`` or ``"utf8"``.'
+    )
 
     @property
     def _native(self) -> _core.Graph:
         """The native graph this object wraps: what the ``instant_embedding._core`` functions
         take (the compute layer and the engines pass it on)."""
         return self._g
-
-    @property
-    def num_nodes(self) -> int:
-        """Number of nodes."""
-        return self._g.num_nodes
-
-    @property
-    def num_edges(self) -> int:
-        """Number of edges: undirected edges (a self-loop counts once) or directed arcs."""
-        return self._g.num_edges
-
-    @property
-    def num_arcs(self) -> int:
-        """Number of stored arcs (entries of the CSR ``indices`` array)."""
-        return self._g.num_arcs
-
-    @property
-    def directed(self) -> bool:
-        """Whether edges are directed (PPR follows out-edges)."""
-        return self._g.directed
-
-    @property
-    def weighted(self) -> bool:
-        """Whether edges carry weights."""
-        return self._g.weighted
-
-    @property
-    def id_kind(self) -> str:
-        """How node ids are stored: ``"implicit"`` (0..n-1), ``"int64"`` or ``"utf8"``."""
-        return self._g.id_kind
 
     @property
     def path(self) -> str | None:
