@@ -85,10 +85,6 @@ class Progress:
 
     add = update
 
-    def native_hook(self, done: int, total: int | None = None) -> None:
-        """The ``progress`` callback of the native converters: ``(done, total)``."""
-        self.set(int(done))
-
     def report(self, done: int, total: int) -> None:
         """The native embedding job's hook: ``done`` of ``total`` units (the job knows the
         total: with smoothing, it counts the unsmoothed rows the smoothed ones need)."""

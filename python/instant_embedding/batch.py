@@ -499,10 +499,7 @@ def embeddings_frame(
         cols = pd.DataFrame(matrix, index=nodes.index, columns=names, copy=False)
         return pd.concat([node_frame, cols], axis=1)
     # Row views, not pd.ArrowDtype(list<float32>): pandas 3.1 cannot read its Parquet back.
-    col = np.empty(len(matrix), dtype=object)
-    for i in range(len(matrix)):
-        col[i] = matrix[i]
-    node_frame[output_col] = pd.Series(col, index=nodes.index, dtype=object)
+    node_frame[output_col] = pd.Series(list(matrix), index=nodes.index, dtype=object)
     return node_frame
 
 

@@ -200,6 +200,23 @@ def test_embeddings_to_arrow():
     assert len(embeddings_to_arrow(np.zeros((0, 4), np.float32))) == 0
 
 
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_embeddings_frame_list_cells_are_views_of_the_matrix(k):
+    pd = pytest.importorskip("pandas")
+    m = np.arange(4 * k, dtype=np.float32).reshape(k, 4)
+    nodes = pd.Series(np.arange(10, 10 + k), index=np.arange(k)[::-1], name="n")
+    f = batch.embeddings_frame(nodes, m, node_col="v", output_col="e")
+    assert list(f.columns) == ["v", "e"] and f["e"].dtype == object
+    assert list(f.index) == list(nodes.index)
+    for i in range(k):  # one float32 row view per cell, no copy
+        cell = f["e"].iloc[i]
+        assert cell.dtype == np.float32 and cell.shape == (4,) and np.shares_memory(cell, m)
+        assert np.array_equal(cell, m[i])
+    cols = batch.embeddings_frame(nodes, m, layout="columns")
+    assert list(cols.columns) == ["node", "e0", "e1", "e2", "e3"]
+    assert np.array_equal(cols[["e0", "e1", "e2", "e3"]].to_numpy(), m)
+
+
 def test_as_node_ids_rejects_bad_kinds():
     pa = pytest.importorskip("pyarrow")
     pd = pytest.importorskip("pandas")
