@@ -60,6 +60,11 @@ PARAMS.update(
         "Nodes per native batch (default: sized to take about 0.2 s each); Ctrl-C and "
         "progress are handled between batches. Results do not depend on it.",
     ),
+    format=_entry(
+        'format : {"npy", "npz", "parquet", "w2v"}, optional',
+        "The embedding file's format; default: from the extension (see "
+        ":func:`instant_embedding.export.format_from_path`), which must not imply another.",
+    ),
     # The engine adapters' (docs/DISTRIBUTED.md).
     graph_path=_entry(
         "graph_path : str or os.PathLike",

@@ -46,8 +46,9 @@ _EXT = dict.fromkeys((".w2v", ".emb", ".vec", ".txt"), "w2v")
 _EXT.update({".npy": "npy", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"})
 
 
-def format_from_path(path: str | os.PathLike[str]) -> str:
-    """The output format implied by a file name (``ValueError`` if none is)."""
+def format_from_path(path: str | os.PathLike[str], default: str | None = None) -> str:
+    """The output format implied by a file name; without one, ``default`` (None:
+    ``ValueError``)."""
     p = os.fspath(path)
     if p == "-":
         return "w2v"
@@ -56,20 +57,12 @@ def format_from_path(path: str | os.PathLike[str]) -> str:
         return "w2v"
     if ext in _EXT:
         return _EXT[ext]
+    if default is not None:
+        return default
     raise ValueError(
         f"{p}: cannot tell the output format from the extension; use .npy, .npz, .parquet or "
         ".w2v/.emb/.txt, or pass format= (one of npy, npz, parquet, w2v)"
     )
-
-
-def _implied_format(path: str, given: str | None) -> str:
-    """The format of ``path``'s extension; without one, the ``given`` format."""
-    try:
-        return format_from_path(path)
-    except ValueError:
-        if given is None:
-            raise
-        return given
 
 
 def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
@@ -132,6 +125,7 @@ class _Parquet:
         self.file.abort()
 
 
+@doc
 class EmbeddingWriter:
     """Streams ``(ids, rows)`` batches into an embedding file, committed atomically.
 
@@ -142,8 +136,7 @@ class EmbeddingWriter:
         directly, without atomic rename; ``num_rows`` is then required).
     dim : int
         Embedding dimension ``d`` (columns of every ``rows`` batch).
-    format : {"npy", "npz", "parquet", "w2v"}, optional
-        Default: from the extension (see :func:`format_from_path`).
+    {format}
     num_rows : int, optional
         Total rows, if known: :meth:`close` checks the count.
 
@@ -177,7 +170,7 @@ class EmbeddingWriter:
             self.path, self._stream = "-", sys.stdout if path == "-" else path  # type: ignore[assignment]
         else:
             self.path = os.fspath(path)  # type: ignore[arg-type]
-        implied = (format or "w2v") if self._stream else _implied_format(self.path, format)
+        implied = (format or "w2v") if self._stream else format_from_path(self.path, format)
         if format is not None and implied != format:
             raise ValueError(
                 f"{self.path}: format={format!r} does not match the file's extension, "
@@ -309,8 +302,7 @@ def write_embeddings(
     {graph} {all_nodes}
     path : path, "-" or text stream
         Target (see :class:`EmbeddingWriter`); "-" writes word2vec text to stdout.
-    format : {"npy", "npz", "parquet", "w2v"}, optional
-        Default: from the extension.
+    {format}
     {batch_size} {threads} {progress}
 
     Returns
