@@ -32,92 +32,68 @@ def _setting(s: Mapping[str, Any]) -> str:
 #: Shared parameter entries by name; ``doc`` fills ``{name}`` lines with them.
 PARAMS: dict[str, str] = {s["name"]: _setting(s) for s in EmbeddingConfig.settings()}
 PARAMS["settings"] = "\n".join(PARAMS[s["name"]] for s in EmbeddingConfig.settings())
-PARAMS.update(
-    graph=_entry("graph : Graph", "An opened or built graph (:class:`Graph`)."),
-    nodes=_entry(
-        "nodes : int, str, or sequence / array of them",
-        "Node ids (the graph's own ids). Duplicates are allowed; unknown ids raise "
-        ":class:`NodeNotFoundError` before any work.",
-    ),
-    all_nodes=_entry(
-        "nodes : sequence or array of ids, optional",
-        "The nodes, in output order; default (None) every node, in internal order "
-        "(``graph.nodes``, as :meth:`InstantEmbedding.embed_all`). Unknown ids raise "
-        ":class:`NodeNotFoundError` before any work.",
-    ),
-    threads=_entry(
-        "threads : int, optional",
-        "Worker threads (default: the model's ``threads`` where there is a model, else "
-        "``RAYON_NUM_THREADS`` or the number of CPUs). Results do not depend on it.",
-    ),
-    progress=_entry(
-        "progress : bool or callable, default False",
-        "True shows progress on stderr (a tqdm bar if tqdm is installed, else a status line "
-        "with the percentage and time left); a callable receives ``(done, total)``.",
-    ),
-    batch_size=_entry(
-        "batch_size : int, optional",
-        "Nodes per native batch (default: sized to take about 0.2 s each); Ctrl-C and "
-        "progress are handled between batches. Results do not depend on it.",
-    ),
-    format=_entry(
-        'format : {"npy", "npz", "parquet", "w2v"}, optional',
-        "The embedding file's format; default: from the extension (see "
-        ":func:`instant_embedding.export.format_from_path`), which must not imply another.",
-    ),
-    # The engine adapters' (docs/DISTRIBUTED.md).
-    graph_path=_entry(
-        "graph_path : str or os.PathLike",
-        "The graph file as the workers see it: a path every worker can read (checked on the "
-        "driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine into "
-        "a cache keyed by content; needs fsspec), or, with ``ship`` where offered, a driver's "
-        "file.",
-    ),
-    node_col=_entry(
-        'node_col : str, default "node"',
-        "The node ids (integer or string type, no nulls); other columns are dropped (join back).",
-    ),
-    model=_entry(
-        "model : InstantEmbedding, optional",
-        "The settings (default ``InstantEmbedding()``), shipped whole: rows equal "
-        "``model.embed`` bit for bit (its ``threads`` is not used).",
-    ),
-    output_col=_entry(
-        'output_col : str, default "embedding"',
-        "The embedding column: float32 values, ``dim`` per row.",
-    ),
-    cache_dir=_entry(
-        "cache_dir : str or os.PathLike, optional",
-        "Worker-local copy cache for URIs (default: ``batch.default_cache_dir()``).",
-    ),
-    output_path=_entry(
-        "output_path : str or os.PathLike",
-        "The graph file to write on the driver; it appears atomically when complete.",
-    ),
-    edge_cols=_entry(
-        "src_col, dst_col, weight_col",
-        'Endpoint columns (integer or string node ids), default "src" and "dst", and an '
-        "optional column of positive weights (the graph is then weighted).",
-    ),
-    build_options=_entry(
-        "**options",
-        '``directed`` (default False), ``self_loops`` ("keep", "drop"), ``merge`` ("sum", '
-        "\"max\": duplicate edges' weights), ``memory_limit`` (the builder's budget, e.g. "
-        '``"4G"``) and ``tmp_dir`` (its scratch directory), as in '
-        ":func:`instant_embedding.from_arrow`.",
-    ),
-    embed_raises="""Raises
+# Shared entries: ``[key] `` starts the entry ``PARAMS[key]``, NumPy style (or a section).
+_SHARED = """\
+[graph] graph : Graph
+    An opened or built graph (:class:`Graph`).
+[nodes] nodes : int, str, or sequence / array of them
+    Node ids (the graph's own ids). Duplicates are allowed; unknown ids raise
+    :class:`NodeNotFoundError` before any work.
+[all_nodes] nodes : sequence or array of ids, optional
+    The nodes, in output order; default (None) every node, in internal order
+    (``graph.nodes``, as :meth:`InstantEmbedding.embed_all`). Unknown ids raise
+    :class:`NodeNotFoundError` before any work.
+[threads] threads : int, optional
+    Worker threads (default: the model's ``threads`` where there is a model, else
+    ``RAYON_NUM_THREADS`` or the number of CPUs). Results do not depend on it.
+[progress] progress : bool or callable, default False
+    True shows progress on stderr (a tqdm bar if tqdm is installed, else a status line
+    with the percentage and time left); a callable receives ``(done, total)``.
+[batch_size] batch_size : int, optional
+    Nodes per native batch (default: sized to take about 0.2 s each); Ctrl-C and
+    progress are handled between batches. Results do not depend on it.
+[format] format : {"npy", "npz", "parquet", "w2v"}, optional
+    The embedding file's format; default: from the extension (see
+    :func:`instant_embedding.export.format_from_path`), which must not imply another.
+[graph_path] graph_path : str or os.PathLike
+    The graph file as the workers see it: a path every worker can read (checked on the
+    driver), a URI (``s3://``, ``gs://``, ``http(s)://``, ...: copied once per machine
+    into a cache keyed by content; needs fsspec), or, with ``ship`` where offered, a
+    driver's file.
+[node_col] node_col : str, default "node"
+    The node ids (integer or string type, no nulls); other columns are dropped (join
+    back).
+[model] model : InstantEmbedding, optional
+    The settings (default ``InstantEmbedding()``), shipped whole: rows equal
+    ``model.embed`` bit for bit (its ``threads`` is not used).
+[output_col] output_col : str, default "embedding"
+    The embedding column: float32 values, ``dim`` per row.
+[cache_dir] cache_dir : str or os.PathLike, optional
+    Worker-local copy cache for URIs (default: ``batch.default_cache_dir()``).
+[output_path] output_path : str or os.PathLike
+    The graph file to write on the driver; it appears atomically when complete.
+[edge_cols] src_col, dst_col, weight_col
+    Endpoint columns (integer or string node ids), default "src" and "dst", and an
+    optional column of positive weights (the graph is then weighted).
+[build_options] **options
+    ``directed`` (default False), ``self_loops`` ("keep", "drop"), ``merge`` ("sum",
+    "max": duplicate edges' weights), ``memory_limit`` (the builder's budget, e.g.
+    ``"4G"``) and ``tmp_dir`` (its scratch directory), as in
+    :func:`instant_embedding.from_arrow`.
+[embed_raises] Raises
 ------
 KeyError, FileNotFoundError, ValueError, TypeError
     On the driver: ``node_col`` not a column (where the schema is known), a local graph path
     the driver cannot see, bad parameters.
 NodeNotFoundError, GraphFormatError, BudgetExceededError
-    On the workers, naming the node and the graph.""",
-    build_returns="""Returns
+    On the workers, naming the node and the graph.
+[build_returns] Returns
 -------
 Graph
-    The new graph file, opened (``KeyError`` for a missing column).""",
-)
+    The new graph file, opened (``KeyError`` for a missing column).
+"""
+_parts = re.split(r"^\[(\w+)\] ", _SHARED, flags=re.M)[1:]
+PARAMS.update({k: v.rstrip("\n") for k, v in zip(_parts[::2], _parts[1::2], strict=True)})
 
 # A line holding only ``{name}`` fields (one or more, space-separated).
 _FIELD = re.compile(r"^( *)((?:\{\w+\} ?)+)$", re.M)
