@@ -7,8 +7,6 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import _core
 from .._core import ReadOptions
 from .._progress import ByteProgress
@@ -101,22 +99,9 @@ def _arrow_chunks(
                     f"{where}: a batch has columns {have}, expected {list(names)}"
                 )
             col = [batch.column(have.index(n)) for n in used]
-            ids = []
-            for c, name in zip(col[:2], used):
-                if pa.types.is_dictionary(c.type):
-                    c = c.dictionary_decode()
-                # with nulls as None, the kernel names the first missing row
-                values = c.to_pylist() if c.null_count else c.to_numpy(zero_copy_only=False)
-                ids.append(_core.node_ids(values, id_kind, where, name, row0))
-            w = None
-            if cols[2] is not None:
-                if col[2].null_count:
-                    i = int(np.flatnonzero(np.asarray(col[2].is_null()))[0])
-                    raise GraphFormatError(
-                        f"{where}: row {row0 + i}: weight in column {used[2]!r} is missing"
-                    )
-                w = _core.edge_weights(col[2].to_numpy(zero_copy_only=False), where, row0, used[2])
-            yield ids[0], ids[1], w
+            s, d = (_core.node_ids(c, id_kind, where, n, row0) for c, n in zip(col[:2], used))
+            w = None if cols[2] is None else _core.edge_weights(col[2], where, row0, used[2])
+            yield s, d, w
             row0 += batch.num_rows
             if progress is not None:
                 progress.add(batch.num_rows)
