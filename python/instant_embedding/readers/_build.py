@@ -154,17 +154,3 @@ def build(
         g.save(out)
         g = Graph.open(out)
     return g, {"edges_read": read, "num_nodes": g.num_nodes, "num_edges": g.num_edges}
-
-
-def resolve_columns(
-    names: Sequence[str],
-    src: int | str | None,
-    dst: int | str | None,
-    weight: int | str | None,
-    weighted: bool | None,
-    where: str,
-) -> tuple[int, int, int | None]:
-    """Maps column selections (index, name or None) to indices by the kernel's column rule,
-    the one text headers are read with (``_core.table_columns``)."""
-    opts = ReadOptions(src_col=src, dst_col=dst, weight_col=weight, weighted=weighted)
-    return _core.table_columns([str(n) for n in names], opts, where)

@@ -12,7 +12,7 @@ from .. import _core
 from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import Chunk, PathLike, build, need, resolve_columns
+from ._build import Chunk, PathLike, build, need
 
 
 def from_scipy(
@@ -163,6 +163,10 @@ def from_pandas(
     """
     pd = need("pandas", "pandas", "from_pandas")
     opts = ReadOptions(
+        src_col=src,
+        dst_col=dst,
+        weight_col=weight,
+        weighted=weighted,
         directed=directed,
         id_kind=id_kind,
         self_loops=self_loops,
@@ -174,8 +178,7 @@ def from_pandas(
     first = next(frames, None)
     if first is None:
         raise GraphFormatError("DataFrame: no frames given")
-    names = [str(c) for c in first.columns]
-    cols = resolve_columns(names, src, dst, weight, weighted, "DataFrame")
+    cols = _core.table_columns([str(c) for c in first.columns], opts, "DataFrame")
     chunks = _pandas_chunks(itertools.chain([first], frames), cols, opts.id_kind)
     return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 

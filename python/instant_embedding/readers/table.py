@@ -12,7 +12,7 @@ from .._core import ReadOptions
 from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need, resolve_columns
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need
 from ._convert import dataset_files, register
 
 
@@ -43,6 +43,10 @@ def from_arrow(
     """
     pa = need("pyarrow", "arrow", "from_arrow")
     opts = ReadOptions(
+        src_col=src,
+        dst_col=dst,
+        weight_col=weight,
+        weighted=weighted,
         id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
@@ -51,7 +55,7 @@ def from_arrow(
     )
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)
-    cols = resolve_columns(names, src, dst, weight, weighted, "table")
+    cols = _core.table_columns(names, opts, "table")
     chunks = _arrow_chunks(batches, cols, names, opts.id_kind, "table")
     return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 
@@ -125,7 +129,7 @@ def read_table(
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for unreadable files
         raise GraphFormatError(f"{where}: cannot read as {opts.format}: {e}") from None
     names = list(dataset.schema.names)
-    cols = resolve_columns(names, opts.src_col, opts.dst_col, opts.weight_col, opts.weighted, where)
+    cols = _core.table_columns(names, opts, where)
     used = [names[c] for c in cols if c is not None]
     try:
         total = dataset.count_rows()
