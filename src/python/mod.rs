@@ -655,6 +655,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::resolve_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::dataset_files, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::mat_variable, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(convert::csr_edges, m)?)?;

@@ -55,7 +55,7 @@ def formats() -> dict[str, Format]:
         f["name"]: Format(
             **{k: f[k] for k in keys}, read=read_native if f["native"] else _READERS[f["name"]]
         )
-        for f in _core.formats()
+        for f in map(dict[str, Any], _core.formats())
     }
 
 
