@@ -83,6 +83,32 @@ pub struct IndexedEdges {
     pub ids: IdTable,
 }
 
+impl IndexedEdges {
+    /// Drops the edges `v -> v` (and their `weights`); their nodes stay, as the out-of-core
+    /// builder keeps them (isolated unless other edges reach them). The number dropped.
+    pub fn drop_self_loops(&mut self, weights: Option<&mut Vec<f32>>) -> usize {
+        let keep: Vec<bool> = self
+            .src
+            .iter()
+            .zip(&self.dst)
+            .map(|(a, b)| a != b)
+            .collect();
+        let dropped = keep.iter().filter(|k| !**k).count();
+        fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut k = keep.iter();
+            v.retain(|_| *k.next().unwrap_or(&true));
+        }
+        if dropped > 0 {
+            retain(&mut self.src, &keep);
+            retain(&mut self.dst, &keep);
+            if let Some(w) = weights {
+                retain(w, &keep);
+            }
+        }
+        dropped
+    }
+}
+
 fn node_count(n: usize) -> Result<usize> {
     if n > u32::MAX as usize {
         return Err(Error::param(format!(
@@ -833,5 +859,20 @@ mod tests {
         let mut again = Vec::new();
         ws.support(&mut again);
         assert_eq!(first, again);
+    }
+
+    #[test]
+    fn dropped_self_loops_keep_their_nodes_and_the_weights_aligned() {
+        let ids = EdgeIds::Str {
+            src: ["a", "b", "c", "d"].map(String::from).to_vec(),
+            dst: ["a", "c", "c", "b"].map(String::from).to_vec(),
+            nodes: Vec::new(),
+        };
+        let mut e = index_edge_ids(ids, None).unwrap();
+        let mut w = vec![1.0, 2.0, 3.0, 4.0];
+        assert_eq!(e.drop_self_loops(Some(&mut w)), 2);
+        // a=0, b=1, c=2, d=3: b->c (2.0) and d->b (4.0) remain; "a" is still a node
+        assert_eq!((e.src, e.dst, w), (vec![1, 3], vec![2, 1], vec![2.0, 4.0]));
+        assert_eq!(e.num_nodes, 4);
     }
 }

@@ -19,6 +19,7 @@ pub mod graphml;
 pub mod ids;
 pub mod input;
 pub mod json;
+pub mod mat;
 pub mod mtx;
 pub mod options;
 pub mod pajek;

@@ -200,7 +200,7 @@ pub const READ_SETTINGS: &[ReadSetting] = &[
         stage: Stage::Build,
         every_format: true,
         metavar: "",
-        help: "keep edges u-u (stored once) or drop them",
+        help: "keep edges u-u (stored once) or drop them (u stays a node)",
     },
     ReadSetting {
         name: "merge",

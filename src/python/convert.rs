@@ -457,6 +457,18 @@ pub fn resolve_format(
         .py_err()
 }
 
+/// The variable of a `.mat` file that holds the graph (``io::mat::pick_variable``), from the
+/// file's `(name, class, shape)` listing.
+#[pyfunction]
+#[pyo3(signature = (path, variables, var=None))]
+pub fn mat_variable(
+    path: &str,
+    variables: Vec<crate::io::mat::MatVariable>,
+    var: Option<&str>,
+) -> PyResult<String> {
+    crate::io::mat::pick_variable(path, &variables, var).py_err()
+}
+
 /// The data files of a dataset directory (``io::dataset_files``), as str paths.
 #[pyfunction]
 pub fn dataset_files(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {

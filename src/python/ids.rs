@@ -5,7 +5,7 @@
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::errors::IntoPy;
 use crate::error::Error;
@@ -111,8 +111,39 @@ fn from_objects(items: &Bound<'_, PyList>, at: &Place<'_>) -> PyResult<IdColumn>
     })
 }
 
+/// A pandas Series or a pyarrow Array as numpy, or as a list with None for each missing value
+/// (so the refusal names its row); any other value as it is.
+fn library_column<'py>(values: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = values.py();
+    if values.hasattr("hasnans")? && values.hasattr("to_numpy")? {
+        // pandas: missing values as None, numpy's own dtypes as they are
+        if !values.getattr("hasnans")?.is_truthy()? {
+            return values.call_method0("to_numpy");
+        }
+        let kw = PyDict::new(py);
+        kw.set_item("dtype", "object")?;
+        kw.set_item("na_value", py.None())?;
+        return values.call_method("to_numpy", (), Some(&kw));
+    }
+    if values.hasattr("null_count")? && values.hasattr("to_pylist")? {
+        // pyarrow: a dictionary-encoded column by its values
+        let v = if values.hasattr("dictionary_decode")? {
+            values.call_method0("dictionary_decode")?
+        } else {
+            values.clone()
+        };
+        if v.getattr("null_count")?.extract::<usize>()? > 0 {
+            return v.call_method0("to_pylist");
+        }
+        let kw = PyDict::new(py);
+        kw.set_item("zero_copy_only", false)?;
+        return v.call_method("to_numpy", (), Some(&kw));
+    }
+    Ok(values.clone())
+}
+
 /// A column of node ids (a one-dimensional numpy array of any integer, float, str, bytes or
-/// object dtype, or a sequence) as an int64 array or a list of str, typed as `id_kind` asks.
+/// object dtype, a pandas Series, a pyarrow Array, or a sequence) as an int64 array or a list of str, typed as `id_kind` asks.
 /// Refusals are `GraphFormatError`s naming `input`, the row (from `row0`) and `column`.
 #[pyfunction]
 #[pyo3(signature = (values, id_kind, input, column, row0))]
@@ -130,6 +161,7 @@ pub fn node_ids<'py>(
         row0,
     };
     let bad = |m: String| Err(Error::format(format!("{input}: column {} {m}", at.name()))).py_err();
+    let values = &library_column(values)?;
     let col = if let Ok(a) = values.cast::<PyUntypedArray>() {
         if a.ndim() != 1 {
             return bad("must be one-dimensional".into());
@@ -168,8 +200,47 @@ pub fn node_ids<'py>(
     })
 }
 
-/// Weights (an array or a sequence of numbers) as a float64 array, checked finite and > 0;
-/// refusals name `input`, the `unit` (`row`, `edge`) from `row0` and the `column` if any.
+/// A pandas Series (numeric: float64 with NaN for a missing value) or a pyarrow Array (a
+/// missing value refused, naming its row) as numpy; any other value as it is.
+fn weight_column<'py>(
+    values: &Bound<'py, PyAny>,
+    input: &str,
+    row0: u64,
+    column: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = values.py();
+    if values.hasattr("hasnans")? && values.hasattr("to_numpy")? {
+        let kind = values.getattr("dtype")?.getattr("kind");
+        let numeric = kind.is_ok_and(|k| k.extract::<String>().is_ok_and(|k| "biuf".contains(&k)));
+        let kw = PyDict::new(py);
+        if numeric {
+            kw.set_item("dtype", "float64")?;
+            kw.set_item("na_value", f64::NAN)?;
+        } else {
+            kw.set_item("dtype", "object")?;
+        }
+        return values.call_method("to_numpy", (), Some(&kw));
+    }
+    if values.hasattr("null_count")? && values.hasattr("to_pylist")? {
+        if values.getattr("null_count")?.extract::<usize>()? > 0 {
+            let list = values.call_method0("to_pylist")?;
+            let i = list.try_iter()?.position(|x| x.is_ok_and(|x| x.is_none()));
+            let name = ids::repr_str(column.unwrap_or("weight"));
+            return Err(Error::format(format!(
+                "{input}: row {}: weight in column {name} is missing",
+                row0 + i.unwrap_or(0) as u64
+            )))
+            .py_err();
+        }
+        let kw = PyDict::new(py);
+        kw.set_item("zero_copy_only", false)?;
+        return values.call_method("to_numpy", (), Some(&kw));
+    }
+    Ok(values.clone())
+}
+
+/// Weights (an array, a pandas Series, a pyarrow Array or a sequence of numbers) as a float64
+/// array, checked finite and > 0; refusals name `input`, the `unit` (`row`, `edge`) from `row0` and the `column` if any.
 #[pyfunction]
 #[pyo3(signature = (values, input, row0, column=Some("weight"), unit="row"))]
 pub fn edge_weights<'py>(
@@ -180,6 +251,7 @@ pub fn edge_weights<'py>(
     column: Option<&str>,
     unit: &str,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let values = &weight_column(values, input, row0, column)?;
     let numeric = values
         .cast::<PyUntypedArray>()
         .is_ok_and(|a| matches!(a.dtype().kind(), b'i' | b'u' | b'f'));

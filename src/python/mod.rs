@@ -22,6 +22,7 @@ use crate::embed::smooth::Plan;
 use crate::error::Error;
 use crate::graph::build::{self, Merge};
 use crate::graph::csr::{Graph, NodeId};
+use crate::graph::external::SelfLoops;
 use crate::hashing::{fnv1a64, splitmix64, SignedHasher};
 use crate::io::ids::{self as io_ids, IdColumn};
 use config::PyEmbeddingConfig;
@@ -108,9 +109,10 @@ impl PyGraph {
     }
 
     /// A graph built in memory from edges given by the caller's ids (``src``, ``dst`` and
-    /// extra ``nodes``: arrays or sequences of one kind, int or str), numbered by the kernel.
+    /// extra ``nodes``: arrays or sequences of one kind, int or str), numbered by the kernel;
+    /// ``self_loops="drop"`` leaves out the edges ``v -> v`` (their nodes stay).
     #[staticmethod]
-    #[pyo3(signature = (src, dst, nodes, num_nodes, directed, weights, merge))]
+    #[pyo3(signature = (src, dst, nodes, num_nodes, directed, weights, merge, self_loops="keep"))]
     #[allow(clippy::too_many_arguments)]
     fn build(
         py: Python<'_>,
@@ -121,7 +123,9 @@ impl PyGraph {
         directed: bool,
         weights: Option<&Bound<'_, PyAny>>,
         merge: &str,
+        self_loops: &str,
     ) -> PyResult<Self> {
+        let drop_loops = SelfLoops::parse(self_loops).py_err()? == SelfLoops::Drop;
         let (s, d) = (id_argument(src, "src")?, id_argument(dst, "dst")?);
         let extra = id_argument(nodes, "nodes")?;
         if s.len() != d.len() {
@@ -154,7 +158,7 @@ impl PyGraph {
             build::EdgeIds::Int { src, .. } => src.len(),
             build::EdgeIds::Str { src, .. } => src.len(),
         };
-        let weights = weights.map(|w| weight_argument(w, count)).transpose()?;
+        let mut weights = weights.map(|w| weight_argument(w, count)).transpose()?;
         let merge = match merge {
             "sum" => Merge::Sum,
             "max" => Merge::Max,
@@ -167,7 +171,10 @@ impl PyGraph {
         let num_nodes = num_nodes.map(count_argument).transpose()?;
         let g = py
             .detach(|| {
-                let e = build::index_edge_ids(ids, num_nodes)?;
+                let mut e = build::index_edge_ids(ids, num_nodes)?;
+                if drop_loops {
+                    e.drop_self_loops(weights.as_mut());
+                }
                 let parts = build::csr_from_edges(
                     e.num_nodes,
                     &e.src,
@@ -648,6 +655,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::resolve_format, m)?)?;
     m.add_function(wrap_pyfunction!(convert::dataset_files, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::mat_variable, m)?)?;
     m.add_function(wrap_pyfunction!(convert::formats, m)?)?;
     m.add_function(wrap_pyfunction!(convert::table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(convert::csr_edges, m)?)?;

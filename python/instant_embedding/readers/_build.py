@@ -143,36 +143,14 @@ def build(
         if builder is not None:
             builder.abort()
         raise
-    strings = kind == "str"
-    join: Any = (lambda x: [v for a in x for v in a]) if strings else np.concatenate
+    join: Any = (lambda x: [v for a in x for v in a]) if kind == "str" else np.concatenate
     src, dst = (join([c[i] for c in parts]) if parts else np.zeros(0, np.int64) for i in (0, 1))
     w = np.concatenate([c[2] for c in parts]) if weighted and parts else None
-    dropped = 0
-    if opts.self_loops == "drop":
-        keep = np.array([a != b for a, b in zip(src, dst)], bool) if strings else src != dst
-        dropped = len(keep) - int(np.count_nonzero(keep))
-        src, dst = ([v for v, k in zip(x, keep) if k] if strings else x[keep] for x in (src, dst))
-        w = None if w is None else w[keep]
     w = np.zeros(0) if weighted and w is None else w
-    g = Graph.from_edges(
-        src, dst, num_nodes=num_nodes, directed=directed, weights=w, nodes=nodes, merge=opts.merge
-    )
+    extra = [] if nodes is None else nodes
+    how = (num_nodes, directed, w, opts.merge, opts.self_loops)  # the kernel drops self-loops
+    g = Graph(_core.Graph.build(src, dst, extra, *how))
     if out is not None:
         g.save(out)
         g = Graph.open(out)
-    stats = {"edges_read": read, "self_loops_dropped": dropped}
-    return g, {**stats, "num_nodes": g.num_nodes, "num_edges": g.num_edges}
-
-
-def resolve_columns(
-    names: Sequence[str],
-    src: int | str | None,
-    dst: int | str | None,
-    weight: int | str | None,
-    weighted: bool | None,
-    where: str,
-) -> tuple[int, int, int | None]:
-    """Maps column selections (index, name or None) to indices by the kernel's column rule,
-    the one text headers are read with (``_core.table_columns``)."""
-    opts = ReadOptions(src_col=src, dst_col=dst, weight_col=weight, weighted=weighted)
-    return _core.table_columns([str(n) for n in names], opts, where)
+    return g, {"edges_read": read, "num_nodes": g.num_nodes, "num_edges": g.num_edges}

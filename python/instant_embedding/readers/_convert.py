@@ -50,18 +50,12 @@ def register(name: str, read: Reader) -> None:
 
 def formats() -> dict[str, Format]:
     """The input formats, by name, in the kernel's order."""
+    keys = [k for k in Format.__dataclass_fields__ if k != "read"]
     return {
         f["name"]: Format(
-            f["name"],
-            f["extensions"],
-            read_native if f["native"] else _READERS[f["name"]],
-            f["native"],
-            f["several"],
-            f["compressed"],
-            f["directories"],
-            f["updates"],
+            **{k: f[k] for k in keys}, read=read_native if f["native"] else _READERS[f["name"]]
         )
-        for f in _core.formats()
+        for f in map(dict[str, Any], _core.formats())
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
@@ -55,7 +56,7 @@ def read_mat(path: PathLike, var: str | None = None) -> Any:
         if b"\x89HDF\r\n\x1a\n" in (head[:8], head[512:520]):
             return _read_mat_hdf5(p, var)
         raise GraphFormatError(f"{p}: not a readable MATLAB file: {e}") from None
-    name = _pick_mat_var(p, [(n, cls, shape) for n, shape, cls in info], var)
+    name = _core.mat_variable(p, [(n, cls, shape) for n, shape, cls in info], var)
     try:
         m = sio.loadmat(p, variable_names=[name])[name]
     except Exception as e:  # noqa: BLE001
@@ -66,28 +67,6 @@ def read_mat(path: PathLike, var: str | None = None) -> Any:
             f"{np.shape(m)}, not an adjacency matrix"
         )
     return sp.csr_matrix(m)
-
-
-def _pick_mat_var(
-    path: str, entries: list[tuple[str, str, tuple[int, ...]]], var: str | None
-) -> str:
-    listing = ", ".join(f"{n} ({c} {'x'.join(map(str, s))})" for n, c, s in entries) or "none"
-    if var is not None:
-        if var not in [e[0] for e in entries]:
-            raise GraphFormatError(f"{path}: no variable {var!r}; variables: {listing}")
-        return var
-    sparse = [n for n, c, s in entries if c == "sparse" and len(s) == 2 and s[0] == s[1]]
-    if len(sparse) == 1 or "network" in sparse:
-        return sparse[0] if len(sparse) == 1 else "network"
-    if not sparse:
-        raise GraphFormatError(
-            f"{path}: no square sparse matrix found; pass var=NAME (--var NAME). Variables: "
-            f"{listing}"
-        )
-    raise GraphFormatError(
-        f"{path}: several sparse matrices ({', '.join(sparse)}); choose one with var=NAME "
-        f"(--var NAME)"
-    )
 
 
 def _read_mat_hdf5(path: str, var: str | None) -> Any:
@@ -110,7 +89,7 @@ def _read_mat_hdf5(path: str, var: str | None) -> Any:
                 cls = obj.attrs.get("MATLAB_class", b"?")
                 cls = cls.decode("ascii", "replace") if isinstance(cls, bytes) else str(cls)
                 entries.append((name, cls, tuple(reversed(obj.shape))))
-        name = _pick_mat_var(path, entries, var)
+        name = _core.mat_variable(path, entries, var)
         obj = f[name]
         if isinstance(obj, h5py.Group):
             if "MATLAB_sparse" not in obj.attrs:

@@ -12,7 +12,7 @@ from .. import _core
 from .._core import ReadOptions
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import Chunk, PathLike, build, need, resolve_columns
+from ._build import Chunk, PathLike, build, need
 
 
 def from_scipy(
@@ -163,6 +163,10 @@ def from_pandas(
     """
     pd = need("pandas", "pandas", "from_pandas")
     opts = ReadOptions(
+        src_col=src,
+        dst_col=dst,
+        weight_col=weight,
+        weighted=weighted,
         directed=directed,
         id_kind=id_kind,
         self_loops=self_loops,
@@ -174,8 +178,7 @@ def from_pandas(
     first = next(frames, None)
     if first is None:
         raise GraphFormatError("DataFrame: no frames given")
-    names = [str(c) for c in first.columns]
-    cols = resolve_columns(names, src, dst, weight, weighted, "DataFrame")
+    cols = _core.table_columns([str(c) for c in first.columns], opts, "DataFrame")
     chunks = _pandas_chunks(itertools.chain([first], frames), cols, opts.id_kind)
     return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 
@@ -186,17 +189,11 @@ def _pandas_chunks(
     row0 = 0
     for frame in frames:
         names = [str(c) for c in frame.columns]
-        ids = []
-        for i in cols[:2]:
-            col = frame.iloc[:, i]
-            # None for a missing id (the kernel names its row); numpy's own dtypes as they are.
-            values = col.to_numpy(dtype=object, na_value=None) if col.hasnans else col.to_numpy()
-            ids.append(_core.node_ids(values, id_kind, "DataFrame", names[i], row0))
+        s, d = (
+            _core.node_ids(frame.iloc[:, i], id_kind, "DataFrame", names[i], row0) for i in cols[:2]
+        )
         w = None
         if cols[2] is not None:
-            wcol = frame.iloc[:, cols[2]]
-            numeric = wcol.dtype.kind in "biuf" if hasattr(wcol.dtype, "kind") else False
-            wv = wcol.to_numpy(np.float64, na_value=np.nan) if numeric else wcol.to_numpy(object)
-            w = _core.edge_weights(wv, "DataFrame", row0, names[cols[2]])
-        yield ids[0], ids[1], w
+            w = _core.edge_weights(frame.iloc[:, cols[2]], "DataFrame", row0, names[cols[2]])
+        yield s, d, w
         row0 += len(frame)

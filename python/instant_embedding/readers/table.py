@@ -7,14 +7,12 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import _core
 from .._core import ReadOptions
 from .._progress import ByteProgress
 from ..errors import GraphFormatError
 from ..graph import Graph
-from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need, resolve_columns
+from ._build import CHUNK_EDGES, Chunk, Output, PathLike, build, build_into, need
 from ._convert import dataset_files, register
 
 
@@ -45,6 +43,10 @@ def from_arrow(
     """
     pa = need("pyarrow", "arrow", "from_arrow")
     opts = ReadOptions(
+        src_col=src,
+        dst_col=dst,
+        weight_col=weight,
+        weighted=weighted,
         id_kind=id_kind,
         self_loops=self_loops,
         merge=merge,
@@ -53,7 +55,7 @@ def from_arrow(
     )
     schema, batches = _arrow_batches(pa, table)
     names = list(schema.names)
-    cols = resolve_columns(names, src, dst, weight, weighted, "table")
+    cols = _core.table_columns(names, opts, "table")
     chunks = _arrow_chunks(batches, cols, names, opts.id_kind, "table")
     return build(chunks, opts, output, directed=directed, weighted=cols[2] is not None)[0]
 
@@ -101,22 +103,9 @@ def _arrow_chunks(
                     f"{where}: a batch has columns {have}, expected {list(names)}"
                 )
             col = [batch.column(have.index(n)) for n in used]
-            ids = []
-            for c, name in zip(col[:2], used):
-                if pa.types.is_dictionary(c.type):
-                    c = c.dictionary_decode()
-                # with nulls as None, the kernel names the first missing row
-                values = c.to_pylist() if c.null_count else c.to_numpy(zero_copy_only=False)
-                ids.append(_core.node_ids(values, id_kind, where, name, row0))
-            w = None
-            if cols[2] is not None:
-                if col[2].null_count:
-                    i = int(np.flatnonzero(np.asarray(col[2].is_null()))[0])
-                    raise GraphFormatError(
-                        f"{where}: row {row0 + i}: weight in column {used[2]!r} is missing"
-                    )
-                w = _core.edge_weights(col[2].to_numpy(zero_copy_only=False), where, row0, used[2])
-            yield ids[0], ids[1], w
+            s, d = (_core.node_ids(c, id_kind, where, n, row0) for c, n in zip(col[:2], used))
+            w = None if cols[2] is None else _core.edge_weights(col[2], where, row0, used[2])
+            yield s, d, w
             row0 += batch.num_rows
             if progress is not None:
                 progress.add(batch.num_rows)
@@ -140,7 +129,7 @@ def read_table(
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for unreadable files
         raise GraphFormatError(f"{where}: cannot read as {opts.format}: {e}") from None
     names = list(dataset.schema.names)
-    cols = resolve_columns(names, opts.src_col, opts.dst_col, opts.weight_col, opts.weighted, where)
+    cols = _core.table_columns(names, opts, where)
     used = [names[c] for c in cols if c is not None]
     try:
         total = dataset.count_rows()
