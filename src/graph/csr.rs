@@ -670,14 +670,12 @@ impl Graph {
                 Ok((&[], &[]))
             }
         };
-        if !l.unchanged(v) {
-            match l.record(v)? {
-                Some(Record::Row(r)) => return Ok(LiveSource::Row((r.nbrs, r.wts))),
-                Some(Record::Delta(d)) => return Ok(LiveSource::Delta(d, base()?)),
-                None => {}
-            }
+        // One lookup: an unchanged node has no record.
+        match l.record(v)? {
+            Some(Record::Row(r)) => Ok(LiveSource::Row((r.nbrs, r.wts))),
+            Some(Record::Delta(d)) => Ok(LiveSource::Delta(d, base()?)),
+            None => base().map(LiveSource::Row),
         }
-        base().map(LiveSource::Row)
     }
 
     /// `v`'s row, merged into `buf` when it has deltas.
@@ -760,10 +758,8 @@ impl Graph {
             if v as usize >= self.n {
                 return Err(self.out_of_range(v));
             }
-            if !l.unchanged(v) {
-                if let Some(r) = l.record(v)? {
-                    return Ok(r.degree());
-                }
+            if let Some(r) = l.record(v)? {
+                return Ok(r.degree());
             }
             if v >= l.base_n() {
                 return Ok(0);
@@ -787,15 +783,8 @@ impl Graph {
                 if v as usize >= self.n {
                     return Err(self.out_of_range(v));
                 }
-                if l.unchanged(v) {
-                    return if v < l.base_n() {
-                        self.strength_in::<false>(v)
-                    } else {
-                        Ok(0.0)
-                    };
-                }
-                // From the tree's leaf (no read of the row itself: a threshold lookup of a
-                // cold query costs no extra page).
+                // From the index entry, one lookup (no read of the row itself: a threshold
+                // lookup of a cold query costs no extra page); None: the file's row.
                 return match l.strength(v)? {
                     Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
                         "corrupted strength at node {v}: {s}"

@@ -232,7 +232,7 @@ impl Stage {
         };
         let weighted = |w: f32| if g.weighted() { w } else { 1.0 };
         if let Some(o) = g.overlay() {
-            let mut rec = if o.unchanged(a) { None } else { o.record(a)? };
+            let mut rec = o.record(a)?;
             loop {
                 match rec {
                     Some(Record::Delta(d)) => {
@@ -597,7 +597,7 @@ impl Stage {
             // this one while they are not larger (the binary-counter rule: a chain holds
             // O(log) deltas, and each entry is rewritten O(log) times).
             let mut below = match ov {
-                Some(o) if committed && !o.unchanged(v) => o.entry(v)?,
+                Some(o) if committed => o.entry(v)?,
                 _ => 0,
             };
             let o = ov.filter(|_| below != 0);
