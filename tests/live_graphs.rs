@@ -33,6 +33,16 @@ struct Model {
 }
 
 impl Model {
+    fn new(kind: Kind, directed: bool, weighted: bool, merge: Merge) -> Model {
+        Model {
+            kind,
+            directed,
+            weighted,
+            merge,
+            edges: BTreeMap::new(),
+            nodes: BTreeSet::new(),
+        }
+    }
     fn key(&self, a: &LogId, b: &LogId) -> (LogId, LogId) {
         if self.directed || a <= b {
             (a.clone(), b.clone())
@@ -252,14 +262,7 @@ fn scenario(dir: &Path, seed: u64, kind: Kind, directed: bool, weighted: bool, m
         rng = rng.wrapping_add(1);
         splitmix64(rng)
     };
-    let mut model = Model {
-        kind,
-        directed,
-        weighted,
-        merge,
-        edges: BTreeMap::new(),
-        nodes: BTreeSet::new(),
-    };
+    let mut model = Model::new(kind, directed, weighted, merge);
     let span = 30u64;
     let weight = |x: u64| 0.25 + (x % 12) as f32 / 4.0;
     for _ in 0..40 {
@@ -369,14 +372,7 @@ fn hub_scenario(dir: &Path, seed: u64, kind: Kind, directed: bool, weighted: boo
         rng = rng.wrapping_add(1);
         splitmix64(rng)
     };
-    let mut model = Model {
-        kind,
-        directed,
-        weighted,
-        merge,
-        edges: BTreeMap::new(),
-        nodes: BTreeSet::new(),
-    };
+    let mut model = Model::new(kind, directed, weighted, merge);
     let hub = id_of(kind, 5);
     let weight = |x: u64| 0.5 + (x % 8) as f32 / 4.0;
     for k in 10..70 {
@@ -644,14 +640,7 @@ fn sample_logs(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
     .into_iter()
     .enumerate()
     {
-        let mut model = Model {
-            kind,
-            directed,
-            weighted,
-            merge: Merge::Sum,
-            edges: BTreeMap::new(),
-            nodes: BTreeSet::new(),
-        };
+        let mut model = Model::new(kind, directed, weighted, Merge::Sum);
         for i in 0..12u64 {
             model.add(id_of(kind, i), id_of(kind, (i * 5 + 1) % 12), 1.0);
         }
@@ -833,14 +822,7 @@ fn large_commits_write_bitmap_levels_that_match_a_rebuild() {
             rng = rng.wrapping_add(1);
             splitmix64(rng)
         };
-        let mut model = Model {
-            kind,
-            directed,
-            weighted,
-            merge: Merge::Sum,
-            edges: BTreeMap::new(),
-            nodes: BTreeSet::new(),
-        };
+        let mut model = Model::new(kind, directed, weighted, Merge::Sum);
         let span = 1500u64;
         for _ in 0..3000 {
             let (a, b) = (next() % span, next() % span);

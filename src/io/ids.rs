@@ -3,8 +3,63 @@
 //! `Error::Format` that names the input, the row and the column.
 
 use crate::error::{Error, Result};
-use crate::graph::csr::Graph;
+use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
+use crate::graph::log_format::LogId;
+
+/// Node ids as a caller passes them, or as a graph names its nodes: int64 values or strings.
+#[derive(Clone, Debug)]
+pub enum Ids {
+    Int(Vec<i64>),
+    Str(Vec<String>),
+}
+
+impl Ids {
+    pub fn len(&self) -> usize {
+        match self {
+            Ids::Int(v) => v.len(),
+            Ids::Str(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th id, as the change log records it.
+    pub(crate) fn get(&self, i: usize) -> LogId {
+        match self {
+            Ids::Int(v) => LogId::Int(v[i]),
+            Ids::Str(v) => LogId::Str(v[i].clone()),
+        }
+    }
+
+    /// The external ids of internal nodes of `graph`.
+    pub fn of_nodes(graph: &Graph, nodes: &[u32]) -> Result<Ids> {
+        if graph.id_kind() == IdKind::Utf8 {
+            let mut out = Vec::with_capacity(nodes.len());
+            for &v in nodes {
+                out.push(match graph.node_id(v)? {
+                    NodeId::Str(s) => s.to_owned(),
+                    NodeId::Int(i) => i.to_string(),
+                });
+            }
+            return Ok(Ids::Str(out));
+        }
+        let mut out = Vec::with_capacity(nodes.len());
+        for &v in nodes {
+            out.push(match graph.node_id(v)? {
+                NodeId::Int(i) => i,
+                NodeId::Str(s) => {
+                    return Err(Error::format(format!(
+                        "string id {s:?} in an integer-id graph"
+                    )))
+                }
+            });
+        }
+        Ok(Ids::Int(out))
+    }
+}
 
 /// Where a column's values come from, for messages: the input, the column's name and the row
 /// number of its first value.

@@ -17,30 +17,7 @@ use crate::graph::overlay::*;
 /// looked up several times per operation.
 type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing::IndexHasher>>;
 
-/// Node ids as a caller passes them.
-#[derive(Clone, Debug)]
-pub enum Ids {
-    Int(Vec<i64>),
-    Str(Vec<String>),
-}
-
-impl Ids {
-    pub fn len(&self) -> usize {
-        match self {
-            Ids::Int(v) => v.len(),
-            Ids::Str(v) => v.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub(crate) fn get(&self, i: usize) -> LogId {
-        match self {
-            Ids::Int(v) => LogId::Int(v[i]),
-            Ids::Str(v) => LogId::Str(v[i].clone()),
-        }
-    }
-}
+pub use crate::io::ids::Ids;
 
 /// A changed arc `(a, b)` and its weight now (None: removed).
 pub(crate) type ArcChange = (u32, u32, Option<f32>);
@@ -202,18 +179,12 @@ impl Stage {
             return Ok(None);
         }
         // Both nodes are committed ones: their ids are the graph's.
-        let id = |v: u32| -> Result<LogIdRef<'_>> {
-            Ok(match g.node_id(v)? {
-                NodeId::Int(i) => LogIdRef::Int(i),
-                NodeId::Str(s) => LogIdRef::Str(s),
-            })
-        };
         let cmp = |x: u32, y: u32| -> Result<Ordering> {
             let base = g.base_num_nodes() as u32;
             if g.base_in_id_order() && x < base && y < base {
                 return Ok(x.cmp(&y));
             }
-            Ok(id(x)?.cmp(&id(y)?))
+            Ok(committed_id(g, x)?.cmp(&committed_id(g, y)?))
         };
         let find = |nb: &[u32]| -> Result<Option<usize>> {
             if !g.permuted() || g.id_kind() == IdKind::Implicit {
@@ -461,10 +432,7 @@ impl Stage {
                 LogId::Str(s) => LogIdRef::Str(s),
             });
         }
-        Ok(match g.node_id(v)? {
-            NodeId::Int(i) => LogIdRef::Int(i),
-            NodeId::Str(s) => LogIdRef::Str(s),
-        })
+        committed_id(g, v)
     }
 
     /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
@@ -673,6 +641,14 @@ impl Stage {
         }
         Ok(())
     }
+}
+
+/// The id of committed node `v` of `g`.
+fn committed_id(g: &Graph, v: u32) -> Result<LogIdRef<'_>> {
+    Ok(match g.node_id(v)? {
+        NodeId::Int(i) => LogIdRef::Int(i),
+        NodeId::Str(s) => LogIdRef::Str(s),
+    })
 }
 
 /// Builds the committed snapshot's index in memory (see [`Overlay::build_changed`]) before a

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::embed::job::RowSink;
 use crate::error::{Error, Result};
 use crate::graph::build::AtomicFile;
-use crate::graph::csr::{Graph, NodeId};
+use crate::graph::csr::Graph;
 
 /// The formats written here (Parquet is written by the Python facade through pyarrow).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,51 +36,7 @@ impl Format {
     }
 }
 
-/// One batch's node ids: all integers or all strings.
-#[derive(Debug)]
-pub enum Ids {
-    Int(Vec<i64>),
-    Str(Vec<String>),
-}
-
-impl Ids {
-    pub fn len(&self) -> usize {
-        match self {
-            Ids::Int(v) => v.len(),
-            Ids::Str(v) => v.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The external ids of internal nodes of `graph`.
-    pub fn of_nodes(graph: &Graph, nodes: &[u32]) -> Result<Ids> {
-        if graph.id_kind() == crate::graph::format::IdKind::Utf8 {
-            let mut out = Vec::with_capacity(nodes.len());
-            for &v in nodes {
-                out.push(match graph.node_id(v)? {
-                    NodeId::Str(s) => s.to_owned(),
-                    NodeId::Int(i) => i.to_string(),
-                });
-            }
-            return Ok(Ids::Str(out));
-        }
-        let mut out = Vec::with_capacity(nodes.len());
-        for &v in nodes {
-            out.push(match graph.node_id(v)? {
-                NodeId::Int(i) => i,
-                NodeId::Str(s) => {
-                    return Err(Error::format(format!(
-                        "string id {s:?} in an integer-id graph"
-                    )))
-                }
-            });
-        }
-        Ok(Ids::Int(out))
-    }
-}
+pub use crate::io::ids::Ids;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

@@ -21,6 +21,7 @@ use crate::graph::external::{
     DEFAULT_MEMORY_LIMIT,
 };
 use crate::graph::reorder;
+use crate::io::ids::Ids;
 use crate::io::source::BufferedIds;
 use crate::io::text::{TextOptions, TextStats};
 use crate::io::{self, Stat};
@@ -74,12 +75,6 @@ fn build_options(
         memory_limit,
         tmp_dir,
     })
-}
-
-/// Ids of one endpoint array: int64 values or strings.
-enum Ids {
-    Int(Vec<i64>),
-    Str(Vec<String>),
 }
 
 fn extract_ids(x: &Bound<'_, PyAny>, want_str: bool, name: &str) -> PyResult<Ids> {
