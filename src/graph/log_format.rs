@@ -1,5 +1,5 @@
 //! The change log of a live graph: the file `GRAPH.live` next to a graph file `GRAPH`, format
-//! version 2 (specified in docs/FORMAT.md, "Change log").
+//! version 3 (specified in docs/FORMAT.md, "Change log").
 //!
 //! The file is append-only except for two 64-byte superblock slots near its start. Every commit
 //! appends one *segment*: the operations as given (adds and removes by external id, the log
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::graph::format::checksum;
 
 pub const LOG_MAGIC: [u8; 8] = *b"IELIVE\0\0";
-pub const LOG_VERSION: u32 = 2;
+pub const LOG_VERSION: u32 = 3;
 /// File header: bytes `0..128`.
 pub const LOG_HEADER_LEN: usize = 128;
 /// Superblock slots: bytes `128..192` and `192..256`.
@@ -25,11 +25,14 @@ pub const SLOT_OFFSETS: [u64; 2] = [128, 192];
 pub const SLOT_LEN: usize = 64;
 /// First segment.
 pub const DATA_START: u64 = 256;
-pub const TRAILER_LEN: usize = 128;
+/// A commit's trailer, the end of its segment. It also says where the segment starts and how
+/// long its operations are, so a segment has no header of its own (the log is walked from
+/// the newest trailer back).
+pub const TRAILER_LEN: usize = 104;
 /// Index levels: sorted runs from node to record, at most `MAX_LEVELS` of them (the
 /// binary-counter rule keeps O(log) levels: 64 would take 2^64 entries).
 pub const MAX_LEVELS: u32 = 64;
-pub const LEVEL_HEADER_LEN: usize = 24;
+pub const LEVEL_HEADER_LEN: usize = 16;
 /// A level's fence holds every `FENCE_STRIDE`-th node: one 4 KiB page of its node array.
 pub const FENCE_STRIDE: usize = 1024;
 pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
@@ -38,18 +41,31 @@ pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
 /// popcount, not a search, so a reader just opened on a large log looks nodes up at once
 /// about as fast as one that built its index in memory.
 pub const LEVEL_BITMAP_MIN_ENTRIES: u64 = 1024;
-pub const LEVEL_DIR_MAGIC: u32 = u32::from_le_bytes(*b"LDR1");
-/// Length of a segment's operations header.
-pub const OPS_HEADER_LEN: usize = 40;
-pub const RUN_HEADER_LEN: usize = 32;
-pub const RECORD_HEADER_LEN: usize = 16;
-/// A delta record: `u32 node`, `u32 count | DELTA_FLAG`, `f64 strength`, `u64 older`,
-/// `u32 degree`, `u32 chain`, then `u32[count]` neighbours and `f32[count]` values.
-pub const DELTA_HEADER_LEN: usize = 32;
+pub const RUN_HEADER_LEN: usize = 24;
+
+/// A whole-row record's header: `u32 node`, `u32 degree`, and on weighted graphs `f64
+/// strength` (an unweighted row's strength is its degree).
+pub const fn row_header_len(weighted: bool) -> u64 {
+    if weighted {
+        16
+    } else {
+        8
+    }
+}
+
+/// A delta record's header: `u32 node`, `u32 count | DELTA_FLAG`, `u64 older`, `u32 degree`,
+/// `u32 chain`, and on weighted graphs `f64 strength`; then `u32[count]` neighbours and
+/// `f32[count]` values.
+pub const fn delta_header_len(weighted: bool) -> u64 {
+    if weighted {
+        32
+    } else {
+        24
+    }
+}
 /// Bit 31 of a record's second word: the record is a delta on an older row.
 pub const DELTA_FLAG: u32 = 1 << 31;
 
-pub const OPS_MAGIC: u32 = u32::from_le_bytes(*b"OPS1");
 pub const RUN_MAGIC: u32 = u32::from_le_bytes(*b"RUN1");
 pub const DIR_MAGIC: u32 = u32::from_le_bytes(*b"DIR1");
 pub const TRAILER_MAGIC: u32 = u32::from_le_bytes(*b"CMT1");
@@ -135,12 +151,12 @@ impl LogHeader {
             return Err(Error::format("not a change log (bad magic)"));
         }
         let version = rd_u32(b, 8);
-        if version == 1 {
-            return Err(Error::format(
-                "change log version 1 (whole rows per commit) is not read by this library, which \
-                 reads version 2: fold it into the graph file with the version that wrote it \
-                 (`instant-embedding compact GRAPH`), or re-convert the graph from its edges",
-            ));
+        if version == 1 || version == 2 {
+            return Err(Error::format(format!(
+                "change log version {version} is not read by this library, which reads version \
+                 {LOG_VERSION}: fold it into the graph file with the version that wrote it \
+                 (`instant-embedding compact GRAPH`), or re-convert the graph from its edges"
+            )));
         }
         if version != LOG_VERSION {
             return Err(Error::format(format!(
@@ -231,7 +247,7 @@ pub fn best_slot(bytes: &[u8]) -> Result<Slot> {
 pub struct Trailer {
     pub flags: u32,
     pub seq: u64,
-    /// Offset of the segment (its operations header).
+    /// Offset of the segment (its first operation); the previous commit's trailer ends there.
     pub start: u64,
     /// Offset of the index's level directory; 0 when no node has a record in the log.
     pub index: u64,
@@ -246,6 +262,8 @@ pub struct Trailer {
     pub removes: u64,
     /// Nodes whose row lives in the log.
     pub changed: u64,
+    /// Bytes of the segment's operations (from `start`, before their padding).
+    pub ops_len: u64,
     /// XXH3-64 of the segment's bytes before the trailer.
     pub segment_checksum: u64,
 }
@@ -263,17 +281,25 @@ impl Trailer {
         put_u64(&mut b, 16, self.start);
         put_u64(&mut b, 24, self.index);
         put_u32(&mut b, 32, self.levels);
-        put_u64(&mut b, 40, self.num_nodes);
-        put_u64(&mut b, 48, self.num_arcs);
-        put_u64(&mut b, 56, self.self_loops);
-        put_u64(&mut b, 64, self.runs);
-        put_u64(&mut b, 72, self.adds);
-        put_u64(&mut b, 80, self.removes);
-        put_u64(&mut b, 88, self.changed);
-        put_u64(&mut b, 104, self.segment_checksum);
-        let c = checksum(&b[..120]);
-        put_u64(&mut b, 120, c);
+        // At most u32::MAX nodes (checked when read).
+        put_u32(&mut b, 36, self.num_nodes as u32);
+        put_u64(&mut b, 40, self.num_arcs);
+        // Self-loops and changed nodes: at most one per node.
+        put_u32(&mut b, 48, self.self_loops as u32);
+        put_u32(&mut b, 52, self.changed as u32);
+        put_u64(&mut b, 56, self.runs);
+        put_u64(&mut b, 64, self.adds);
+        put_u64(&mut b, 72, self.removes);
+        put_u64(&mut b, 80, self.ops_len);
+        put_u64(&mut b, 88, self.segment_checksum);
+        let c = checksum(&b[..TRAILER_LEN - 8]);
+        put_u64(&mut b, TRAILER_LEN - 8, c);
         b
+    }
+
+    /// The trailer's own checksum, as stored (its last 8 bytes).
+    pub fn stored_checksum(b: &[u8]) -> u64 {
+        rd_u64(b, TRAILER_LEN - 8)
     }
 
     /// Decodes the trailer at `off` of `bytes` and checks what can be checked in O(1).
@@ -293,8 +319,8 @@ impl Trailer {
                 "change log corrupted: no commit record at {off}"
             )));
         }
-        let c = rd_u64(b, 120);
-        if c != checksum(&b[..120]) {
+        let c = Trailer::stored_checksum(b);
+        if c != checksum(&b[..TRAILER_LEN - 8]) {
             return Err(Error::format(format!(
                 "change log corrupted: commit record checksum mismatch at {off}"
             )));
@@ -305,23 +331,25 @@ impl Trailer {
             start: rd_u64(b, 16),
             index: rd_u64(b, 24),
             levels: rd_u32(b, 32),
-            num_nodes: rd_u64(b, 40),
-            num_arcs: rd_u64(b, 48),
-            self_loops: rd_u64(b, 56),
-            runs: rd_u64(b, 64),
-            adds: rd_u64(b, 72),
-            removes: rd_u64(b, 80),
-            changed: rd_u64(b, 88),
-            segment_checksum: rd_u64(b, 104),
+            num_nodes: u64::from(rd_u32(b, 36)),
+            num_arcs: rd_u64(b, 40),
+            self_loops: u64::from(rd_u32(b, 48)),
+            changed: u64::from(rd_u32(b, 52)),
+            runs: rd_u64(b, 56),
+            adds: rd_u64(b, 64),
+            removes: rd_u64(b, 72),
+            ops_len: rd_u64(b, 80),
+            segment_checksum: rd_u64(b, 88),
         };
         if t.flags & !TRAILER_PERMUTED != 0
             || (t.index == 0) != (t.levels == 0)
             || t.levels > MAX_LEVELS
             || t.start < DATA_START
-            || t.start >= off
+            || t.start % 8 != 0
+            || t.start > off
+            || t.ops_len > off - t.start
             || t.index >= off
             || t.runs >= off
-            || t.num_nodes > u64::from(u32::MAX)
         {
             return Err(Error::format(format!(
                 "change log corrupted: inconsistent commit record at {off}"
@@ -355,12 +383,23 @@ pub enum Op {
     Remove(LogId, LogId),
 }
 
-/// Appends the encoding of `op` to `out` (see docs/FORMAT.md).
+/// Appends `x` as LEB128 (7 bits per byte, low groups first, high bit: more follow).
+fn put_varint(out: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// Appends the encoding of `op` to `out` (see docs/FORMAT.md): ids as variable-length
+/// integers, so a commit's operations cost a few bytes per edge.
 pub fn encode_op(out: &mut Vec<u8>, op: &Op) {
     let put_id = |out: &mut Vec<u8>, id: &LogId| match id {
-        LogId::Int(i) => out.extend_from_slice(&i.to_le_bytes()),
+        // Zigzag: small ids of either sign take few bytes.
+        LogId::Int(i) => put_varint(out, ((i << 1) ^ (i >> 63)) as u64),
         LogId::Str(s) => {
-            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            put_varint(out, s.len() as u64);
             out.extend_from_slice(s.as_bytes());
         }
     };
@@ -396,22 +435,34 @@ pub fn decode_ops(payload: &[u8], count: u64, str_ids: bool, weighted: bool) -> 
         pos += k;
         Ok(s)
     };
-    // Each operation takes at least 9 bytes: a cheap bound before allocating.
-    if count > payload.len() as u64 / 9 + 1 {
+    // Each operation takes at least 3 bytes: a cheap bound before allocating.
+    if count > payload.len() as u64 / 3 + 1 {
         return Err(bad("operation count exceeds its record"));
     }
     let mut ops = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let kind = take(1)?[0];
         let mut id = || -> Result<LogId> {
-            if str_ids {
-                let len = u32::from_le_bytes(take(4)?.try_into().unwrap()) as usize;
-                let s = std::str::from_utf8(take(len)?)
-                    .map_err(|_| bad("node id is not valid UTF-8"))?;
-                Ok(LogId::Str(s.to_owned()))
-            } else {
-                Ok(LogId::Int(i64::from_le_bytes(take(8)?.try_into().unwrap())))
+            let mut x = 0u64;
+            for shift in (0..64).step_by(7) {
+                let byte = take(1)?[0];
+                // The tenth byte holds bit 63 only; a longer or overlong encoding is refused.
+                if shift == 63 && byte > 1 || shift > 0 && byte == 0 {
+                    return Err(bad("malformed node id"));
+                }
+                x |= u64::from(byte & 0x7f) << shift;
+                if byte & 0x80 == 0 {
+                    return if str_ids {
+                        let len = usize::try_from(x).map_err(|_| bad("node id too long"))?;
+                        let s = std::str::from_utf8(take(len)?)
+                            .map_err(|_| bad("node id is not valid UTF-8"))?;
+                        Ok(LogId::Str(s.to_owned()))
+                    } else {
+                        Ok(LogId::Int((x >> 1) as i64 ^ -((x & 1) as i64)))
+                    };
+                }
             }
+            Err(bad("malformed node id"))
         };
         let (a, b) = (id()?, id()?);
         ops.push(match kind {
@@ -431,39 +482,6 @@ pub fn decode_ops(payload: &[u8], count: u64, str_ids: bool, weighted: bool) -> 
         return Err(bad("trailing bytes after the operations"));
     }
     Ok(ops)
-}
-
-/// Header of a segment's operations record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpsHeader {
-    pub seq: u64,
-    pub num_ops: u64,
-    pub payload_len: u64,
-    /// Bytes from the start of the segment to the end of its trailer.
-    pub segment_len: u64,
-}
-
-impl OpsHeader {
-    pub fn encode(&self) -> [u8; OPS_HEADER_LEN] {
-        let mut b = [0u8; OPS_HEADER_LEN];
-        put_u32(&mut b, 0, OPS_MAGIC);
-        put_u64(&mut b, 8, self.seq);
-        put_u64(&mut b, 16, self.num_ops);
-        put_u64(&mut b, 24, self.payload_len);
-        put_u64(&mut b, 32, self.segment_len);
-        b
-    }
-    pub fn decode(b: &[u8]) -> Result<OpsHeader> {
-        if b.len() < OPS_HEADER_LEN || rd_u32(b, 0) != OPS_MAGIC {
-            return Err(Error::format("change log corrupted: no operations record"));
-        }
-        Ok(OpsHeader {
-            seq: rd_u64(b, 8),
-            num_ops: rd_u64(b, 16),
-            payload_len: rd_u64(b, 24),
-            segment_len: rd_u64(b, 32),
-        })
-    }
 }
 
 /// One commit as read back by [`read_log`].
@@ -493,11 +511,13 @@ pub fn read_log(bytes: &[u8]) -> Result<LogContents> {
     read_log_at(bytes, best_slot(bytes)?)
 }
 
-/// [`read_log`] up to the commit named by `slot` (a snapshot's).
+/// [`read_log`] up to the commit named by `slot` (a snapshot's). Walks the trailers from the
+/// newest back (each segment starts where the previous trailer ends), then checks each
+/// commit's checksum, operations and counts oldest first.
 pub fn read_log_at(bytes: &[u8], slot: Slot) -> Result<LogContents> {
     let header = LogHeader::decode(bytes)?;
     let mut commits = Vec::new();
-    let mut pos = DATA_START;
+    let mut end = DATA_START;
     if slot.seq > 0 {
         let (last, c) = Trailer::decode(bytes, slot.trailer)?;
         if c != slot.trailer_checksum || last.seq != slot.seq {
@@ -505,55 +525,54 @@ pub fn read_log_at(bytes: &[u8], slot: Slot) -> Result<LogContents> {
                 "change log corrupted: the superblock does not match its commit record",
             ));
         }
-        let end = slot.trailer + TRAILER_LEN as u64;
-        let mut prev: Option<Trailer> = None;
-        while pos < end {
-            let seq = commits.len() as u64 + 1;
-            if seq > slot.seq {
-                return Err(Error::format(
-                    "change log corrupted: more commits than recorded",
-                ));
-            }
-            let head = bytes
-                .get(pos as usize..pos as usize + OPS_HEADER_LEN)
-                .ok_or_else(|| Error::format("change log truncated"))?;
-            let oh = OpsHeader::decode(head)?;
-            let seg_end = pos
-                .checked_add(oh.segment_len)
-                .filter(|&e| e <= end && oh.segment_len >= (OPS_HEADER_LEN + TRAILER_LEN) as u64)
-                .ok_or_else(|| Error::format("change log corrupted: bad segment length"))?;
-            let at = seg_end - TRAILER_LEN as u64;
-            let (t, _) = Trailer::decode(bytes, at)?;
-            if t.start != pos || t.seq != seq || oh.seq != seq {
+        end = slot.trailer + TRAILER_LEN as u64;
+        let mut trailers = vec![(slot.trailer, last)];
+        let mut t = last;
+        while t.start > DATA_START {
+            let at = t
+                .start
+                .checked_sub(TRAILER_LEN as u64)
+                .filter(|&a| a >= DATA_START && (trailers.len() as u64) < slot.seq)
+                .ok_or_else(|| Error::format("change log corrupted: more commits than recorded"))?;
+            let (prev, _) = Trailer::decode(bytes, at)?;
+            if prev.seq.checked_add(1) != Some(t.seq) {
                 return Err(Error::format(format!(
-                    "change log corrupted: commit {seq} is out of sequence"
+                    "change log corrupted: commit {} is out of sequence",
+                    t.seq
                 )));
             }
-            if checksum(&bytes[pos as usize..at as usize]) != t.segment_checksum {
+            trailers.push((at, prev));
+            t = prev;
+        }
+        if t.seq != 1 || trailers.len() as u64 != slot.seq {
+            return Err(Error::format(
+                "change log corrupted: the commits do not start at the log's start",
+            ));
+        }
+        let mut prev: Option<Trailer> = None;
+        for &(at, t) in trailers.iter().rev() {
+            let seq = t.seq;
+            if checksum(&bytes[t.start as usize..at as usize]) != t.segment_checksum {
                 return Err(Error::format(format!(
                     "change log corrupted: checksum mismatch in commit {seq}"
                 )));
             }
-            let payload_end = (pos + OPS_HEADER_LEN as u64)
-                .checked_add(oh.payload_len)
-                .filter(|&e| e <= at)
-                .ok_or_else(|| Error::format("change log corrupted: bad operations length"))?;
+            let before = prev.map_or((0, 0, 0), |p| (p.adds, p.removes, p.num_nodes));
+            if t.adds < before.0 || t.removes < before.1 || t.num_nodes < before.2 {
+                return Err(Error::format(format!(
+                    "change log corrupted: counts decrease at commit {seq}"
+                )));
+            }
+            let (adds, removes) = (t.adds - before.0, t.removes - before.1);
+            let payload = t.start as usize..(t.start + t.ops_len) as usize;
             let ops = decode_ops(
-                &bytes[pos as usize + OPS_HEADER_LEN..payload_end as usize],
-                oh.num_ops,
+                &bytes[payload],
+                adds.saturating_add(removes),
                 header.str_ids,
                 header.weighted,
             )?;
-            if let Some(p) = prev {
-                if t.adds < p.adds || t.removes < p.removes || t.num_nodes < p.num_nodes {
-                    return Err(Error::format(format!(
-                        "change log corrupted: counts decrease at commit {seq}"
-                    )));
-                }
-            }
-            let adds = ops.iter().filter(|o| matches!(o, Op::Add(..))).count() as u64;
-            let before = prev.map_or((0, 0), |p| (p.adds, p.removes));
-            if t.adds != before.0 + adds || t.removes != before.1 + (ops.len() as u64 - adds) {
+            let added = ops.iter().filter(|o| matches!(o, Op::Add(..))).count() as u64;
+            if added != adds {
                 return Err(Error::format(format!(
                     "change log corrupted: commit {seq} counts other operations than it holds"
                 )));
@@ -564,25 +583,19 @@ pub fn read_log_at(bytes: &[u8], slot: Slot) -> Result<LogContents> {
                 at,
                 ops,
             });
-            pos = seg_end;
-        }
-        if pos != end || commits.len() as u64 != slot.seq {
-            return Err(Error::format(
-                "change log corrupted: the commits do not end at the recorded end",
-            ));
         }
     }
     Ok(LogContents {
         header,
         slot,
         commits,
-        end: pos,
+        end,
     })
 }
 
-/// Recomputes every checksum of a (possibly damaged) log in place: the header's, each
-/// segment's and trailer's found by walking the segment lengths from the start, and the
-/// slots' (which are also pointed at the trailers they name). For fuzzing and tests: lets a
+/// Recomputes every checksum of a (possibly damaged) log in place: the header's; for the
+/// trailer each slot names and the trailers before it (found by walking the segment starts
+/// back), each segment's and trailer's; then the slots' own. For fuzzing and tests: lets a
 /// mutation get past the checksums and reach the structural checks. Never panics.
 pub fn forge_checksums(b: &mut [u8]) {
     if b.len() < DATA_START as usize {
@@ -590,28 +603,39 @@ pub fn forge_checksums(b: &mut [u8]) {
     }
     let c = checksum(&b[..120]);
     put_u64(b, 120, c);
-    let mut trailers: Vec<(u64, u64)> = Vec::new(); // (offset, checksum)
-    let mut pos = DATA_START as usize;
-    while pos + OPS_HEADER_LEN <= b.len() && rd_u32(b, pos) == OPS_MAGIC {
-        let len = rd_u64(b, pos + 32);
-        let Some(end) = (pos as u64)
-            .checked_add(len)
-            .filter(|&e| e <= b.len() as u64 && len >= (OPS_HEADER_LEN + TRAILER_LEN) as u64)
-        else {
-            break;
-        };
-        let at = end as usize - TRAILER_LEN;
-        let seg = checksum(&b[pos..at]);
-        put_u64(b, at + 104, seg);
-        let tc = checksum(&b[at..at + 120]);
-        put_u64(b, at + 120, tc);
-        trailers.push((at as u64, tc));
-        pos = end as usize;
-    }
+    let len = b.len() as u64;
+    let is_trailer = |b: &[u8], at: u64| {
+        at >= DATA_START
+            && at % 8 == 0
+            && at.checked_add(TRAILER_LEN as u64).is_some_and(|e| e <= len)
+            && rd_u32(b, at as usize) == TRAILER_MAGIC
+    };
     for off in SLOT_OFFSETS {
         let o = off as usize;
-        let trailer = rd_u64(b, o + 8);
-        if let Some(&(_, tc)) = trailers.iter().find(|t| t.0 == trailer) {
+        // The trailers back from the one the slot names, newest first (each step moves back
+        // by at least a trailer, so the walk ends).
+        let mut chain = Vec::new();
+        let mut at = rd_u64(b, o + 8);
+        while is_trailer(b, at) {
+            chain.push(at);
+            let start = rd_u64(b, at as usize + 16);
+            if start > at || start < DATA_START + TRAILER_LEN as u64 {
+                break;
+            }
+            at = start - TRAILER_LEN as u64;
+        }
+        for &t in chain.iter().rev() {
+            let t = t as usize;
+            let start = rd_u64(b, t + 16);
+            if (DATA_START..=t as u64).contains(&start) {
+                let seg = checksum(&b[start as usize..t]);
+                put_u64(b, t + 88, seg);
+            }
+            let tc = checksum(&b[t..t + TRAILER_LEN - 8]);
+            put_u64(b, t + TRAILER_LEN - 8, tc);
+        }
+        if let Some(&t) = chain.first() {
+            let tc = Trailer::stored_checksum(&b[t as usize..]);
             put_u64(b, o + 16, tc);
         }
         let c = checksum(&b[o..o + 56]);
@@ -636,10 +660,6 @@ impl SegmentBuf {
     pub fn align8(&mut self) {
         let len = pad8(self.bytes.len() as u64) as usize;
         self.bytes.resize(len, 0);
-    }
-    pub fn patch_u64(&mut self, at: u64, v: u64) {
-        let i = (at - self.base) as usize;
-        put_u64(&mut self.bytes, i, v);
     }
 }
 
@@ -678,6 +698,41 @@ mod tests {
             &Op::Add(LogId::Int(0), LogId::Int(1), Some(f32::NAN)),
         );
         assert!(decode_ops(&w, 1, false, true).is_err());
+        // Ids of every length round-trip; an id costs one byte per 7 bits of its zigzag form.
+        for id in [
+            0i64,
+            -1,
+            1,
+            63,
+            -64,
+            64,
+            1 << 20,
+            -(1 << 40),
+            i64::MIN,
+            i64::MAX,
+        ] {
+            let mut b = Vec::new();
+            encode_op(&mut b, &Op::Remove(LogId::Int(id), LogId::Int(0)));
+            let zz = ((id << 1) ^ (id >> 63)) as u64;
+            assert_eq!(
+                b.len(),
+                2 + (64 - zz.leading_zeros() as usize).max(1).div_ceil(7)
+            );
+            assert_eq!(
+                decode_ops(&b, 1, false, false).unwrap(),
+                vec![Op::Remove(LogId::Int(id), LogId::Int(0))]
+            );
+        }
+        // Overlong, too long and unterminated ids are refused.
+        for bad in [
+            &[3u8, 0x80, 0x00, 0][..],
+            &[
+                3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0,
+            ],
+            &[3, 0x80],
+        ] {
+            assert!(decode_ops(bad, 1, false, false).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -710,6 +765,31 @@ mod tests {
             let mut c = sb;
             c[i] ^= 1;
             assert_eq!(Slot::decode(&c), None, "flip at {i}");
+        }
+        let t = Trailer {
+            flags: TRAILER_PERMUTED,
+            seq: 2,
+            start: 512,
+            index: 600,
+            levels: 3,
+            num_nodes: u64::from(u32::MAX),
+            num_arcs: 1 << 40,
+            self_loops: 5,
+            runs: 640,
+            adds: 9,
+            removes: 4,
+            changed: u64::from(u32::MAX),
+            ops_len: 40,
+            segment_checksum: 0xabcd,
+        };
+        let mut file = vec![0u8; 4096];
+        file[4096 - TRAILER_LEN..].copy_from_slice(&t.encode());
+        let at = (4096 - TRAILER_LEN) as u64;
+        assert_eq!(Trailer::decode(&file, at).unwrap().0, t);
+        for i in 0..TRAILER_LEN {
+            let mut c = file.clone();
+            c[at as usize + i] ^= 1;
+            assert!(Trailer::decode(&c, at).is_err(), "flip at {i}");
         }
     }
 }

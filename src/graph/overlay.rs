@@ -13,9 +13,8 @@ use crate::error::{Error, Result};
 use crate::graph::format::IdKind;
 use crate::graph::format::NodeId;
 use crate::graph::log_format::{
-    pad8, rd_u64, LogHeader, Slot, Trailer, DATA_START, DELTA_FLAG, DELTA_HEADER_LEN, DIR_MAGIC,
-    FENCE_STRIDE, LEVEL_DIR_MAGIC, LEVEL_HEADER_LEN, LEVEL_MAGIC, RECORD_HEADER_LEN,
-    RUN_HEADER_LEN, RUN_MAGIC,
+    delta_header_len, pad8, row_header_len, LogHeader, Slot, Trailer, DATA_START, DELTA_FLAG,
+    DIR_MAGIC, FENCE_STRIDE, LEVEL_HEADER_LEN, LEVEL_MAGIC, RUN_HEADER_LEN, RUN_MAGIC,
 };
 
 /// The change log of the graph file `base`: `base` with `.live` appended.
@@ -261,12 +260,15 @@ pub(crate) struct Level {
     /// Offset of the level's header.
     pub(crate) at: u64,
     pub(crate) count: u64,
-    /// Offsets of `u32[fences]` (every `FENCE_STRIDE`-th node), `u32[count]` nodes and
-    /// `u64[2 * count]` entries (record offset, strength bits).
+    /// Offsets of `u32[fences]` (every `FENCE_STRIDE`-th node; none in a level of one page
+    /// of nodes), `u32[count]` nodes, `u64[count]` record offsets, and the rows' values:
+    /// `f64[count]` strengths (weighted graphs) or `u32[count]` degrees.
     pub(crate) fence: u64,
     pub(crate) fences: u64,
     pub(crate) nodes: u64,
     pub(crate) entries: u64,
+    pub(crate) values: u64,
+    pub(crate) weighted: bool,
     /// Words of the level's bitmap (0: none; see `LEVEL_BITMAP_MIN_ENTRIES`), at `bits`
     /// (`u64[words]`: bit `v % 64` of word `v / 64` set when `v` is in the level) and `ranks`
     /// (`u32[words]`: the set bits before each word).
@@ -275,15 +277,27 @@ pub(crate) struct Level {
     pub(crate) ranks: u64,
 }
 
+/// Entries of a level's fence: every `FENCE_STRIDE`-th node, none when the level's nodes fit
+/// in one block (the search is then of the nodes alone).
+pub(crate) fn fence_len(count: u64) -> u64 {
+    if count > FENCE_STRIDE as u64 {
+        count.div_ceil(FENCE_STRIDE as u64)
+    } else {
+        0
+    }
+}
+
 impl Level {
     /// The level's layout at `at`, whose header says it holds `count` nodes and a bitmap of
     /// `words` words.
-    pub(crate) fn layout(at: u64, count: u64, words: u64) -> Option<Level> {
-        let fences = count.div_ceil(FENCE_STRIDE as u64);
+    pub(crate) fn layout(at: u64, count: u64, words: u64, weighted: bool) -> Option<Level> {
+        let fences = fence_len(count);
         let fence = at.checked_add(LEVEL_HEADER_LEN as u64)?;
         let nodes = fence.checked_add(pad8(fences.checked_mul(4)?))?;
         let entries = nodes.checked_add(pad8(count.checked_mul(4)?))?;
-        let bits = entries.checked_add(count.checked_mul(16)?)?;
+        let values = entries.checked_add(count.checked_mul(8)?)?;
+        let value_len = if weighted { 8 } else { 4 };
+        let bits = values.checked_add(pad8(count.checked_mul(value_len)?))?;
         let ranks = bits.checked_add(words.checked_mul(8)?)?;
         ranks.checked_add(pad8(words.checked_mul(4)?))?;
         Some(Level {
@@ -293,6 +307,8 @@ impl Level {
             fences,
             nodes,
             entries,
+            values,
+            weighted,
             words,
             bits,
             ranks,
@@ -396,11 +412,12 @@ impl Overlay {
         let mut runs = Vec::with_capacity(offs.len());
         let mut next = u64::from(self.base_n);
         for &at in offs {
-            let h: &[u64] = self.slice(at, 4)?;
-            if h[0] != u64::from(RUN_MAGIC) || h[1] != next || h[2] == 0 {
+            let h: &[u32] = self.slice(at, 4)?;
+            let bytes_len = self.slice::<u64>(at + 16, 1)?[0];
+            let (first, count) = (u64::from(h[2]), u64::from(h[1]));
+            if h[0] != RUN_MAGIC || first != next || count == 0 || h[3] != 0 {
                 return Err(bad("bad id run"));
             }
-            let (first, count, bytes_len) = (h[1], h[2], h[3]);
             if count > t.num_nodes || first + count > t.num_nodes {
                 return Err(bad("id run past the node count"));
             }
@@ -460,8 +477,8 @@ impl Overlay {
         }
         for l in &self.levels {
             if let Some(k) = self.find_in(l, v)? {
-                let e: &[u64] = self.slice(l.entries + 16 * k, 2)?;
-                return Ok((e[0], f64::from_bits(e[1])));
+                let (off, value) = self.level_entry(l, k)?;
+                return Ok((off, f64::from_bits(value)));
             }
         }
         Ok((0, 0.0))
@@ -472,6 +489,19 @@ impl Overlay {
     pub(crate) fn block_of(&self, l: &Level, v: u32) -> Result<(u64, &[u32])> {
         let (first, len) = self.block_range(l, v)?;
         Ok((first, self.slice(l.nodes + 4 * first, len)?))
+    }
+
+    /// Entry `k` of level `l`: its record's offset and its row's strength as f64 bits (the
+    /// degree on unweighted graphs).
+    #[inline]
+    pub(crate) fn level_entry(&self, l: &Level, k: u64) -> Result<(u64, u64)> {
+        let off = self.slice::<u64>(l.entries + 8 * k, 1)?[0];
+        let value = if l.weighted {
+            self.slice::<u64>(l.values + 8 * k, 1)?[0]
+        } else {
+            f64::from(self.slice::<u32>(l.values + 4 * k, 1)?[0]).to_bits()
+        };
+        Ok((off, value))
     }
 
     /// The first index and the length of the block of `l`'s nodes that may hold `v` (reads
@@ -521,22 +551,20 @@ impl Overlay {
             return Ok(Vec::new());
         }
         let bad = || Error::format("change log corrupted: its index is malformed");
-        let head: &[u32] = self.slice(t.index, 2)?;
-        if head[0] != LEVEL_DIR_MAGIC || head[1] != t.levels {
-            return Err(bad());
-        }
-        let offs: &[u64] = self.slice(t.index + 8, u64::from(t.levels))?;
+        let offs: &[u64] = self.slice(t.index, u64::from(t.levels))?;
         let mut out = Vec::with_capacity(offs.len());
         for &at in offs {
-            let head: &[u64] = self.slice(at, 3)?;
+            let head: &[u32] = self.slice(at, 4)?;
+            let (count, words) = (u64::from(head[1]), u64::from(head[2]));
             // A bitmap covers at most the nodes of the snapshot that wrote the level.
-            if head[0] != u64::from(LEVEL_MAGIC)
-                || head[1] == 0
-                || head[2] > u64::from(self.n).div_ceil(64)
+            if head[0] != LEVEL_MAGIC
+                || count == 0
+                || words > u64::from(self.n).div_ceil(64)
+                || head[3] != 0
             {
                 return Err(bad());
             }
-            let l = Level::layout(at, head[1], head[2]).ok_or_else(bad)?;
+            let l = Level::layout(at, count, words, self.header.weighted).ok_or_else(bad)?;
             if l.end() > self.end {
                 return Err(bad());
             }
@@ -618,7 +646,9 @@ impl Overlay {
                 return;
             };
             self.will_need(l.nodes + 4 * first, 4 * len, hinted);
-            self.will_need(l.entries + 16 * first, 16 * len, hinted);
+            self.will_need(l.entries + 8 * first, 8 * len, hinted);
+            let value_len = if l.weighted { 8 } else { 4 };
+            self.will_need(l.values + value_len * first, value_len * len, hinted);
         }
     }
 
@@ -637,7 +667,7 @@ impl Overlay {
                 let len = if self.header.weighted {
                     4096
                 } else {
-                    (RECORD_HEADER_LEN as u64)
+                    row_header_len(false)
                         .saturating_add((strength as u64).saturating_mul(4))
                         .min(1 << 16)
                 };
@@ -728,11 +758,11 @@ impl Overlay {
         let mut entries = vec![[0u64; 2]; total as usize];
         for l in &self.levels {
             let nodes: &[u32] = self.slice(l.nodes, l.count)?;
-            let vals: &[u64] = self.slice(l.entries, 2 * l.count)?;
             for (k, &v) in nodes.iter().enumerate() {
                 if let Some(e) = index.rank(v).map(|r| &mut entries[r]) {
                     if e[0] == 0 {
-                        *e = [vals[2 * k], vals[2 * k + 1]];
+                        let (off, value) = self.level_entry(l, k as u64)?;
+                        *e = [off, value];
                     }
                 }
             }
@@ -773,10 +803,18 @@ impl Overlay {
                 "change log corrupted: the row of node {v} is that of node {node}"
             )));
         }
-        let strength = f64::from_bits(rd_u64(self.bytes(), off as usize + 8));
+        let weighted = self.header.weighted;
+        // Unweighted rows store no strength: it is the degree.
+        let strength_at =
+            |at: u64| -> Result<f64> { Ok(f64::from_bits(self.slice::<u64>(at, 1)?[0])) };
         if count & DELTA_FLAG == 0 {
             let deg = u64::from(count);
-            let nb_off = off + RECORD_HEADER_LEN as u64;
+            let strength = if weighted {
+                strength_at(off + 8)?
+            } else {
+                deg as f64
+            };
+            let nb_off = off + row_header_len(weighted);
             let nbrs: &[u32] = self.slice(nb_off, deg)?;
             let wts: &[f32] = if self.header.weighted {
                 self.slice(pad8(nb_off + 4 * deg), deg)?
@@ -790,7 +828,7 @@ impl Overlay {
             }));
         }
         let count = u64::from(count & !DELTA_FLAG);
-        let more: &[u64] = self.slice(off + 16, 2)?;
+        let more: &[u64] = self.slice(off + 8, 2)?;
         let older = more[0];
         let (degree, chain) = (more[1] as u32, (more[1] >> 32) as u32);
         // Older records lie before this one: a chain always ends.
@@ -799,7 +837,12 @@ impl Overlay {
                 "change log corrupted: the delta chain of node {v} is malformed"
             )));
         }
-        let nb_off = off + DELTA_HEADER_LEN as u64;
+        let strength = if weighted {
+            strength_at(off + 24)?
+        } else {
+            f64::from(degree)
+        };
+        let nb_off = off + delta_header_len(weighted);
         let nbrs: &[u32] = self.slice(nb_off, count)?;
         let vals: &[f32] = self.slice(pad8(nb_off + 4 * count), count)?;
         Ok(Record::Delta(Delta {

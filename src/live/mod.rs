@@ -29,5 +29,5 @@ pub use crate::graph::overlay::{lock_path, log_path, LogInfo, LogState, Overlay}
 pub use crate::graph::replace::BaseReplace;
 pub use open::{refreshed, with_log_bytes};
 pub use stage::Ids;
-pub use validate::{ops_at, read_commits, save};
+pub use validate::{read_commits, save};
 pub use writer::LiveWriter;

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::graph::build::{strength_of, Merge};
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
-use crate::graph::log_format::{pad8, LogId, Op, DELTA_FLAG, DELTA_HEADER_LEN, RECORD_HEADER_LEN};
+use crate::graph::log_format::{delta_header_len, pad8, row_header_len, LogId, Op, DELTA_FLAG};
 
 use crate::graph::overlay::*;
 
@@ -700,7 +700,7 @@ impl NewRecord<'_> {
         match self {
             NewRecord::Row { nbrs, .. } => record_len(nbrs.len(), weighted),
             NewRecord::Delta { entries, .. } => {
-                DELTA_HEADER_LEN as u64 + 2 * pad8(4 * entries.len() as u64)
+                delta_header_len(weighted) + 2 * pad8(4 * entries.len() as u64)
             }
         }
     }
@@ -737,7 +737,9 @@ impl NewRecord<'_> {
                 strength,
             } => {
                 out.extend_from_slice(&(nbrs.len() as u32).to_le_bytes());
-                out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                if weighted {
+                    out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                }
                 for u in *nbrs {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
@@ -757,10 +759,12 @@ impl NewRecord<'_> {
                 strength,
             } => {
                 out.extend_from_slice(&(entries.len() as u32 | DELTA_FLAG).to_le_bytes());
-                out.extend_from_slice(&strength.to_bits().to_le_bytes());
                 out.extend_from_slice(&older.to_le_bytes());
                 out.extend_from_slice(&degree.to_le_bytes());
                 out.extend_from_slice(&chain.to_le_bytes());
+                if weighted {
+                    out.extend_from_slice(&strength.to_bits().to_le_bytes());
+                }
                 for (u, _) in *entries {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
@@ -845,5 +849,5 @@ pub(crate) fn max_id(g: &Graph) -> Result<Option<LogId>> {
 /// The bytes a record of `degree` arcs takes in a segment (it starts 8-aligned).
 pub(crate) fn record_len(degree: usize, weighted: bool) -> u64 {
     let arcs = pad8(4 * degree as u64);
-    RECORD_HEADER_LEN as u64 + arcs * (1 + u64::from(weighted))
+    row_header_len(weighted) + arcs * (1 + u64::from(weighted))
 }

@@ -6,9 +6,7 @@ use crate::error::{Error, Result};
 use crate::graph::build::{strength_of, Merge};
 use crate::graph::csr::base_identity;
 use crate::graph::csr::{Graph, NodeId};
-use crate::graph::log_format::{
-    decode_ops, read_log, LogHeader, LogId, Op, OpsHeader, OPS_HEADER_LEN,
-};
+use crate::graph::log_format::{read_log, LogId};
 
 use crate::graph::overlay::*;
 use crate::live::stage::*;
@@ -190,18 +188,6 @@ pub fn read_commits(g: &Graph) -> Result<Vec<crate::live::log::Commit>> {
         None => Ok(Vec::new()),
         Some(b) => Ok(read_log(&b)?.commits),
     }
-}
-
-/// Decodes the operations of the segment at `start` (used by tests).
-pub fn ops_at(log: &[u8], start: u64, header: &LogHeader) -> Result<Vec<Op>> {
-    let h = OpsHeader::decode(&log[start as usize..])?;
-    let p = start as usize + OPS_HEADER_LEN;
-    decode_ops(
-        &log[p..p + h.payload_len as usize],
-        h.num_ops,
-        header.str_ids,
-        header.weighted,
-    )
 }
 
 /// Writes `graph` to `target` atomically: a graph without a change log as its image

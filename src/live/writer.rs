@@ -11,9 +11,9 @@ use crate::graph::csr::base_identity;
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::graph::log_format::{
-    best_slot, rd_u64, LogHeader, LogId, Op, OpsHeader, SegmentBuf, Slot, Trailer, DATA_START,
-    DIR_MAGIC, FENCE_STRIDE, LEVEL_BITMAP_MIN_ENTRIES, LEVEL_DIR_MAGIC, LEVEL_MAGIC, MAX_LEVELS,
-    OPS_HEADER_LEN, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+    best_slot, LogHeader, LogId, Op, SegmentBuf, Slot, Trailer, DATA_START, DIR_MAGIC,
+    FENCE_STRIDE, LEVEL_BITMAP_MIN_ENTRIES, LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN,
+    SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 use crate::graph::overlay::*;
@@ -474,9 +474,9 @@ impl SegmentWriter<'_> {
 /// Writes a commit's segment at `at`, the committed end (a crash before the superblock names
 /// it leaves the log as it was), without syncing; returns its trailer's offset and checksum.
 ///
-/// The segment's length heads it and is under its checksum, so the new rows are merged twice
-/// from the committed rows and the batch's changes: once for their sizes, offsets and
-/// strengths, once to stream them to the file. The writer never holds them all.
+/// The index after the rows names their offsets, so the new rows are merged twice from the
+/// committed rows and the batch's changes: once for their sizes, offsets and strengths, once
+/// to stream them to the file. The writer never holds them all.
 pub(crate) fn write_segment(
     file: &File,
     log_path: &Path,
@@ -485,21 +485,11 @@ pub(crate) fn write_segment(
     seq: u64,
     at: u64,
 ) -> Result<(u64, u64)> {
-    // Operations.
-    let ops_at = at;
+    // Operations (their length is in the trailer).
     let mut head = SegmentBuf {
         base: at,
-        bytes: Vec::with_capacity(OPS_HEADER_LEN + stage.ops.len() + 8),
+        bytes: Vec::with_capacity(stage.ops.len() + 8),
     };
-    head.put(
-        &OpsHeader {
-            seq,
-            num_ops: stage.num_ops,
-            payload_len: stage.ops.len() as u64,
-            segment_len: 0, // patched in below
-        }
-        .encode(),
-    );
     head.put(&stage.ops);
     head.align8();
 
@@ -534,11 +524,10 @@ pub(crate) fn write_segment(
     let (index, levels) = if entries.is_empty() {
         ov.map_or((0, 0), |o| (o.trailer.index, o.trailer.levels))
     } else {
-        write_levels(&mut tail, ov, &entries, stage.n)?
+        write_levels(&mut tail, ov, &entries, stage.n, stage.weighted)?
     };
     tail.align8();
     let trailer_at = tail.pos();
-    head.patch_u64(ops_at + 32, trailer_at + TRAILER_LEN as u64 - ops_at);
 
     // Second pass: the bytes, in order.
     let mut out = SegmentWriter {
@@ -574,7 +563,7 @@ pub(crate) fn write_segment(
     let trailer = Trailer {
         flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
         seq,
-        start: ops_at,
+        start: at,
         index,
         levels,
         num_nodes: u64::from(stage.n),
@@ -584,12 +573,13 @@ pub(crate) fn write_segment(
         adds: stage.adds,
         removes: stage.removes,
         changed,
+        ops_len: stage.ops.len() as u64,
         segment_checksum: out.hash.digest(),
     };
     let tb = trailer.encode();
     out.put_unhashed(&tb)?;
     out.flush()?;
-    Ok((trailer_at, rd_u64(&tb, 120)))
+    Ok((trailer_at, Trailer::stored_checksum(&tb)))
 }
 
 /// Writes the id runs after adding this stage's created nodes (merging the newest runs while
@@ -662,9 +652,10 @@ pub(crate) fn write_run(seg: &mut SegmentBuf, first: u32, ids: &[LogId]) {
         })
         .collect();
     let bytes_len: u64 = strs.iter().map(|s| s.len() as u64).sum();
-    seg.put(&u64::from(RUN_MAGIC).to_le_bytes());
-    seg.put(&u64::from(first).to_le_bytes());
-    seg.put(&count.to_le_bytes());
+    seg.put(&RUN_MAGIC.to_le_bytes());
+    seg.put(&(count as u32).to_le_bytes());
+    seg.put(&first.to_le_bytes());
+    seg.put(&0u32.to_le_bytes());
     seg.put(&(if strs.is_empty() { 0 } else { bytes_len }).to_le_bytes());
     if strs.is_empty() {
         for id in ids {
@@ -700,6 +691,7 @@ pub(crate) fn write_levels(
     ov: Option<&Overlay>,
     entries: &[(u32, u64, f64)],
     num_nodes: u32,
+    weighted: bool,
 ) -> Result<(u64, u32)> {
     let mut merged: Vec<(u32, u64, u64)> = entries
         .iter()
@@ -713,12 +705,13 @@ pub(crate) fn write_levels(
                 break;
             }
             let nodes: &[u32] = o.slice(l.nodes, l.count)?;
-            let vals: &[u64] = o.slice(l.entries, 2 * l.count)?;
+
             let mut out = Vec::with_capacity(merged.len() + nodes.len());
             let (mut i, mut j) = (0, 0);
             while i < nodes.len() || j < merged.len() {
                 if j == merged.len() || i < nodes.len() && nodes[i] < merged[j].0 {
-                    out.push((nodes[i], vals[2 * i], vals[2 * i + 1]));
+                    let (off, value) = o.level_entry(l, i as u64)?;
+                    out.push((nodes[i], off, value));
                     i += 1;
                 } else {
                     i += usize::from(i < nodes.len() && nodes[i] == merged[j].0);
@@ -740,27 +733,39 @@ pub(crate) fn write_levels(
     let count = merged.len() as u64;
     // A bitmap (12 bytes per 64 nodes of the graph) where it is no larger than the entries.
     let words = u64::from(num_nodes).div_ceil(64);
-    let words = if count >= LEVEL_BITMAP_MIN_ENTRIES && 12 * words <= 20 * count {
+    let entry_bytes = if weighted { 20 } else { 16 };
+    let words = if count >= LEVEL_BITMAP_MIN_ENTRIES && 12 * words <= entry_bytes * count {
         words
     } else {
         0
     };
+    // Counts fit in u32: at most one entry per node.
     seg.put(&LEVEL_MAGIC.to_le_bytes());
+    seg.put(&(count as u32).to_le_bytes());
+    seg.put(&(words as u32).to_le_bytes());
     seg.put(&0u32.to_le_bytes());
-    seg.put(&count.to_le_bytes());
-    seg.put(&words.to_le_bytes());
-    for e in merged.iter().step_by(FENCE_STRIDE) {
-        seg.put(&e.0.to_le_bytes());
+    if fence_len(count) > 0 {
+        for e in merged.iter().step_by(FENCE_STRIDE) {
+            seg.put(&e.0.to_le_bytes());
+        }
+        seg.align8();
     }
-    seg.align8();
     for e in &merged {
         seg.put(&e.0.to_le_bytes());
     }
     seg.align8();
     for e in &merged {
         seg.put(&e.1.to_le_bytes());
-        seg.put(&e.2.to_le_bytes());
     }
+    // Strengths, or degrees (exact in u32) on unweighted graphs.
+    for e in &merged {
+        if weighted {
+            seg.put(&e.2.to_le_bytes());
+        } else {
+            seg.put(&(f64::from_bits(e.2) as u32).to_le_bytes());
+        }
+    }
+    seg.align8();
     if words > 0 {
         let mut bits = vec![0u64; words as usize];
         for e in &merged {
@@ -780,11 +785,9 @@ pub(crate) fn write_levels(
         }
         seg.align8();
     }
-    // The directory, newest first.
+    // The directory, newest first (the trailer holds its length).
     let dir = seg.pos();
     let levels = 1 + rest.len() as u32;
-    seg.put(&LEVEL_DIR_MAGIC.to_le_bytes());
-    seg.put(&levels.to_le_bytes());
     seg.put(&at.to_le_bytes());
     for l in rest {
         seg.put(&l.at.to_le_bytes());
