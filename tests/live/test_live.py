@@ -403,6 +403,15 @@ while True:
 """
 
 
+def killed_output(p: subprocess.Popen) -> str:
+    """The rest of a killed child's stdout, through the buffered reader that `readline()`
+    used (`communicate()` reads the pipes themselves and would lose lines already buffered)."""
+    p.wait(timeout=60)
+    out = p.stdout.read()
+    p.stderr.read()
+    return out
+
+
 def committed_batches(path: str) -> int:
     """Checks that the graph holds batches 0..c-1 completely and nothing of any other; c."""
     g = ie.Graph.open(path)
@@ -450,7 +459,7 @@ def run_kills(tmp_path, kills: int) -> None:
             while os.path.getsize(path + ".live") <= end and time.monotonic() < t_end:
                 pass
         p.send_signal(signal.SIGKILL)
-        out, _ = p.communicate(timeout=60)
+        out = killed_output(p)
         lines += [x.split() for x in out.splitlines()]
         begun = max(int(x[1]) for x in lines if x[0] == "begin")
         acked = max([acked] + [int(x[1]) for x in lines if x[0] == "acked"])
@@ -960,7 +969,7 @@ def test_sigkill_during_compaction_before_and_after_the_rename(tmp_path):
             elif os.stat(path).st_ino != ino:
                 break
         p.send_signal(signal.SIGKILL)
-        out, _ = p.communicate(timeout=60)
+        out = killed_output(p)
         lines += [x.split() for x in out.splitlines()]
         acked = max([acked] + [int(x[1]) for x in lines if x[0] == "acked"])
         replaced = os.stat(path).st_ino != ino
