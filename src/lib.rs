@@ -8,6 +8,7 @@ pub mod embed;
 pub mod error;
 pub mod graph;
 pub mod hashing;
+pub mod human;
 pub mod io;
 pub mod live;
 pub mod output;

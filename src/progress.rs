@@ -34,27 +34,13 @@ pub fn status_line(
 }
 
 /// `4,200 node` (`4,200` when `bare`); bytes in binary units: `1.5 GiB`.
-fn amount(mut x: f64, unit: &str, bare: bool) -> String {
+fn amount(x: f64, unit: &str, bare: bool) -> String {
     if unit == "B" && x >= 1024.0 {
-        for prefix in ["K", "M", "G", "T", "P"] {
-            x /= 1024.0;
-            if x < 1024.0 || prefix == "P" {
-                return format!("{x:.1} {prefix}iB");
-            }
-        }
-    }
-    let digits = format!("{x:.0}");
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    if bare {
-        grouped
+        crate::human::bytes(x)
+    } else if bare {
+        crate::human::grouped(x, 0)
     } else {
-        format!("{grouped} {unit}")
+        format!("{} {unit}", crate::human::grouped(x, 0))
     }
 }
 

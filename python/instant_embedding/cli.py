@@ -83,26 +83,6 @@ def _node_ids(spec: str, graph: Any, listed: bool = False) -> Any:
     return _core.node_ids(tokens, kind, where, "node", 0)
 
 
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
-
-
-def _fmt_seconds(s: float) -> str:
-    for limit, scale, unit in (
-        (1e-3, 1e6, "µs"),
-        (1, 1e3, "ms"),
-        (120, 1, "s"),
-        (7200, 1 / 60, "min"),
-    ):
-        if s < limit:
-            return f"{s * scale:.0f} {unit}" if unit == "µs" else f"{s * scale:.1f} {unit}"
-    return f"{s / 3600:.1f} h"
-
-
 def _flag(name: str, value: bool = True) -> str:
     """The flag that sets the reading option ``name`` to ``value``."""
     flag = "--" + name.replace("_", "-")
@@ -235,8 +215,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
 def cmd_update(args: argparse.Namespace) -> int:
     if not args.add and not args.remove and not args.remove_nodes:
         raise ValueError("nothing to do: give --add FILE, --remove FILE and/or --remove-nodes FILE")
-    g = Graph.open(args.graph, writable=True, merge=args.merge)
-    try:
+    with Graph.open(args.graph, writable=True, merge=args.merge) as g:
         t0, (n0, m0) = time.perf_counter(), (g.num_nodes, g.num_edges)
         if args.remove_nodes:
             parts = [_node_ids(f, g) for f in args.remove_nodes]
@@ -260,28 +239,27 @@ def cmd_update(args: argparse.Namespace) -> int:
             f"{args.graph}: {adding.edges:,} edges added, {removing.existed:,} of "
             f"{removing.edges:,} removed ({g.num_nodes - n0:+,} nodes, {g.num_edges - m0:+,} "
             f"edges) in one commit ({log.get('commits', 0):,} in the log, "
-            f"{_fmt_bytes(log.get('bytes', 0))}); {_fmt_seconds(time.perf_counter() - t0)}",
+            f"{_core.human_bytes(log.get('bytes', 0))}); {_since(t0)}",
         )
-    finally:
-        g.close()
     return 0
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    g = Graph.open(args.graph, writable=True)
-    try:
+    with Graph.open(args.graph, writable=True) as g:
         log, t0 = g.log_info() or {}, time.perf_counter()
         g.compact(threads=args.threads)
         _note(
             args,
             f"{args.graph}: folded {log.get('commits', 0):,} commits "
-            f"({_fmt_bytes(log.get('bytes', 0))} of log) into a new file of "
-            f"{_fmt_bytes(os.path.getsize(args.graph))} in "
-            f"{_fmt_seconds(time.perf_counter() - t0)}",
+            f"({_core.human_bytes(log.get('bytes', 0))} of log) into a new file of "
+            f"{_core.human_bytes(os.path.getsize(args.graph))} in {_since(t0)}",
         )
-    finally:
-        g.close()
     return 0
+
+
+def _since(t0: float) -> str:
+    """The time since ``t0`` (``time.perf_counter()``), as the notes show it."""
+    return _core.human_seconds(time.perf_counter() - t0)
 
 
 # ====================================================================== embed
@@ -348,78 +326,18 @@ def _embedding_model(args: argparse.Namespace, g: Any) -> Any:
 
 
 # ====================================================================== info / demo
-def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[str, Any]:
-    """Facts about a graph and the measured cost of one node's embedding with ``model``
-    (every setting counts): the median, 95th percentile and maximum over a deterministic
-    sample of ``sample`` nodes, each embedded alone on one thread (``_core.graph_info``)."""
-    model = InstantEmbedding(**model.get_params())
-    if model.compressed and sample and g.num_nodes:
-        model.fit(g)  # its map, as embed --wide-dim fits it
-    fitted = model._fitted_map() if model.compressed and sample and g.num_nodes else None
-    return _core.graph_info(g._native, model.config, fitted, sample, seed)
-
-
 def cmd_info(args: argparse.Namespace) -> int:
-    info = graph_info(
-        _open_graph(args.graph), InstantEmbedding(**_settings(args)), sample=args.sample
-    )
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    d, e, log = info["degree"], info["estimate"], info["log"]
+    """Prints the kernel's report (``_core.graph_info``): the graph's facts and the median,
+    95th percentile and maximum cost of one node's embedding with the setting flags (every
+    setting counts) over a deterministic sample of nodes, each embedded alone on one thread."""
+    g, model = _open_graph(args.graph), InstantEmbedding(**_settings(args))
+    measured = model.compressed and args.sample and g.num_nodes
+    if measured:
+        model.fit(g)  # its map, as embed --wide-dim fits it
     label = args.graph if os.path.exists(args.graph) else f"{args.graph} (shipped example)"
-    how = ("directed" if info["directed"] else "undirected") + (
-        ", weighted" if info["weighted"] else ""
-    )
-    lines = [
-        f"graph        {label}",
-        f"nodes        {info['nodes']:,}",
-        f"edges        {info['edges']:,} ({how}; {info['arcs']:,} stored arcs)",
-        f"node ids     {info['id_kind']}"
-        + (" (stored in an order other than id order)" if info["permuted"] else ""),
-    ]
-    if info["file_bytes"] is not None:
-        lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
-    if log is not None:
-        lines.append(
-            f"change log   {log['commits']:,} commits: {log['adds']:,} adds, "
-            f"{log['removes']:,} removes; {log['new_nodes']:,} new nodes, "
-            f"{log['changed_nodes']:,} rows in the log; {_fmt_bytes(log['bytes'])} "
-            f"(merge={log['merge']}; `compact` folds it into the file)"
-        )
-    zero = "zero_out_degree" if info["directed"] else "isolated"
-    lines.append(
-        f"{d['kind']:<12} min {d['min']:,}  mean {d['mean']:,.2f}  median {d['median']:,.1f}  "
-        f"max {d['max']:,}  {zero.replace('_', ' ')} {d[zero]:,}"
-    )
-    if e["sample"]:
-        defaults = EmbeddingConfig().to_dict()
-        changed = [
-            f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-            for k, v in e["settings"].items()
-            if v != defaults[k]
-        ]
-        lines += [
-            "",
-            f"per-node cost with {', '.join(changed) or 'the default settings'} "
-            f"(measured on {e['sample']} sampled nodes, 1 thread; median / p95 / max):",
-        ]
-        rows = [
-            ("time", "seconds_per_node", _fmt_seconds),
-            ("nodes with p > 0", "support_nodes", "{:,.0f}".format),
-            ("touched nodes", "touched_nodes", "{:,.0f}".format),
-            ("edge updates", "edge_updates", "{:,.0f}".format),
-            ("workspace", "workspace_bytes", _fmt_bytes),
-        ]
-        for label, key, fmt in rows:
-            q = e[key]
-            lines.append(f"  {label:<24} {fmt(q['median'])} / {fmt(q['p95'])} / {fmt(q['max'])}")
-        lines += [
-            f"  {'output per node':<24} {_fmt_bytes(e['output_bytes_per_node'])}",
-            f"all {info['nodes']:,} nodes: about {_fmt_seconds(e['all_nodes_seconds'])} on "
-            f"{e['threads']} thread(s), {_fmt_bytes(e['all_nodes_output_bytes'])} of output",
-        ]
-    print("\n".join(lines))
+    fitted = model._fitted_map() if measured else None
+    report, text = _core.graph_info(g._native, model.config, label, fitted, args.sample)
+    print(json.dumps(json.loads(report), indent=2) if args.json else text)
     return 0
 
 

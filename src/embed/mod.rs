@@ -7,6 +7,7 @@ pub mod cost;
 pub mod job;
 pub mod ppr;
 pub mod project;
+pub mod report;
 pub mod smooth;
 
 pub use project::*;

@@ -38,6 +38,18 @@ pub struct PyGraph {
 
 /// The progress status line after ``done`` of ``total`` units (0: unknown) in ``elapsed``
 /// seconds; ``last``: the line written when the work ends.
+/// A byte count as the command line shows it (``24.1 KiB``).
+#[pyfunction]
+fn human_bytes(n: f64) -> String {
+    crate::human::bytes(n)
+}
+
+/// A duration in seconds as the command line shows it (``35 µs``, ``9.2 ms``).
+#[pyfunction]
+fn human_seconds(s: f64) -> String {
+    crate::human::seconds(s)
+}
+
 #[pyfunction]
 fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last: bool) -> String {
     crate::progress::status_line(desc, unit, done, total, elapsed, last)
@@ -447,96 +459,29 @@ fn node_costs<'py>(
 
 /// What ``info`` reports of a graph: its facts, degree statistics and the spread of one
 /// node's embedding cost with ``config`` (``map``: a compressed config's fitted map) over a
-/// deterministic sample of ``sample`` nodes (``seed`` picks them), as a JSON-ready dict.
+/// deterministic sample of ``sample`` nodes (``seed`` picks them); as JSON text and as the
+/// text ``info`` prints, whose first line names the graph ``label``.
 #[pyfunction]
-#[pyo3(signature = (graph, config, map=None, sample=50, seed=0))]
-fn graph_info<'py>(
-    py: Python<'py>,
+#[pyo3(signature = (graph, config, label, map=None, sample=50, seed=0))]
+fn graph_info(
+    py: Python<'_>,
     graph: &PyGraph,
     config: &PyEmbeddingConfig,
+    label: &str,
     map: Option<&compress::PyLinearMap>,
     sample: usize,
     seed: u64,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    use pyo3::types::PyDict;
-    use std::collections::BTreeMap;
+) -> PyResult<(String, String)> {
     let (cfg, g) = (config.inner, graph.inner.clone());
     let map = map.map(|m| m.inner.clone());
     let threads = crate::parallel::resolve_threads(None).py_err()?;
-    let (deg, est) = py
+    let report = py
         .detach(move || {
-            let deg = crate::graph::stats::degree_stats(&g)?;
-            let est = kembed::cost::estimate(&g, &cfg, map.as_deref(), sample, seed)?;
-            Ok::<_, crate::error::Error>((deg, est))
+            kembed::report::Report::measure(&g, &cfg, map.as_deref(), sample, seed, threads)
         })
         .py_err()?;
-    let g = &graph.inner;
-    let out = PyDict::new(py);
-    let path = g.path().map(|p| p.to_string_lossy().into_owned());
-    out.set_item("path", path)?;
-    out.set_item("nodes", g.num_nodes())?;
-    out.set_item("edges", g.num_edges())?;
-    out.set_item("arcs", g.num_arcs())?;
-    out.set_item("directed", g.directed())?;
-    out.set_item("weighted", g.weighted())?;
-    out.set_item("id_kind", graph.id_kind())?;
-    out.set_item("permuted", g.permuted())?;
-    out.set_item("file_bytes", g.path().map(|_| g.image().len()))?;
-    let log = PyDict::new(py);
-    // The log's facts in name order, its merge rule by name.
-    for (k, v) in graph
-        .log_info()
-        .unwrap_or_default()
-        .into_iter()
-        .collect::<BTreeMap<_, _>>()
-    {
-        match k {
-            "merge_max" => log.set_item("merge", if v == 1 { "max" } else { "sum" })?,
-            _ => log.set_item(k, v)?,
-        }
-    }
-    let log = if log.is_empty() { None } else { Some(log) };
-    out.set_item("log", log)?;
-    let d = PyDict::new(py);
-    d.set_item("kind", if g.directed() { "out-degree" } else { "degree" })?;
-    d.set_item("min", deg.min)?;
-    d.set_item("mean", deg.mean)?;
-    d.set_item("median", deg.median)?;
-    d.set_item("max", deg.max)?;
-    let zero = if g.directed() {
-        "zero_out_degree"
-    } else {
-        "isolated"
-    };
-    d.set_item(zero, deg.zero)?;
-    out.set_item("degree", d)?;
-    let e = PyDict::new(py);
-    e.set_item("settings", config.to_dict(py)?)?;
-    e.set_item("sample", est.sample)?;
-    if est.sample > 0 {
-        let spreads = [
-            ("support_nodes", est.support),
-            ("seconds_per_node", est.seconds),
-            ("touched_nodes", est.touched),
-            ("edge_updates", est.pushes),
-            ("workspace_bytes", est.heap_bytes),
-        ];
-        for (name, s) in spreads {
-            let q = PyDict::new(py);
-            q.set_item("median", s.median)?;
-            q.set_item("p95", s.p95)?;
-            q.set_item("max", s.max)?;
-            e.set_item(name, q)?;
-        }
-        let out_bytes = 4 * cfg.dim as u64;
-        e.set_item("threads", threads)?;
-        e.set_item("output_bytes_per_node", out_bytes)?;
-        let n = g.num_nodes() as f64;
-        e.set_item("all_nodes_seconds", est.mean_seconds * n / threads as f64)?;
-        e.set_item("all_nodes_output_bytes", out_bytes * g.num_nodes() as u64)?;
-    }
-    out.set_item("estimate", e)?;
-    Ok(out)
+    let json = serde_json::to_string(&report).expect("a report serializes");
+    Ok((json, report.text(label)))
 }
 
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
@@ -675,6 +620,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_function(wrap_pyfunction!(status_line, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(human_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
     m.add_class::<output::PyAtomicFile>()?;
