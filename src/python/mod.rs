@@ -36,8 +36,6 @@ pub struct PyGraph {
     inner: Arc<Graph>,
 }
 
-/// The progress status line after ``done`` of ``total`` units (0: unknown) in ``elapsed``
-/// seconds; ``last``: the line written when the work ends.
 /// A byte count as the command line shows it (``24.1 KiB``).
 #[pyfunction]
 fn human_bytes(n: f64) -> String {
@@ -50,9 +48,27 @@ fn human_seconds(s: f64) -> String {
     crate::human::seconds(s)
 }
 
-#[pyfunction]
-fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last: bool) -> String {
-    crate::progress::status_line(desc, unit, done, total, elapsed, last)
+/// When and what to write of the progress status line on a stream (`progress::StatusLine`).
+#[pyclass(module = "instant_embedding._core", name = "StatusLine")]
+struct PyStatusLine {
+    inner: crate::progress::StatusLine,
+}
+
+#[pymethods]
+impl PyStatusLine {
+    #[new]
+    fn new(desc: &str, unit: &str, in_place: bool, now: f64) -> Self {
+        let inner = crate::progress::StatusLine::new(desc, unit, in_place, now);
+        PyStatusLine { inner }
+    }
+
+    fn update(&mut self, done: u64, total: u64, now: f64) -> Option<String> {
+        self.inner.update(done, total, now)
+    }
+
+    fn finish(&mut self, done: u64, total: u64, now: f64) -> Option<String> {
+        self.inner.finish(done, total, now)
+    }
 }
 
 /// A count given as an argument (``num_nodes``): an int >= 0.
@@ -619,7 +635,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
-    m.add_function(wrap_pyfunction!(status_line, m)?)?;
+    m.add_class::<PyStatusLine>()?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(human_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
