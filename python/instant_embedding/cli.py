@@ -1,9 +1,10 @@
 """The ``instant-embedding`` command line: ``convert``, ``embed``, ``info``, ``update``,
 ``compact``, ``reorder`` and ``demo`` (docs/CLI.md).
 
-The subcommands and their flags are one table (``COMMANDS``); the embedding and reading flags
-come from the kernel's settings tables. Errors print one line (``error: ...``) and exit with
-status 1 (2 for usage errors, 130 when interrupted); ``--verbose`` shows the traceback.
+The subcommands and their flags are one table in the kernel (``_core.cli_commands``), whose
+embedding and reading flags come from the kernel's settings tables. Errors print one line
+(``error: ...``) and exit with status 1 (2 for usage errors, 130 when interrupted);
+``--verbose`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -22,16 +23,13 @@ import numpy as np
 
 from . import __version__, _core, datasets
 from .embedding import EmbeddingConfig, InstantEmbedding
-from .export import FORMATS as OUT_FORMATS
 from .export import format_from_path, write_embeddings
 from .graph import Graph, reorder_file
 from .readers import ReadOptions, check_output, convert_with_stats, formats
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 BUILTIN_GRAPHS = ("karate", "lesmis")
-# Methods of `Graph.reorder` (kernel: `reorder::Method::parse`).
-REORDER_METHODS = ("communities", "bfs")
 
 
 # ====================================================================== helpers
@@ -471,194 +469,9 @@ def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
             )
 
 
-def _f(*names: str, **how: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """One flag of ``COMMANDS``: ``add_argument``'s arguments."""
-    return names, how
-
-
-_THREADS = _f("-t", "--threads", "--workers", type=int, help="worker threads (default: all CPUs)")
-_GRAPH = _f("graph", metavar="GRAPH", help="graph file")
-
-# The subcommands: help, description, examples and flags. A flag is ``add_argument``'s
-# arguments, or a generated group: "settings" (one flag per embedding setting; "defaults"
-# overrides some of the kernel's defaults) or "reading: STAGE" (see `_reading_settings`).
-COMMANDS: dict[str, dict[str, Any]] = {
-    "convert": {
-        "help": "convert an edge list / CSV / JSON / Parquet / .mat / .bcsr into a graph file",
-        "description": "Convert input files into an instant-embedding graph file (written "
-        "atomically; bounded memory for text and Parquet input).",
-        "examples": [
-            "convert soc-Slashdot0902.txt.gz slashdot.graph --directed",
-            "convert edges.csv g.graph --src-col from --dst-col to --weight-col w",
-            "convert blogcatalog.mat blog.graph --var network",
-            "convert shards/ g.graph   # directory of Parquet files",
-            "convert cnr-2000.graph cnr.ie.graph   # WebGraph BV graph",
-        ],
-        "flags": [
-            _f(
-                "paths",
-                nargs="*",
-                metavar="INPUT... OUTPUT",
-                help="input file(s) or Parquet directory, then the output .graph file",
-            ),
-            _f(
-                "-i",
-                "--input",
-                action="append",
-                metavar="PATH",
-                help="input file (repeatable; alternative to positional INPUT)",
-            ),
-            _f("-o", "--output", metavar="GRAPH", help="output graph file"),
-            "reading: build",
-            _f(
-                "--reorder",
-                choices=REORDER_METHODS,
-                help="renumber the nodes for locality after converting (same embeddings, "
-                "faster queries on large graphs; see the reorder command)",
-            ),
-        ],
-    },
-    "reorder": {
-        "help": "renumber a graph file's nodes for locality (embeddings unchanged)",
-        "description": "Write a copy of GRAPH whose internal node order puts the nodes of one "
-        "neighbourhood next to each other, so that a query reads fewer cache lines and pages. "
-        "Embeddings, PPR vectors and node ids stay bit-identical.",
-        "flags": [
-            _GRAPH,
-            _f("output", metavar="OUTPUT", help="output graph file (written atomically)"),
-            _f(
-                "--method",
-                choices=REORDER_METHODS,
-                default="communities",
-                help="communities (label propagation, default) or bfs (one pass, weaker)",
-            ),
-            _f(
-                "--rounds",
-                type=int,
-                default=_core.DEFAULT_REORDER_ROUNDS,
-                help="label-propagation sweeps at most (default: %(default)s)",
-            ),
-            _THREADS,
-        ],
-    },
-    "embed": {
-        "help": "embed nodes of a graph and write npy / npz / parquet / word2vec text",
-        "description": "Embed all nodes, or only the ones you list, and write them with their "
-        "ids. Results are bit-identical for any thread count.",
-        "examples": [
-            "embed g.graph -o emb.npy",
-            "embed g.graph --nodes alice,bob -o emb.parquet",
-            "embed karate --dimensions 64 -o -   # word2vec text to stdout",
-        ],
-        "flags": [
-            _f(
-                "graph",
-                nargs="?",
-                metavar="GRAPH",
-                help="graph file, or a shipped example: karate, lesmis",
-            ),
-            _f("-i", "--input", metavar="GRAPH", help="alias of GRAPH"),
-            _f(
-                "--nodes",
-                metavar="FILE|IDS|all",
-                default="all",
-                help="nodes to embed: 'all' (default), a file with one id per line, or "
-                "comma-separated ids",
-            ),
-            "settings",
-            _f(
-                "--model",
-                metavar="FILE",
-                help="compressed model file: used when FILE exists (its settings apply), else "
-                "fitted from the flags (--wide-dim) and written there, so later runs and other "
-                "graph versions share the map (without --model, --wide-dim fits the map at "
-                "each run)",
-            ),
-            _THREADS,
-            _f(
-                "--prefetch",
-                action="store_true",
-                help="send read-ahead hints while pushing: faster for a graph file that is not "
-                "in the page cache (a few nodes of a large graph on disk), slower for one "
-                "that is",
-            ),
-            _f("--batch-size", type=int, help="nodes per written batch"),
-            _f(
-                "-o",
-                "--output",
-                required=True,
-                metavar="FILE",
-                help="output file (.npy, .npz, .parquet, .w2v/.emb/.txt[.gz]) or - for "
-                "word2vec text on stdout",
-            ),
-            _f(
-                "--format",
-                choices=OUT_FORMATS,
-                help="output format (default: from the extension)",
-            ),
-        ],
-    },
-    "info": {
-        "help": "show graph facts and the measured cost of one node's embedding",
-        "description": "Nodes, edges, flags, degree statistics, file size, and the work and "
-        "memory one node's embedding needs with the given settings (measured on a "
-        "deterministic sample of nodes).",
-        "flags": [
-            _f("graph", metavar="GRAPH", help="graph file, or karate / lesmis"),
-            "settings",
-            _f(
-                "--sample",
-                type=int,
-                default=50,
-                help="number of sampled nodes for the estimate (default: 50; 0 skips it)",
-            ),
-            _f("--json", action="store_true", help="print JSON"),
-        ],
-    },
-    "update": {
-        "help": "add and remove edges of a graph file in place (one durable commit)",
-        "description": "Add the edges of --add files and remove those of --remove files, in "
-        "one atomic, durable commit to GRAPH's change log (GRAPH.live). Unknown ids become "
-        "new nodes. Files are read like `convert` input (any format). Embeddings of the "
-        "result are bit-identical to those of a graph rebuilt from the final edge list. "
-        "See docs/LIVE.md.",
-        "flags": [
-            _GRAPH,
-            _f("--add", action="append", metavar="FILE", help="edges to add (repeatable)"),
-            _f("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"),
-            _f(
-                "--remove-nodes",
-                action="append",
-                metavar="FILE",
-                help="node ids to remove with all their edges, one a line (repeatable); done "
-                "first, by rewriting the file without them (the ids are then gone from the "
-                "file and the log)",
-            ),
-            "reading: parse",
-            _f(
-                "--merge",
-                choices=("sum", "max"),
-                help="weights of an edge added again: sum or max (fixed when the log is "
-                "created; default sum)",
-            ),
-        ],
-    },
-    "compact": {
-        "help": "fold a graph file's change log into a new file (atomically)",
-        "description": "Write GRAPH with its change log (GRAPH.live) folded in, replace it "
-        "atomically and start an empty log. The graph does not change.",
-        "flags": [_GRAPH, _THREADS],
-    },
-    "demo": {
-        "help": "embed the shipped karate club graph and show what the embedding captures",
-        "flags": ["settings"],
-        "defaults": {"dim": 128},  # a small graph: 128 dimensions do
-    },
-}
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``instant-embedding``, made from ``COMMANDS``."""
+    """The argument parser of ``instant-embedding``, made from the kernel's table of
+    subcommands and flags (``_core.cli_commands``)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", help="show the full traceback on errors"
@@ -674,26 +487,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, c in COMMANDS.items():
-        examples = "".join(f"\n  instant-embedding {x}" for x in c.get("examples", []))
+    for c in _core.cli_commands():
+        examples = "".join(f"\n  instant-embedding {x}" for x in c["examples"])
         sp = sub.add_parser(
-            name,
+            c["name"],
             parents=[common],
             help=c["help"],
-            description=c.get("description"),
+            description=c["description"],
             epilog=f"Examples:{examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter
             if examples
             else argparse.HelpFormatter,
         )
-        for flag in c["flags"]:
-            if flag == "settings":
-                _add_setting_flags(sp, c.get("defaults", {}))
-            elif isinstance(flag, str):
-                _add_reading_flags(sp, flag.removeprefix("reading: "))
-            else:
-                sp.add_argument(*flag[0], **flag[1])
-        sp.set_defaults(func=globals()[f"cmd_{name}"])
+        for how in c["flags"]:
+            if "settings" in how:
+                _add_setting_flags(sp, how["settings"])
+            elif "reading" in how:
+                _add_reading_flags(sp, how["reading"])
+            else:  # one flag: add_argument's arguments, its type by name
+                names = how.pop("names")
+                sp.add_argument(*names, **(how | {"type": int} if "type" in how else how))
+        sp.set_defaults(func=globals()[f"cmd_{c['name']}"])
     return p
 
 

@@ -14,6 +14,9 @@ use crate::graph::overlay::LogInfo;
 use crate::graph::stats::{degree_stats, DegreeStats};
 use crate::human::{bytes, general, grouped, seconds};
 
+/// How a measurement is shown (a count, bytes, seconds).
+type Format = dyn Fn(f64) -> String;
+
 /// The facts `info` shows, in the order its JSON lists them.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -205,7 +208,7 @@ impl Report {
                 self.estimate.sample
             ));
             let count = |x: f64| grouped(x, 0);
-            let rows: [(&str, Spread, &dyn Fn(f64) -> String); 5] = [
+            let rows: [(&str, Spread, &Format); 5] = [
                 ("time", m.seconds_per_node, &seconds),
                 ("nodes with p > 0", m.support_nodes, &count),
                 ("touched nodes", m.touched_nodes, &count),

@@ -1,6 +1,7 @@
 //! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
 //! Ids, defaults and user-facing conveniences live in the Python facade.
 
+mod cli;
 mod compress;
 mod config;
 mod convert;
@@ -636,6 +637,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_class::<PyStatusLine>()?;
+    m.add_function(wrap_pyfunction!(cli::cli_commands, m)?)?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(human_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;

@@ -11,8 +11,8 @@ import instant_embedding as ie
 import numpy as np
 import pytest
 from helpers import run_cli as run
-from instant_embedding import cli
-from instant_embedding.export import read_embeddings
+from instant_embedding import _core, cli
+from instant_embedding.export import FORMATS, read_embeddings
 
 EDGES = "# tiny graph\n0 1\n1 2\n2 0\n2 3\n3 4\n4 5\n5 3\n"
 
@@ -248,3 +248,29 @@ def test_convert_mat_and_bcsr_from_the_command_line(tmp_path):
     # a directed reading of a symmetric matrix keeps both arcs
     run("convert", "m.mat", "d.graph", "--var", "extra", "--directed", cwd=tmp_path)
     assert ie.Graph.open(tmp_path / "d.graph").num_edges == 4
+
+
+def test_parser_types_defaults_and_repeats():
+    """The flags of the kernel's table (``_core.cli_commands``) parse as docs/CLI.md says."""
+    p = cli.build_parser()
+    a = p.parse_args(["reorder", "g", "o"])
+    assert (a.method, a.rounds, a.threads) == ("communities", _core.DEFAULT_REORDER_ROUNDS, None)
+    a = p.parse_args(["reorder", "g", "o", "--rounds", "3", "--workers", "2"])
+    assert (a.rounds, a.threads) == (3, 2)
+    a = p.parse_args(["embed", "karate", "-o", "e.npy"])
+    assert (a.nodes, a.prefetch, a.batch_size, a.format, a.dim) == ("all", False, None, None, 512)
+    a = p.parse_args(["embed", "-i", "g", "-o", "-", "--batch-size", "7", "--prefetch", "-d", "8"])
+    assert (a.graph, a.input, a.batch_size, a.prefetch, a.dim) == (None, "g", 7, True, 8)
+    a = p.parse_args(["update", "g", "--add", "x", "--add", "y", "--remove-nodes", "n"])
+    assert (a.add, a.remove, a.remove_nodes, a.merge) == (["x", "y"], None, ["n"], None)
+    a = p.parse_args(["convert", "a", "b", "c", "-i", "d", "--reorder", "bfs"])
+    assert (a.paths, a.input, a.output, a.reorder) == (["a", "b", "c"], ["d"], None, "bfs")
+    assert p.parse_args(["info", "g"]).sample == 50 and not p.parse_args(["info", "g"]).json
+    assert p.parse_args(["demo"]).dim == 128  # the demo's own default
+    for bad in (["reorder", "g", "o", "--method", "x"], ["update", "g", "--merge", "min"]):
+        with pytest.raises(SystemExit):
+            p.parse_args(bad)
+    # --format offers every format the facade writes
+    (embed,) = [c for c in _core.cli_commands() if c["name"] == "embed"]
+    (fmt,) = [f for f in embed["flags"] if f.get("names") == ["--format"]]
+    assert tuple(fmt["choices"]) == FORMATS
