@@ -350,28 +350,12 @@ def demo_result(model: Any = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     emb = model.embed(g, g.nodes)
     secs = time.perf_counter() - t0
-    unit = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-    sim = unit @ unit.T
-    neighbours = {
-        v: [(int(u), float(sim[v, u])) for u in np.argsort(-sim[v], kind="stable") if u != v][:3]
-        for v in (0, 33)
-    }
-    centroids, assign = unit[[0, 33]], None
-    for _ in range(20):
-        new = np.argmax(unit @ centroids.T, axis=1)
-        if assign is not None and np.array_equal(new, assign):
-            break
-        assign = new
-        means = np.stack(
-            [unit[assign == c].mean(0) if np.any(assign == c) else centroids[c] for c in (0, 1)]
-        )
-        centroids = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
-    correct = int(np.count_nonzero(assign == labels))
+    groups = _core.cosine_two_means(emb, (0, 33), 20)
     return {
         "shape": emb.shape,
         "seconds": secs,
-        "neighbours": neighbours,
-        "correct": correct,
+        "neighbours": {v: _core.cosine_nearest(emb, v, 3) for v in (0, 33)},
+        "correct": int(np.count_nonzero(groups == labels)),
         "total": len(labels),
         "nodes": g.num_nodes,
         "edges": g.num_edges,

@@ -8,6 +8,7 @@ pub mod job;
 pub mod ppr;
 pub mod project;
 pub mod report;
+pub mod similarity;
 pub mod smooth;
 
 pub use project::*;

@@ -566,6 +566,37 @@ fn smooth<'py>(
     out.into_pyarray(py).reshape([k, dim])
 }
 
+/// The `k` rows of `rows` most cosine-similar to row `v` (itself left out), most similar
+/// first, with their similarity (for `demo`).
+#[pyfunction]
+fn cosine_nearest(
+    rows: PyReadonlyArray2<'_, f32>,
+    v: usize,
+    k: usize,
+) -> PyResult<Vec<(usize, f64)>> {
+    let (flat, dim) = row_major(&rows);
+    kembed::similarity::nearest(&flat, dim, v, k).py_err()
+}
+
+/// Each row's group (0 or 1) by cosine 2-means started at the rows `seeds` (for `demo`).
+#[pyfunction]
+fn cosine_two_means<'py>(
+    py: Python<'py>,
+    rows: PyReadonlyArray2<'py, f32>,
+    seeds: [usize; 2],
+    rounds: usize,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let (flat, dim) = row_major(&rows);
+    let groups = kembed::similarity::two_means(&flat, dim, seeds, rounds).py_err()?;
+    Ok(groups.into_pyarray(py))
+}
+
+/// A 2-D array's values in row-major order, and its row length.
+fn row_major(rows: &PyReadonlyArray2<'_, f32>) -> (Vec<f32>, usize) {
+    let view = rows.as_array();
+    (view.iter().copied().collect(), view.ncols())
+}
+
 /// `(dim(key), sign(key))` of the frozen signed hash (for tests and other implementations).
 #[pyfunction]
 fn hash_bucket(key: u64, seed: u64, dim: usize) -> PyResult<(usize, i32)> {
@@ -645,6 +676,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::PyAtomicFile>()?;
     m.add_function(wrap_pyfunction!(compress::fit_map, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(cosine_nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(cosine_two_means, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;

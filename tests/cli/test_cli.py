@@ -274,3 +274,36 @@ def test_parser_types_defaults_and_repeats():
     (embed,) = [c for c in _core.cli_commands() if c["name"] == "embed"]
     (fmt,) = [f for f in embed["flags"] if f.get("names") == ["--format"]]
     assert tuple(fmt["choices"]) == FORMATS
+
+
+def _numpy_demo_facts(emb, seeds, k=3, rounds=20):
+    """The demo's facts computed with numpy: cosine neighbours of the seeds and cosine 2-means
+    started at them (the oracle of the kernel's ``cosine_nearest`` / ``cosine_two_means``)."""
+    unit = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    sim = unit @ unit.T
+    near = {v: [u for u in np.argsort(-sim[v], kind="stable") if u != v][:k] for v in seeds}
+    centroids, groups = unit[list(seeds)], None
+    for _ in range(rounds):
+        new = np.argmax(unit @ centroids.T, axis=1)
+        if groups is not None and np.array_equal(new, groups):
+            break
+        groups = new
+        means = np.stack(
+            [unit[groups == c].mean(0) if np.any(groups == c) else centroids[c] for c in (0, 1)]
+        )
+        centroids = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+    return near, sim, groups
+
+
+@pytest.mark.parametrize("dim,value", [(128, "p+r"), (16, "p"), (64, "log1p")])
+def test_demo_facts_match_numpy(dim, value):
+    for g, seeds in ((ie.datasets.karate(), (0, 33)), (ie.datasets.lesmis(), (3, 60))):
+        emb = ie.InstantEmbedding(dim=dim, value=value).embed(g, g.nodes)
+        near, sim, groups = _numpy_demo_facts(emb, seeds)
+        for v in seeds:
+            got = _core.cosine_nearest(emb, v, 3)
+            assert [u for u, _ in got] == near[v]
+            assert np.allclose([s for _, s in got], sim[v, near[v]], atol=1e-5)
+        assert np.array_equal(_core.cosine_two_means(emb, seeds, 20), groups)
+    with pytest.raises(ValueError, match="row 34 of 34"):
+        _core.cosine_nearest(emb[:34], 34, 3)
