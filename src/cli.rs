@@ -1,8 +1,10 @@
 //! The `instant-embedding` command's subcommands and flags (docs/CLI.md), as one table: the
 //! Python command builds its parser from [`COMMANDS`]. The flags of the embedding settings and
-//! of the reading options are not written here: a [`Flag::Settings`] or [`Flag::Reading`]
-//! entry stands for the group that their tables ([`SETTINGS`](crate::embed::config::SETTINGS),
-//! [`READ_SETTINGS`](crate::io::options::READ_SETTINGS)) generate.
+//! of the reading options are not written here one by one: a [`Flag::Settings`] or
+//! [`Flag::Reading`] entry stands for the group that their tables
+//! ([`SETTINGS`](crate::embed::config::SETTINGS),
+//! [`READ_SETTINGS`](crate::io::options::READ_SETTINGS)) generate, spelled by [`flag_names`]
+//! and [`flag`] (which error messages use too, to name flags rather than parameters).
 
 use crate::embed::config::SettingValue;
 use crate::graph::reorder;
@@ -71,6 +73,44 @@ const fn arg(names: &'static [&'static str], metavar: &'static str, help: &'stat
 
 const fn with(a: Arg, kind: ArgKind) -> Flag {
     Flag::One(Arg { kind, ..a })
+}
+
+/// Spellings of the generated flags beyond `--NAME`: node2vec and PecanPy users' names of the
+/// dimension, pandas' name of the delimiter.
+const ALIASES: &[(&str, &[&str])] = &[("dim", &["-d", "--dimensions"]), ("delimiter", &["--sep"])];
+/// The flags that set a reading flag to false, where `--no-NAME` does not read well.
+const NEGATIVES: &[(&str, &str)] = &[("directed", "--undirected"), ("weighted", "--unweighted")];
+/// What `--help` calls the value of a setting whose name does not say it.
+const METAVARS: &[(&str, &str)] = &[("smooth", "K")];
+
+fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table.iter().find(|e| e.0 == name).map(|e| e.1)
+}
+
+/// The flag that sets the setting or reading option `name` to `value` (false: the negative of
+/// a reading flag): `--weight-col`, `--no-header`, `--undirected`.
+pub fn flag(name: &str, value: bool) -> String {
+    let flag = format!("--{}", name.replace('_', "-"));
+    match lookup(NEGATIVES, name) {
+        _ if value => flag,
+        Some(negative) => negative.to_string(),
+        None => format!("--no-{}", &flag[2..]),
+    }
+}
+
+/// Every flag of the setting or reading option `name`: short aliases, `--NAME`, long aliases.
+pub fn flag_names(name: &str) -> Vec<String> {
+    let aliases = lookup(ALIASES, name).unwrap_or(&[]);
+    let (short, long): (Vec<&str>, Vec<&str>) = aliases.iter().partition(|a| a.len() == 2);
+    let mut names: Vec<String> = short.into_iter().map(String::from).collect();
+    names.push(flag(name, true));
+    names.extend(long.into_iter().map(String::from));
+    names
+}
+
+/// What `--help` calls the value of the setting `name`; None: its flag's name.
+pub fn metavar(name: &str) -> Option<&'static str> {
+    lookup(METAVARS, name)
 }
 
 /// The embedding file formats (`.npy`, `.npz` and word2vec text are written by the kernel's
@@ -355,6 +395,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn flags_are_spelled_for_the_command_line() {
+        assert_eq!(flag("weight_col", true), "--weight-col");
+        assert_eq!(flag("header", false), "--no-header");
+        assert_eq!(flag("weighted", false), "--unweighted");
+        assert_eq!(flag_names("dim"), ["-d", "--dim", "--dimensions"]);
+        assert_eq!(flag_names("delimiter"), ["--delimiter", "--sep"]);
+        assert_eq!(flag_names("max_touched"), ["--max-touched"]);
+        assert_eq!((metavar("smooth"), metavar("dim")), (Some("K"), None));
     }
 
     #[test]

@@ -81,12 +81,6 @@ def _node_ids(spec: str, graph: Any, listed: bool = False) -> Any:
     return _core.node_ids(tokens, kind, where, "node", 0)
 
 
-def _flag(name: str, value: bool = True) -> str:
-    """The flag that sets the reading option ``name`` to ``value``."""
-    flag = "--" + name.replace("_", "-")
-    return flag if value else _READ_NEGATIVE.get(name, f"--no-{flag[2:]}")
-
-
 def cli_names(msg: str) -> str:
     """``msg`` with the library's parameter names (``header=False``, ``weight_col``) replaced
     by the command-line flags that say the same."""
@@ -95,18 +89,18 @@ def cli_names(msg: str) -> str:
     def value(m: re.Match[str]) -> str:
         name, val = m.group(1), m.group(2)
         if name in flags and val in ("True", "False"):
-            return _flag(name, val == "True")
+            return _core.cli_flag(name, val == "True")
         v = val[1:-1] if val[:1] in "'\"" and len(val) > 1 else val
         # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
         shown = v if v.replace("-", "").replace("_", "").isalnum() else val
-        return f"{_flag(name)} {shown}" if val else _flag(name)
+        return f"{_core.cli_flag(name)} {shown}" if val else _core.cli_flag(name)
 
     names = [s["name"] for s in _reading_settings("build")]
     msg = re.sub(
         rf"\b({'|'.join(names)})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)", value, msg
     )
     snake = "|".join(n for n in names if "_" in n)
-    return re.sub(rf"\b({snake})\b", lambda m: _flag(m.group(1)), msg)
+    return re.sub(rf"\b({snake})\b", lambda m: _core.cli_flag(m.group(1)), msg)
 
 
 # ====================================================================== convert / reorder
@@ -262,7 +256,7 @@ def _since(t0: float) -> str:
 
 # ====================================================================== embed
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The embedding settings the setting flags (``_add_setting_flags``) give."""
+    """The embedding settings the setting flags give."""
     return {s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()}
 
 
@@ -382,36 +376,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== flags from tables
-# Extra spellings of the embedding settings' flags (node2vec / PecanPy users' names).
-_SETTING_ALIASES = {"dim": ("-d", "--dimensions")}
-_SETTING_METAVARS = {"smooth": "K"}
-# Command-line spellings of reading options beyond --NAME (and --no-NAME for flags).
-_READ_ALIASES = {"delimiter": ("--sep",)}
-_READ_NEGATIVE = {"directed": "--undirected", "weighted": "--unweighted"}
-
-
-def _add_setting_flags(p: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
-    """One flag per embedding setting, with the kernel's defaults (or ``defaults``), choices
-    and help."""
-    types: dict[str, Any] = {"int": int, "float": float, "str": str}
-    for s in EmbeddingConfig.settings():
-        name = s["name"]
-        aliases = _SETTING_ALIASES.get(name, ())
-        flags = [a for a in aliases if len(a) == 2] + ["--" + name.replace("_", "-")]
-        default = defaults.get(name, s["default"])
-        shown = f"{default:g}" if isinstance(default, float) else default
-        p.add_argument(
-            *flags,
-            *[a for a in aliases if len(a) > 2],
-            dest=name,
-            type=types[s["type"]],
-            default=default,
-            choices=s["choices"],
-            metavar=_SETTING_METAVARS.get(name),
-            help=f"{s['help']} (default: {shown})",
-        )
-
-
 def _reading_settings(stage: str) -> list[Any]:
     """The reading options a command takes, from the kernel's table: ``"build"`` (convert)
     takes every option some format uses, ``"parse"`` (update) those that say how records are
@@ -426,36 +390,19 @@ def _reading_options(args: argparse.Namespace, stage: str) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
-    """One flag per reading option of ``stage``, with the kernel's choices, defaults and help."""
-    for s in _reading_settings(stage):
-        name, flag = s["name"], _flag(s["name"])
-        text = (s["help"] + (f" (default: {s['default']})" if s["default"] else "")).replace(
-            "%", "%%"
-        )
-        if s["type"] == "flag":
-            g = p.add_mutually_exclusive_group()
-            g.add_argument(flag, dest=name, action="store_const", const=True, help=text)
-            no, opposite = _flag(name, False), f"the opposite of {flag}"
-            g.add_argument(no, dest=name, action="store_const", const=False, help=opposite)
-        else:
-            column = s["type"] == "column"
-            p.add_argument(
-                flag,
-                *_READ_ALIASES.get(name, ()),
-                dest=name,
-                # A column given as a number is an index, else a name.
-                type=(lambda v: int(v) if v.isdigit() else v) if column else str,
-                default=s["default"] or None,
-                choices=s["choices"],
-                metavar=s["metavar"] or None,
-                help=text,
-            )
+# The kernel's flags' types by name; a column given as a number is an index, else a name.
+_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "column": lambda v: int(v) if v.isdigit() else v,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``instant-embedding``, made from the kernel's table of
-    subcommands and flags (``_core.cli_commands``)."""
+    subcommands and flags (``_core.cli_commands``, the settings' and reading options' flags
+    included)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", help="show the full traceback on errors"
@@ -484,13 +431,19 @@ def build_parser() -> argparse.ArgumentParser:
             else argparse.HelpFormatter,
         )
         for how in c["flags"]:
-            if "settings" in how:
-                _add_setting_flags(sp, how["settings"])
-            elif "reading" in how:
-                _add_reading_flags(sp, how["reading"])
-            else:  # one flag: add_argument's arguments, its type by name
-                names = how.pop("names")
-                sp.add_argument(*names, **(how | {"type": int} if "type" in how else how))
+            names, negative = how.pop("names"), how.pop("negative", None)
+            if "type" in how:
+                how["type"] = _TYPES[how["type"]]
+            if negative is None:
+                sp.add_argument(*names, **how)
+                continue
+            # A reading flag and the flag that says the opposite, one of them at most.
+            group = sp.add_mutually_exclusive_group()
+            group.add_argument(*names, action="store_const", const=True, **how)
+            opposite = f"the opposite of {names[0]}"
+            group.add_argument(
+                negative, dest=how["dest"], action="store_const", const=False, help=opposite
+            )
         sp.set_defaults(func=globals()[f"cmd_{c['name']}"])
     return p
 

@@ -669,6 +669,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_class::<PyStatusLine>()?;
     m.add_function(wrap_pyfunction!(cli::cli_commands, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_flag, m)?)?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(human_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;

@@ -267,7 +267,26 @@ def test_parser_types_defaults_and_repeats():
     assert (a.paths, a.input, a.output, a.reorder) == (["a", "b", "c"], ["d"], None, "bfs")
     assert p.parse_args(["info", "g"]).sample == 50 and not p.parse_args(["info", "g"]).json
     assert p.parse_args(["demo"]).dim == 128  # the demo's own default
-    for bad in (["reorder", "g", "o", "--method", "x"], ["update", "g", "--merge", "min"]):
+    # generated flags: settings (with aliases) and reading options (negatives, column indices)
+    a = p.parse_args(["embed", "g", "-o", "x", "--dimensions", "8", "--eps", "1e-5"])
+    assert (a.dim, a.eps, a.value) == (8, 1e-5, "p+r")
+    a = p.parse_args(["convert", "a", "b", "--undirected", "--sep", ";", "--src-col", "2"])
+    assert (a.directed, a.weighted, a.delimiter, a.src_col, a.dst_col) == (
+        False,
+        None,
+        ";",
+        2,
+        None,
+    )
+    a = p.parse_args(["update", "g", "--no-header", "--dst-col", "to"])
+    assert (a.header, a.dst_col) == (False, "to")
+    bad_lines = (
+        ["reorder", "g", "o", "--method", "x"],
+        ["update", "g", "--merge", "min"],
+        ["convert", "a", "b", "--weighted", "--unweighted"],
+        ["update", "g", "--directed"],  # the graph settles it
+    )
+    for bad in bad_lines:
         with pytest.raises(SystemExit):
             p.parse_args(bad)
     # --format offers every format the facade writes
