@@ -4,10 +4,12 @@
 //! The kernel (every module but `python`: see CONTRIBUTING.md for what each does) knows nothing
 //! about Python; `python` (behind the `python` cargo feature) is the PyO3 binding layer.
 
+pub mod cli;
 pub mod embed;
 pub mod error;
 pub mod graph;
 pub mod hashing;
+pub mod human;
 pub mod io;
 pub mod live;
 pub mod output;

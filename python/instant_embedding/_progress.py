@@ -11,11 +11,6 @@ from . import _core
 
 ProgressArg = bool | None | Callable[[int, int], Any]
 
-# The built-in status line is redrawn at most this often on a terminal, and written as a new
-# line this often on other streams (log files stay short and readable).
-REDRAW_SECONDS = 0.2
-LINE_SECONDS = 10.0
-
 
 class Progress:
     """Reports ``done / total`` units of work (``total`` None: unknown).
@@ -61,10 +56,8 @@ class Progress:
                 )
             except ImportError:
                 self._out = stream if stream is not None else sys.stderr  # None under pythonw
-                self._clock, self._start = clock, clock()
-                self._last, self._width, self._written = self._start, 0, ""
-                self._in_place = _redraws_in_place(self._out)
-                self._interval = REDRAW_SECONDS if self._in_place else LINE_SECONDS
+                in_place, self._clock = _redraws_in_place(self._out), clock
+                self._line = _core.StatusLine(desc, unit, in_place, clock())
 
     def set(self, done: int) -> None:
         """Reports the total done so far (a value not above the last one is ignored)."""
@@ -75,9 +68,8 @@ class Progress:
             self._bar.update(delta)
         elif self._cb is not None:
             self._cb(done, self.total if self.total is not None else -1)
-        elif self._out is not None and self._clock() - self._last >= self._interval:
-            self._last = self._clock()
-            self._write(final=False)
+        elif self._out is not None:
+            self._write(self._line.update(done, self.total or 0, self._clock()))
 
     def update(self, n: int) -> None:
         """Reports ``n`` more units done."""
@@ -93,30 +85,21 @@ class Progress:
             self._bar.total = total
         self.set(done)
 
-    def _write(self, final: bool) -> None:
-        assert self._out is not None
-        elapsed = self._clock() - self._start
-        line = _core.status_line(self.desc, self.unit, self.done, self.total or 0, elapsed, final)
-        if final and not self._in_place and line == self._written:
-            return  # a log already shows this line
-        self._written = line
+    def _write(self, text: str | None) -> None:
+        if text is None or self._out is None:
+            return
         try:
-            if self._in_place:
-                pad = " " * max(self._width - len(line), 0)  # blanks a longer line's rest
-                self._width = len(line)
-                self._out.write("\r" + line + pad + ("\n" if final else ""))
-            else:
-                self._out.write(line + "\n")
+            self._out.write(text)
             self._out.flush()
         except (OSError, ValueError):  # a closed or broken stream: progress is not worth failing
-            self._in_place, self._interval = False, float("inf")
+            self._out = None
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
         if self._out is not None:
-            self._write(final=True)
+            self._write(self._line.finish(self.done, self.total or 0, self._clock()))
             self._out = None
 
     def __enter__(self) -> Progress:

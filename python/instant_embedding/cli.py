@@ -1,9 +1,10 @@
 """The ``instant-embedding`` command line: ``convert``, ``embed``, ``info``, ``update``,
 ``compact``, ``reorder`` and ``demo`` (docs/CLI.md).
 
-The subcommands and their flags are one table (``COMMANDS``); the embedding and reading flags
-come from the kernel's settings tables. Errors print one line (``error: ...``) and exit with
-status 1 (2 for usage errors, 130 when interrupted); ``--verbose`` shows the traceback.
+The subcommands and their flags are one table in the kernel (``_core.cli_commands``), whose
+embedding and reading flags come from the kernel's settings tables. Errors print one line
+(``error: ...``) and exit with status 1 (2 for usage errors, 130 when interrupted);
+``--verbose`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -22,16 +23,13 @@ import numpy as np
 
 from . import __version__, _core, datasets
 from .embedding import EmbeddingConfig, InstantEmbedding
-from .export import FORMATS as OUT_FORMATS
 from .export import format_from_path, write_embeddings
 from .graph import Graph, reorder_file
 from .readers import ReadOptions, check_output, convert_with_stats, formats
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["build_parser", "main"]
 
 BUILTIN_GRAPHS = ("karate", "lesmis")
-# Methods of `Graph.reorder` (kernel: `reorder::Method::parse`).
-REORDER_METHODS = ("communities", "bfs")
 
 
 # ====================================================================== helpers
@@ -83,32 +81,6 @@ def _node_ids(spec: str, graph: Any, listed: bool = False) -> Any:
     return _core.node_ids(tokens, kind, where, "node", 0)
 
 
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
-
-
-def _fmt_seconds(s: float) -> str:
-    for limit, scale, unit in (
-        (1e-3, 1e6, "µs"),
-        (1, 1e3, "ms"),
-        (120, 1, "s"),
-        (7200, 1 / 60, "min"),
-    ):
-        if s < limit:
-            return f"{s * scale:.0f} {unit}" if unit == "µs" else f"{s * scale:.1f} {unit}"
-    return f"{s / 3600:.1f} h"
-
-
-def _flag(name: str, value: bool = True) -> str:
-    """The flag that sets the reading option ``name`` to ``value``."""
-    flag = "--" + name.replace("_", "-")
-    return flag if value else _READ_NEGATIVE.get(name, f"--no-{flag[2:]}")
-
-
 def cli_names(msg: str) -> str:
     """``msg`` with the library's parameter names (``header=False``, ``weight_col``) replaced
     by the command-line flags that say the same."""
@@ -117,18 +89,18 @@ def cli_names(msg: str) -> str:
     def value(m: re.Match[str]) -> str:
         name, val = m.group(1), m.group(2)
         if name in flags and val in ("True", "False"):
-            return _flag(name, val == "True")
+            return _core.cli_flag(name, val == "True")
         v = val[1:-1] if val[:1] in "'\"" and len(val) > 1 else val
         # Plain words unquoted (--id-kind str); anything a shell could mangle stays quoted.
         shown = v if v.replace("-", "").replace("_", "").isalnum() else val
-        return f"{_flag(name)} {shown}" if val else _flag(name)
+        return f"{_core.cli_flag(name)} {shown}" if val else _core.cli_flag(name)
 
     names = [s["name"] for s in _reading_settings("build")]
     msg = re.sub(
         rf"\b({'|'.join(names)})=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[A-Za-z_][\w.]*|)", value, msg
     )
     snake = "|".join(n for n in names if "_" in n)
-    return re.sub(rf"\b({snake})\b", lambda m: _flag(m.group(1)), msg)
+    return re.sub(rf"\b({snake})\b", lambda m: _core.cli_flag(m.group(1)), msg)
 
 
 # ====================================================================== convert / reorder
@@ -235,8 +207,7 @@ def read_edge_file(path: str, graph: Any, args: argparse.Namespace, target: _Com
 def cmd_update(args: argparse.Namespace) -> int:
     if not args.add and not args.remove and not args.remove_nodes:
         raise ValueError("nothing to do: give --add FILE, --remove FILE and/or --remove-nodes FILE")
-    g = Graph.open(args.graph, writable=True, merge=args.merge)
-    try:
+    with Graph.open(args.graph, writable=True, merge=args.merge) as g:
         t0, (n0, m0) = time.perf_counter(), (g.num_nodes, g.num_edges)
         if args.remove_nodes:
             parts = [_node_ids(f, g) for f in args.remove_nodes]
@@ -260,33 +231,32 @@ def cmd_update(args: argparse.Namespace) -> int:
             f"{args.graph}: {adding.edges:,} edges added, {removing.existed:,} of "
             f"{removing.edges:,} removed ({g.num_nodes - n0:+,} nodes, {g.num_edges - m0:+,} "
             f"edges) in one commit ({log.get('commits', 0):,} in the log, "
-            f"{_fmt_bytes(log.get('bytes', 0))}); {_fmt_seconds(time.perf_counter() - t0)}",
+            f"{_core.human_bytes(log.get('bytes', 0))}); {_since(t0)}",
         )
-    finally:
-        g.close()
     return 0
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    g = Graph.open(args.graph, writable=True)
-    try:
+    with Graph.open(args.graph, writable=True) as g:
         log, t0 = g.log_info() or {}, time.perf_counter()
         g.compact(threads=args.threads)
         _note(
             args,
             f"{args.graph}: folded {log.get('commits', 0):,} commits "
-            f"({_fmt_bytes(log.get('bytes', 0))} of log) into a new file of "
-            f"{_fmt_bytes(os.path.getsize(args.graph))} in "
-            f"{_fmt_seconds(time.perf_counter() - t0)}",
+            f"({_core.human_bytes(log.get('bytes', 0))} of log) into a new file of "
+            f"{_core.human_bytes(os.path.getsize(args.graph))} in {_since(t0)}",
         )
-    finally:
-        g.close()
     return 0
+
+
+def _since(t0: float) -> str:
+    """The time since ``t0`` (``time.perf_counter()``), as the notes show it."""
+    return _core.human_seconds(time.perf_counter() - t0)
 
 
 # ====================================================================== embed
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The embedding settings the setting flags (``_add_setting_flags``) give."""
+    """The embedding settings the setting flags give."""
     return {s["name"]: getattr(args, s["name"]) for s in EmbeddingConfig.settings()}
 
 
@@ -348,78 +318,18 @@ def _embedding_model(args: argparse.Namespace, g: Any) -> Any:
 
 
 # ====================================================================== info / demo
-def graph_info(g: Any, model: Any, *, sample: int = 50, seed: int = 0) -> dict[str, Any]:
-    """Facts about a graph and the measured cost of one node's embedding with ``model``
-    (every setting counts): the median, 95th percentile and maximum over a deterministic
-    sample of ``sample`` nodes, each embedded alone on one thread (``_core.graph_info``)."""
-    model = InstantEmbedding(**model.get_params())
-    if model.compressed and sample and g.num_nodes:
-        model.fit(g)  # its map, as embed --wide-dim fits it
-    fitted = model._fitted_map() if model.compressed and sample and g.num_nodes else None
-    return _core.graph_info(g._native, model.config, fitted, sample, seed)
-
-
 def cmd_info(args: argparse.Namespace) -> int:
-    info = graph_info(
-        _open_graph(args.graph), InstantEmbedding(**_settings(args)), sample=args.sample
-    )
-    if args.json:
-        print(json.dumps(info, indent=2))
-        return 0
-    d, e, log = info["degree"], info["estimate"], info["log"]
+    """Prints the kernel's report (``_core.graph_info``): the graph's facts and the median,
+    95th percentile and maximum cost of one node's embedding with the setting flags (every
+    setting counts) over a deterministic sample of nodes, each embedded alone on one thread."""
+    g, model = _open_graph(args.graph), InstantEmbedding(**_settings(args))
+    measured = model.compressed and args.sample and g.num_nodes
+    if measured:
+        model.fit(g)  # its map, as embed --wide-dim fits it
     label = args.graph if os.path.exists(args.graph) else f"{args.graph} (shipped example)"
-    how = ("directed" if info["directed"] else "undirected") + (
-        ", weighted" if info["weighted"] else ""
-    )
-    lines = [
-        f"graph        {label}",
-        f"nodes        {info['nodes']:,}",
-        f"edges        {info['edges']:,} ({how}; {info['arcs']:,} stored arcs)",
-        f"node ids     {info['id_kind']}"
-        + (" (stored in an order other than id order)" if info["permuted"] else ""),
-    ]
-    if info["file_bytes"] is not None:
-        lines.append(f"file size    {_fmt_bytes(info['file_bytes'])}")
-    if log is not None:
-        lines.append(
-            f"change log   {log['commits']:,} commits: {log['adds']:,} adds, "
-            f"{log['removes']:,} removes; {log['new_nodes']:,} new nodes, "
-            f"{log['changed_nodes']:,} rows in the log; {_fmt_bytes(log['bytes'])} "
-            f"(merge={log['merge']}; `compact` folds it into the file)"
-        )
-    zero = "zero_out_degree" if info["directed"] else "isolated"
-    lines.append(
-        f"{d['kind']:<12} min {d['min']:,}  mean {d['mean']:,.2f}  median {d['median']:,.1f}  "
-        f"max {d['max']:,}  {zero.replace('_', ' ')} {d[zero]:,}"
-    )
-    if e["sample"]:
-        defaults = EmbeddingConfig().to_dict()
-        changed = [
-            f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-            for k, v in e["settings"].items()
-            if v != defaults[k]
-        ]
-        lines += [
-            "",
-            f"per-node cost with {', '.join(changed) or 'the default settings'} "
-            f"(measured on {e['sample']} sampled nodes, 1 thread; median / p95 / max):",
-        ]
-        rows = [
-            ("time", "seconds_per_node", _fmt_seconds),
-            ("nodes with p > 0", "support_nodes", "{:,.0f}".format),
-            ("touched nodes", "touched_nodes", "{:,.0f}".format),
-            ("edge updates", "edge_updates", "{:,.0f}".format),
-            ("workspace", "workspace_bytes", _fmt_bytes),
-        ]
-        for label, key, fmt in rows:
-            q = e[key]
-            lines.append(f"  {label:<24} {fmt(q['median'])} / {fmt(q['p95'])} / {fmt(q['max'])}")
-        lines += [
-            f"  {'output per node':<24} {_fmt_bytes(e['output_bytes_per_node'])}",
-            f"all {info['nodes']:,} nodes: about {_fmt_seconds(e['all_nodes_seconds'])} on "
-            f"{e['threads']} thread(s), {_fmt_bytes(e['all_nodes_output_bytes'])} of output",
-        ]
-    print("\n".join(lines))
+    fitted = model._fitted_map() if measured else None
+    report, text = _core.graph_info(g._native, model.config, label, fitted, args.sample)
+    print(json.dumps(json.loads(report), indent=2) if args.json else text)
     return 0
 
 
@@ -434,28 +344,12 @@ def demo_result(model: Any = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     emb = model.embed(g, g.nodes)
     secs = time.perf_counter() - t0
-    unit = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-    sim = unit @ unit.T
-    neighbours = {
-        v: [(int(u), float(sim[v, u])) for u in np.argsort(-sim[v], kind="stable") if u != v][:3]
-        for v in (0, 33)
-    }
-    centroids, assign = unit[[0, 33]], None
-    for _ in range(20):
-        new = np.argmax(unit @ centroids.T, axis=1)
-        if assign is not None and np.array_equal(new, assign):
-            break
-        assign = new
-        means = np.stack(
-            [unit[assign == c].mean(0) if np.any(assign == c) else centroids[c] for c in (0, 1)]
-        )
-        centroids = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
-    correct = int(np.count_nonzero(assign == labels))
+    groups = _core.cosine_two_means(emb, (0, 33), 20)
     return {
         "shape": emb.shape,
         "seconds": secs,
-        "neighbours": neighbours,
-        "correct": correct,
+        "neighbours": {v: _core.cosine_nearest(emb, v, 3) for v in (0, 33)},
+        "correct": int(np.count_nonzero(groups == labels)),
         "total": len(labels),
         "nodes": g.num_nodes,
         "edges": g.num_edges,
@@ -482,36 +376,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ====================================================================== flags from tables
-# Extra spellings of the embedding settings' flags (node2vec / PecanPy users' names).
-_SETTING_ALIASES = {"dim": ("-d", "--dimensions")}
-_SETTING_METAVARS = {"smooth": "K"}
-# Command-line spellings of reading options beyond --NAME (and --no-NAME for flags).
-_READ_ALIASES = {"delimiter": ("--sep",)}
-_READ_NEGATIVE = {"directed": "--undirected", "weighted": "--unweighted"}
-
-
-def _add_setting_flags(p: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
-    """One flag per embedding setting, with the kernel's defaults (or ``defaults``), choices
-    and help."""
-    types: dict[str, Any] = {"int": int, "float": float, "str": str}
-    for s in EmbeddingConfig.settings():
-        name = s["name"]
-        aliases = _SETTING_ALIASES.get(name, ())
-        flags = [a for a in aliases if len(a) == 2] + ["--" + name.replace("_", "-")]
-        default = defaults.get(name, s["default"])
-        shown = f"{default:g}" if isinstance(default, float) else default
-        p.add_argument(
-            *flags,
-            *[a for a in aliases if len(a) > 2],
-            dest=name,
-            type=types[s["type"]],
-            default=default,
-            choices=s["choices"],
-            metavar=_SETTING_METAVARS.get(name),
-            help=f"{s['help']} (default: {shown})",
-        )
-
-
 def _reading_settings(stage: str) -> list[Any]:
     """The reading options a command takes, from the kernel's table: ``"build"`` (convert)
     takes every option some format uses, ``"parse"`` (update) those that say how records are
@@ -526,221 +390,19 @@ def _reading_options(args: argparse.Namespace, stage: str) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _add_reading_flags(p: argparse.ArgumentParser, stage: str) -> None:
-    """One flag per reading option of ``stage``, with the kernel's choices, defaults and help."""
-    for s in _reading_settings(stage):
-        name, flag = s["name"], _flag(s["name"])
-        text = (s["help"] + (f" (default: {s['default']})" if s["default"] else "")).replace(
-            "%", "%%"
-        )
-        if s["type"] == "flag":
-            g = p.add_mutually_exclusive_group()
-            g.add_argument(flag, dest=name, action="store_const", const=True, help=text)
-            no, opposite = _flag(name, False), f"the opposite of {flag}"
-            g.add_argument(no, dest=name, action="store_const", const=False, help=opposite)
-        else:
-            column = s["type"] == "column"
-            p.add_argument(
-                flag,
-                *_READ_ALIASES.get(name, ()),
-                dest=name,
-                # A column given as a number is an index, else a name.
-                type=(lambda v: int(v) if v.isdigit() else v) if column else str,
-                default=s["default"] or None,
-                choices=s["choices"],
-                metavar=s["metavar"] or None,
-                help=text,
-            )
-
-
-def _f(*names: str, **how: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """One flag of ``COMMANDS``: ``add_argument``'s arguments."""
-    return names, how
-
-
-_THREADS = _f("-t", "--threads", "--workers", type=int, help="worker threads (default: all CPUs)")
-_GRAPH = _f("graph", metavar="GRAPH", help="graph file")
-
-# The subcommands: help, description, examples and flags. A flag is ``add_argument``'s
-# arguments, or a generated group: "settings" (one flag per embedding setting; "defaults"
-# overrides some of the kernel's defaults) or "reading: STAGE" (see `_reading_settings`).
-COMMANDS: dict[str, dict[str, Any]] = {
-    "convert": {
-        "help": "convert an edge list / CSV / JSON / Parquet / .mat / .bcsr into a graph file",
-        "description": "Convert input files into an instant-embedding graph file (written "
-        "atomically; bounded memory for text and Parquet input).",
-        "examples": [
-            "convert soc-Slashdot0902.txt.gz slashdot.graph --directed",
-            "convert edges.csv g.graph --src-col from --dst-col to --weight-col w",
-            "convert blogcatalog.mat blog.graph --var network",
-            "convert shards/ g.graph   # directory of Parquet files",
-            "convert cnr-2000.graph cnr.ie.graph   # WebGraph BV graph",
-        ],
-        "flags": [
-            _f(
-                "paths",
-                nargs="*",
-                metavar="INPUT... OUTPUT",
-                help="input file(s) or Parquet directory, then the output .graph file",
-            ),
-            _f(
-                "-i",
-                "--input",
-                action="append",
-                metavar="PATH",
-                help="input file (repeatable; alternative to positional INPUT)",
-            ),
-            _f("-o", "--output", metavar="GRAPH", help="output graph file"),
-            "reading: build",
-            _f(
-                "--reorder",
-                choices=REORDER_METHODS,
-                help="renumber the nodes for locality after converting (same embeddings, "
-                "faster queries on large graphs; see the reorder command)",
-            ),
-        ],
-    },
-    "reorder": {
-        "help": "renumber a graph file's nodes for locality (embeddings unchanged)",
-        "description": "Write a copy of GRAPH whose internal node order puts the nodes of one "
-        "neighbourhood next to each other, so that a query reads fewer cache lines and pages. "
-        "Embeddings, PPR vectors and node ids stay bit-identical.",
-        "flags": [
-            _GRAPH,
-            _f("output", metavar="OUTPUT", help="output graph file (written atomically)"),
-            _f(
-                "--method",
-                choices=REORDER_METHODS,
-                default="communities",
-                help="communities (label propagation, default) or bfs (one pass, weaker)",
-            ),
-            _f(
-                "--rounds",
-                type=int,
-                default=_core.DEFAULT_REORDER_ROUNDS,
-                help="label-propagation sweeps at most (default: %(default)s)",
-            ),
-            _THREADS,
-        ],
-    },
-    "embed": {
-        "help": "embed nodes of a graph and write npy / npz / parquet / word2vec text",
-        "description": "Embed all nodes, or only the ones you list, and write them with their "
-        "ids. Results are bit-identical for any thread count.",
-        "examples": [
-            "embed g.graph -o emb.npy",
-            "embed g.graph --nodes alice,bob -o emb.parquet",
-            "embed karate --dimensions 64 -o -   # word2vec text to stdout",
-        ],
-        "flags": [
-            _f(
-                "graph",
-                nargs="?",
-                metavar="GRAPH",
-                help="graph file, or a shipped example: karate, lesmis",
-            ),
-            _f("-i", "--input", metavar="GRAPH", help="alias of GRAPH"),
-            _f(
-                "--nodes",
-                metavar="FILE|IDS|all",
-                default="all",
-                help="nodes to embed: 'all' (default), a file with one id per line, or "
-                "comma-separated ids",
-            ),
-            "settings",
-            _f(
-                "--model",
-                metavar="FILE",
-                help="compressed model file: used when FILE exists (its settings apply), else "
-                "fitted from the flags (--wide-dim) and written there, so later runs and other "
-                "graph versions share the map (without --model, --wide-dim fits the map at "
-                "each run)",
-            ),
-            _THREADS,
-            _f(
-                "--prefetch",
-                action="store_true",
-                help="send read-ahead hints while pushing: faster for a graph file that is not "
-                "in the page cache (a few nodes of a large graph on disk), slower for one "
-                "that is",
-            ),
-            _f("--batch-size", type=int, help="nodes per written batch"),
-            _f(
-                "-o",
-                "--output",
-                required=True,
-                metavar="FILE",
-                help="output file (.npy, .npz, .parquet, .w2v/.emb/.txt[.gz]) or - for "
-                "word2vec text on stdout",
-            ),
-            _f(
-                "--format",
-                choices=OUT_FORMATS,
-                help="output format (default: from the extension)",
-            ),
-        ],
-    },
-    "info": {
-        "help": "show graph facts and the measured cost of one node's embedding",
-        "description": "Nodes, edges, flags, degree statistics, file size, and the work and "
-        "memory one node's embedding needs with the given settings (measured on a "
-        "deterministic sample of nodes).",
-        "flags": [
-            _f("graph", metavar="GRAPH", help="graph file, or karate / lesmis"),
-            "settings",
-            _f(
-                "--sample",
-                type=int,
-                default=50,
-                help="number of sampled nodes for the estimate (default: 50; 0 skips it)",
-            ),
-            _f("--json", action="store_true", help="print JSON"),
-        ],
-    },
-    "update": {
-        "help": "add and remove edges of a graph file in place (one durable commit)",
-        "description": "Add the edges of --add files and remove those of --remove files, in "
-        "one atomic, durable commit to GRAPH's change log (GRAPH.live). Unknown ids become "
-        "new nodes. Files are read like `convert` input (any format). Embeddings of the "
-        "result are bit-identical to those of a graph rebuilt from the final edge list. "
-        "See docs/LIVE.md.",
-        "flags": [
-            _GRAPH,
-            _f("--add", action="append", metavar="FILE", help="edges to add (repeatable)"),
-            _f("--remove", action="append", metavar="FILE", help="edges to remove (repeatable)"),
-            _f(
-                "--remove-nodes",
-                action="append",
-                metavar="FILE",
-                help="node ids to remove with all their edges, one a line (repeatable); done "
-                "first, by rewriting the file without them (the ids are then gone from the "
-                "file and the log)",
-            ),
-            "reading: parse",
-            _f(
-                "--merge",
-                choices=("sum", "max"),
-                help="weights of an edge added again: sum or max (fixed when the log is "
-                "created; default sum)",
-            ),
-        ],
-    },
-    "compact": {
-        "help": "fold a graph file's change log into a new file (atomically)",
-        "description": "Write GRAPH with its change log (GRAPH.live) folded in, replace it "
-        "atomically and start an empty log. The graph does not change.",
-        "flags": [_GRAPH, _THREADS],
-    },
-    "demo": {
-        "help": "embed the shipped karate club graph and show what the embedding captures",
-        "flags": ["settings"],
-        "defaults": {"dim": 128},  # a small graph: 128 dimensions do
-    },
+# The kernel's flags' types by name; a column given as a number is an index, else a name.
+_TYPES: dict[str, Any] = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "column": lambda v: int(v) if v.isdigit() else v,
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``instant-embedding``, made from ``COMMANDS``."""
+    """The argument parser of ``instant-embedding``, made from the kernel's table of
+    subcommands and flags (``_core.cli_commands``, the settings' and reading options' flags
+    included)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", help="show the full traceback on errors"
@@ -756,26 +418,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, c in COMMANDS.items():
-        examples = "".join(f"\n  instant-embedding {x}" for x in c.get("examples", []))
+    for c in _core.cli_commands():
+        examples = "".join(f"\n  instant-embedding {x}" for x in c["examples"])
         sp = sub.add_parser(
-            name,
+            c["name"],
             parents=[common],
             help=c["help"],
-            description=c.get("description"),
+            description=c["description"],
             epilog=f"Examples:{examples}" if examples else None,
             formatter_class=argparse.RawDescriptionHelpFormatter
             if examples
             else argparse.HelpFormatter,
         )
-        for flag in c["flags"]:
-            if flag == "settings":
-                _add_setting_flags(sp, c.get("defaults", {}))
-            elif isinstance(flag, str):
-                _add_reading_flags(sp, flag.removeprefix("reading: "))
-            else:
-                sp.add_argument(*flag[0], **flag[1])
-        sp.set_defaults(func=globals()[f"cmd_{name}"])
+        for how in c["flags"]:
+            names, negative = how.pop("names"), how.pop("negative", None)
+            if "type" in how:
+                how["type"] = _TYPES[how["type"]]
+            if negative is None:
+                sp.add_argument(*names, **how)
+                continue
+            # A reading flag and the flag that says the opposite, one of them at most.
+            group = sp.add_mutually_exclusive_group()
+            group.add_argument(*names, action="store_const", const=True, **how)
+            opposite = f"the opposite of {names[0]}"
+            group.add_argument(
+                negative, dest=how["dest"], action="store_const", const=False, help=opposite
+            )
+        sp.set_defaults(func=globals()[f"cmd_{c['name']}"])
     return p
 
 

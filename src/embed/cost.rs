@@ -56,7 +56,7 @@ pub fn node_costs(
 
 /// Median, 95th percentile and maximum of some measurements (percentiles interpolated linearly
 /// between order statistics, as numpy's default `percentile` does).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Spread {
     pub median: f64,
     pub p95: f64,

@@ -7,6 +7,8 @@ pub mod cost;
 pub mod job;
 pub mod ppr;
 pub mod project;
+pub mod report;
+pub mod similarity;
 pub mod smooth;
 
 pub use project::*;

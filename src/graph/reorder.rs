@@ -39,6 +39,9 @@ pub enum Method {
 }
 
 impl Method {
+    /// The methods' names, as [`parse`](Self::parse) reads them.
+    pub const NAMES: &'static [&'static str] = &["communities", "bfs"];
+
     pub fn parse(s: &str) -> Result<Method> {
         match s {
             "communities" => Ok(Method::Communities),

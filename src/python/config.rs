@@ -127,7 +127,7 @@ pub(crate) fn dir_with<'a>(
     Ok(names)
 }
 
-fn to_py(py: Python<'_>, v: SettingValue) -> PyResult<Py<PyAny>> {
+pub(super) fn to_py(py: Python<'_>, v: SettingValue) -> PyResult<Py<PyAny>> {
     Ok(match v {
         SettingValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         SettingValue::Float(f) => f.into_pyobject(py)?.into_any().unbind(),

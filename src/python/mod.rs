@@ -1,6 +1,7 @@
 //! PyO3 bindings: extract arguments, release the GIL around kernel calls, convert results.
 //! Ids, defaults and user-facing conveniences live in the Python facade.
 
+mod cli;
 mod compress;
 mod config;
 mod convert;
@@ -36,11 +37,39 @@ pub struct PyGraph {
     inner: Arc<Graph>,
 }
 
-/// The progress status line after ``done`` of ``total`` units (0: unknown) in ``elapsed``
-/// seconds; ``last``: the line written when the work ends.
+/// A byte count as the command line shows it (``24.1 KiB``).
 #[pyfunction]
-fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last: bool) -> String {
-    crate::progress::status_line(desc, unit, done, total, elapsed, last)
+fn human_bytes(n: f64) -> String {
+    crate::human::bytes(n)
+}
+
+/// A duration in seconds as the command line shows it (``35 µs``, ``9.2 ms``).
+#[pyfunction]
+fn human_seconds(s: f64) -> String {
+    crate::human::seconds(s)
+}
+
+/// When and what to write of the progress status line on a stream (`progress::StatusLine`).
+#[pyclass(module = "instant_embedding._core", name = "StatusLine")]
+struct PyStatusLine {
+    inner: crate::progress::StatusLine,
+}
+
+#[pymethods]
+impl PyStatusLine {
+    #[new]
+    fn new(desc: &str, unit: &str, in_place: bool, now: f64) -> Self {
+        let inner = crate::progress::StatusLine::new(desc, unit, in_place, now);
+        PyStatusLine { inner }
+    }
+
+    fn update(&mut self, done: u64, total: u64, now: f64) -> Option<String> {
+        self.inner.update(done, total, now)
+    }
+
+    fn finish(&mut self, done: u64, total: u64, now: f64) -> Option<String> {
+        self.inner.finish(done, total, now)
+    }
 }
 
 /// A count given as an argument (``num_nodes``): an int >= 0.
@@ -447,96 +476,29 @@ fn node_costs<'py>(
 
 /// What ``info`` reports of a graph: its facts, degree statistics and the spread of one
 /// node's embedding cost with ``config`` (``map``: a compressed config's fitted map) over a
-/// deterministic sample of ``sample`` nodes (``seed`` picks them), as a JSON-ready dict.
+/// deterministic sample of ``sample`` nodes (``seed`` picks them); as JSON text and as the
+/// text ``info`` prints, whose first line names the graph ``label``.
 #[pyfunction]
-#[pyo3(signature = (graph, config, map=None, sample=50, seed=0))]
-fn graph_info<'py>(
-    py: Python<'py>,
+#[pyo3(signature = (graph, config, label, map=None, sample=50, seed=0))]
+fn graph_info(
+    py: Python<'_>,
     graph: &PyGraph,
     config: &PyEmbeddingConfig,
+    label: &str,
     map: Option<&compress::PyLinearMap>,
     sample: usize,
     seed: u64,
-) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-    use pyo3::types::PyDict;
-    use std::collections::BTreeMap;
+) -> PyResult<(String, String)> {
     let (cfg, g) = (config.inner, graph.inner.clone());
     let map = map.map(|m| m.inner.clone());
     let threads = crate::parallel::resolve_threads(None).py_err()?;
-    let (deg, est) = py
+    let report = py
         .detach(move || {
-            let deg = crate::graph::stats::degree_stats(&g)?;
-            let est = kembed::cost::estimate(&g, &cfg, map.as_deref(), sample, seed)?;
-            Ok::<_, crate::error::Error>((deg, est))
+            kembed::report::Report::measure(&g, &cfg, map.as_deref(), sample, seed, threads)
         })
         .py_err()?;
-    let g = &graph.inner;
-    let out = PyDict::new(py);
-    let path = g.path().map(|p| p.to_string_lossy().into_owned());
-    out.set_item("path", path)?;
-    out.set_item("nodes", g.num_nodes())?;
-    out.set_item("edges", g.num_edges())?;
-    out.set_item("arcs", g.num_arcs())?;
-    out.set_item("directed", g.directed())?;
-    out.set_item("weighted", g.weighted())?;
-    out.set_item("id_kind", graph.id_kind())?;
-    out.set_item("permuted", g.permuted())?;
-    out.set_item("file_bytes", g.path().map(|_| g.image().len()))?;
-    let log = PyDict::new(py);
-    // The log's facts in name order, its merge rule by name.
-    for (k, v) in graph
-        .log_info()
-        .unwrap_or_default()
-        .into_iter()
-        .collect::<BTreeMap<_, _>>()
-    {
-        match k {
-            "merge_max" => log.set_item("merge", if v == 1 { "max" } else { "sum" })?,
-            _ => log.set_item(k, v)?,
-        }
-    }
-    let log = if log.is_empty() { None } else { Some(log) };
-    out.set_item("log", log)?;
-    let d = PyDict::new(py);
-    d.set_item("kind", if g.directed() { "out-degree" } else { "degree" })?;
-    d.set_item("min", deg.min)?;
-    d.set_item("mean", deg.mean)?;
-    d.set_item("median", deg.median)?;
-    d.set_item("max", deg.max)?;
-    let zero = if g.directed() {
-        "zero_out_degree"
-    } else {
-        "isolated"
-    };
-    d.set_item(zero, deg.zero)?;
-    out.set_item("degree", d)?;
-    let e = PyDict::new(py);
-    e.set_item("settings", config.to_dict(py)?)?;
-    e.set_item("sample", est.sample)?;
-    if est.sample > 0 {
-        let spreads = [
-            ("support_nodes", est.support),
-            ("seconds_per_node", est.seconds),
-            ("touched_nodes", est.touched),
-            ("edge_updates", est.pushes),
-            ("workspace_bytes", est.heap_bytes),
-        ];
-        for (name, s) in spreads {
-            let q = PyDict::new(py);
-            q.set_item("median", s.median)?;
-            q.set_item("p95", s.p95)?;
-            q.set_item("max", s.max)?;
-            e.set_item(name, q)?;
-        }
-        let out_bytes = 4 * cfg.dim as u64;
-        e.set_item("threads", threads)?;
-        e.set_item("output_bytes_per_node", out_bytes)?;
-        let n = g.num_nodes() as f64;
-        e.set_item("all_nodes_seconds", est.mean_seconds * n / threads as f64)?;
-        e.set_item("all_nodes_output_bytes", out_bytes * g.num_nodes() as u64)?;
-    }
-    out.set_item("estimate", e)?;
-    Ok(out)
+    let json = serde_json::to_string(&report).expect("a report serializes");
+    Ok((json, report.text(label)))
 }
 
 /// Embeddings of internal nodes `nodes` as a (len(nodes), dim) float32 array, smoothed as
@@ -602,6 +564,37 @@ fn smooth<'py>(
         })
         .py_err()?;
     out.into_pyarray(py).reshape([k, dim])
+}
+
+/// The `k` rows of `rows` most cosine-similar to row `v` (itself left out), most similar
+/// first, with their similarity (for `demo`).
+#[pyfunction]
+fn cosine_nearest(
+    rows: PyReadonlyArray2<'_, f32>,
+    v: usize,
+    k: usize,
+) -> PyResult<Vec<(usize, f64)>> {
+    let (flat, dim) = row_major(&rows);
+    kembed::similarity::nearest(&flat, dim, v, k).py_err()
+}
+
+/// Each row's group (0 or 1) by cosine 2-means started at the rows `seeds` (for `demo`).
+#[pyfunction]
+fn cosine_two_means<'py>(
+    py: Python<'py>,
+    rows: PyReadonlyArray2<'py, f32>,
+    seeds: [usize; 2],
+    rounds: usize,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let (flat, dim) = row_major(&rows);
+    let groups = kembed::similarity::two_means(&flat, dim, seeds, rounds).py_err()?;
+    Ok(groups.into_pyarray(py))
+}
+
+/// A 2-D array's values in row-major order, and its row length.
+fn row_major(rows: &PyReadonlyArray2<'_, f32>) -> (Vec<f32>, usize) {
+    let view = rows.as_array();
+    (view.iter().copied().collect(), view.ncols())
 }
 
 /// `(dim(key), sign(key))` of the frozen signed hash (for tests and other implementations).
@@ -674,12 +667,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
-    m.add_function(wrap_pyfunction!(status_line, m)?)?;
+    m.add_class::<PyStatusLine>()?;
+    m.add_function(wrap_pyfunction!(cli::cli_commands, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_flag, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(human_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(output::sidecar_path, m)?)?;
     m.add_class::<output::PyAtomicFile>()?;
     m.add_function(wrap_pyfunction!(compress::fit_map, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(cosine_nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(cosine_two_means, m)?)?;
     m.add_function(wrap_pyfunction!(hash_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(py_splitmix64, m)?)?;
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;

@@ -152,8 +152,21 @@ fn with_changes(
     Ok(opts)
 }
 
+/// The names an option of a choice takes (a format: "auto" or a format's name).
+pub(super) fn choices(s: &ReadSetting) -> Option<Vec<&'static str>> {
+    match s.kind {
+        ReadKind::Choice(c) => Some(c.to_vec()),
+        ReadKind::Format => Some(
+            std::iter::once("auto")
+                .chain(FORMATS.iter().map(|f| f.name))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// A default as users read it in `--help` and the docs.
-fn shown_default(s: &ReadSetting) -> String {
+pub(super) fn shown_default(s: &ReadSetting) -> String {
     match ReadOptions::default().get(s.name) {
         Some(ReadValue::Text(t)) => t,
         Some(ReadValue::Int(i)) if s.kind == ReadKind::Size => format_size(i),
@@ -215,16 +228,7 @@ impl PyReadOptions {
                 let d = PyDict::new(py);
                 d.set_item("name", s.name)?;
                 d.set_item("type", s.kind.name())?;
-                let choices = match s.kind {
-                    ReadKind::Choice(c) => Some(PyTuple::new(py, c)?),
-                    ReadKind::Format => Some(PyTuple::new(
-                        py,
-                        std::iter::once("auto")
-                            .chain(FORMATS.iter().map(|f| f.name))
-                            .collect::<Vec<_>>(),
-                    )?),
-                    _ => None,
-                };
+                let choices = choices(s).map(|c| PyTuple::new(py, c)).transpose()?;
                 d.set_item("choices", choices)?;
                 d.set_item("default", shown_default(s))?;
                 d.set_item(

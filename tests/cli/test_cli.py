@@ -11,8 +11,8 @@ import instant_embedding as ie
 import numpy as np
 import pytest
 from helpers import run_cli as run
-from instant_embedding import cli
-from instant_embedding.export import read_embeddings
+from instant_embedding import _core, cli
+from instant_embedding.export import FORMATS, read_embeddings
 
 EDGES = "# tiny graph\n0 1\n1 2\n2 0\n2 3\n3 4\n4 5\n5 3\n"
 
@@ -248,3 +248,81 @@ def test_convert_mat_and_bcsr_from_the_command_line(tmp_path):
     # a directed reading of a symmetric matrix keeps both arcs
     run("convert", "m.mat", "d.graph", "--var", "extra", "--directed", cwd=tmp_path)
     assert ie.Graph.open(tmp_path / "d.graph").num_edges == 4
+
+
+def test_parser_types_defaults_and_repeats():
+    """The flags of the kernel's table (``_core.cli_commands``) parse as docs/CLI.md says."""
+    p = cli.build_parser()
+    a = p.parse_args(["reorder", "g", "o"])
+    assert (a.method, a.rounds, a.threads) == ("communities", _core.DEFAULT_REORDER_ROUNDS, None)
+    a = p.parse_args(["reorder", "g", "o", "--rounds", "3", "--workers", "2"])
+    assert (a.rounds, a.threads) == (3, 2)
+    a = p.parse_args(["embed", "karate", "-o", "e.npy"])
+    assert (a.nodes, a.prefetch, a.batch_size, a.format, a.dim) == ("all", False, None, None, 512)
+    a = p.parse_args(["embed", "-i", "g", "-o", "-", "--batch-size", "7", "--prefetch", "-d", "8"])
+    assert (a.graph, a.input, a.batch_size, a.prefetch, a.dim) == (None, "g", 7, True, 8)
+    a = p.parse_args(["update", "g", "--add", "x", "--add", "y", "--remove-nodes", "n"])
+    assert (a.add, a.remove, a.remove_nodes, a.merge) == (["x", "y"], None, ["n"], None)
+    a = p.parse_args(["convert", "a", "b", "c", "-i", "d", "--reorder", "bfs"])
+    assert (a.paths, a.input, a.output, a.reorder) == (["a", "b", "c"], ["d"], None, "bfs")
+    assert p.parse_args(["info", "g"]).sample == 50 and not p.parse_args(["info", "g"]).json
+    assert p.parse_args(["demo"]).dim == 128  # the demo's own default
+    # generated flags: settings (with aliases) and reading options (negatives, column indices)
+    a = p.parse_args(["embed", "g", "-o", "x", "--dimensions", "8", "--eps", "1e-5"])
+    assert (a.dim, a.eps, a.value) == (8, 1e-5, "p+r")
+    a = p.parse_args(["convert", "a", "b", "--undirected", "--sep", ";", "--src-col", "2"])
+    assert (a.directed, a.weighted, a.delimiter, a.src_col, a.dst_col) == (
+        False,
+        None,
+        ";",
+        2,
+        None,
+    )
+    a = p.parse_args(["update", "g", "--no-header", "--dst-col", "to"])
+    assert (a.header, a.dst_col) == (False, "to")
+    bad_lines = (
+        ["reorder", "g", "o", "--method", "x"],
+        ["update", "g", "--merge", "min"],
+        ["convert", "a", "b", "--weighted", "--unweighted"],
+        ["update", "g", "--directed"],  # the graph settles it
+    )
+    for bad in bad_lines:
+        with pytest.raises(SystemExit):
+            p.parse_args(bad)
+    # --format offers every format the facade writes
+    (embed,) = [c for c in _core.cli_commands() if c["name"] == "embed"]
+    (fmt,) = [f for f in embed["flags"] if f.get("names") == ["--format"]]
+    assert tuple(fmt["choices"]) == FORMATS
+
+
+def _numpy_demo_facts(emb, seeds, k=3, rounds=20):
+    """The demo's facts computed with numpy: cosine neighbours of the seeds and cosine 2-means
+    started at them (the oracle of the kernel's ``cosine_nearest`` / ``cosine_two_means``)."""
+    unit = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    sim = unit @ unit.T
+    near = {v: [u for u in np.argsort(-sim[v], kind="stable") if u != v][:k] for v in seeds}
+    centroids, groups = unit[list(seeds)], None
+    for _ in range(rounds):
+        new = np.argmax(unit @ centroids.T, axis=1)
+        if groups is not None and np.array_equal(new, groups):
+            break
+        groups = new
+        means = np.stack(
+            [unit[groups == c].mean(0) if np.any(groups == c) else centroids[c] for c in (0, 1)]
+        )
+        centroids = means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+    return near, sim, groups
+
+
+@pytest.mark.parametrize("dim,value", [(128, "p+r"), (16, "p"), (64, "log1p")])
+def test_demo_facts_match_numpy(dim, value):
+    for g, seeds in ((ie.datasets.karate(), (0, 33)), (ie.datasets.lesmis(), (3, 60))):
+        emb = ie.InstantEmbedding(dim=dim, value=value).embed(g, g.nodes)
+        near, sim, groups = _numpy_demo_facts(emb, seeds)
+        for v in seeds:
+            got = _core.cosine_nearest(emb, v, 3)
+            assert [u for u, _ in got] == near[v]
+            assert np.allclose([s for _, s in got], sim[v, near[v]], atol=1e-5)
+        assert np.array_equal(_core.cosine_two_means(emb, seeds, 20), groups)
+    with pytest.raises(ValueError, match="row 34 of 34"):
+        _core.cosine_nearest(emb[:34], 34, 3)
