@@ -274,19 +274,21 @@ def embed_job(
     map: LinearMap | None = None,
     batch_size: int | None = None,
     progress: Callable[[int, int], object] | None = None,
-    sink: EmbeddingFile
-    | Callable[[npt.NDArray[np.uint32], npt.NDArray[np.float32]], object]
-    | None = None,
+    sink: EmbeddingFile | None = None,
 ) -> npt.NDArray[np.float32] | None: ...
+def output_format(path: str | os.PathLike[str], format: str | None = None) -> str: ...
 
 @final
 class EmbeddingFile:
     def __new__(
-        cls, path: str | os.PathLike[str], format: str, dim: int, num_rows: int | None = None
+        cls,
+        path: str | os.PathLike[str],
+        format: str,
+        dim: int,
+        num_rows: int | None = None,
+        writer: object = None,
     ) -> EmbeddingFile: ...
-    def write(
-        self, ids: npt.NDArray[np.int64] | list[str], rows: npt.NDArray[np.float32]
-    ) -> None: ...
+    def write(self, ids: object, rows: npt.NDArray[np.float32]) -> None: ...
     @property
     def rows_written(self) -> int: ...
     def close(self) -> None: ...
@@ -307,7 +309,15 @@ def word2vec_lines(
 ) -> str: ...
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None: ...
 def sidecar_path(path: str | os.PathLike[str], int_ids: bool) -> str: ...
-def graph_file_len(header: bytes) -> int: ...
+def content_key(header: bytes, log_head: bytes | None, name: str) -> str: ...
+def cached_copy(
+    directory: str | os.PathLike[str],
+    header: bytes,
+    log_head: bytes | None,
+    what: str,
+    fill: Callable[[str], object],
+) -> str: ...
+def clear_copies(directory: str | os.PathLike[str]) -> None: ...
 
 @final
 class LinearMap:
@@ -385,10 +395,10 @@ def reorder_graph(
     output: str,
     *,
     method: str = "communities",
-    rounds: int = ...,
+    rounds: int | None = None,
     threads: int | None = None,
     progress: Callable[[int, int], object] | None = None,
-    order: npt.NDArray[np.uint32] | None = None,
+    order: npt.ArrayLike | None = None,
 ) -> dict[str, Any]: ...
 def read_edges(inputs: list[str], options: ReadOptions, graph: Graph) -> dict[str, Any]: ...
 def convert_native(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import hashlib
 import os
 import re
 import shutil
@@ -31,11 +30,6 @@ from ._docs import doc
 from .embedding import InstantEmbedding
 from .errors import BudgetExceededError, GraphFormatError, InstantEmbeddingError, NodeNotFoundError
 from .graph import Graph
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no lock (processes may both download)
-    fcntl = None  # type: ignore[assignment]
 
 # What users and adapter authors call (docs/DISTRIBUTED.md); the rest is the adapters' plumbing.
 __all__ = [
@@ -90,32 +84,12 @@ def _head(path: str, n: int = _core.HEADER_LEN) -> bytes:
         return f.read(n)
 
 
-def _key(*heads: bytes) -> str:
-    return hashlib.sha256(b"".join(heads)).hexdigest()[:32]
-
-
 def header_digest(path: PathLike, header: bytes | None = None) -> str:
     """The content key of a graph file (of ``header``, its first bytes read from ``path``, if
     given): a digest of the header, which holds every section's checksum and its own.
     :class:`GraphFormatError` naming ``path`` unless the kernel accepts the header."""
     header = _head(os.fspath(path)) if header is None else header
-    try:
-        _core.graph_file_len(header)
-    except GraphFormatError as e:
-        raise GraphFormatError(f"{os.fspath(path)}: {e}") from None
-    return _key(header)
-
-
-@contextlib.contextmanager
-def _file_lock(path: str) -> Iterator[None]:
-    """An exclusive inter-process lock (``flock``; elsewhere none: processes may both copy)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # closing it releases the lock
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return _core.content_key(header, None, os.fspath(path))
 
 
 def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
@@ -126,42 +100,6 @@ def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
         dst.write(head)
         dst.flush()
         os.fsync(dst.fileno())
-
-
-def _cached_copy(d: str, header: bytes, log_head: bytes | None, uri: str, fill: Any) -> str:
-    """The cache entry of a graph (with its log at the commit ``log_head`` names): made once,
-    under a file lock, by ``fill`` in a private directory, checked as :meth:`Graph.validate`
-    and renamed into place, the log first (a finished name always has its log)."""
-    final = os.path.join(d, f"{_key(header, log_head or b'')}.graph")
-
-    def done() -> bool:  # entries appear whole, by rename; the kernel checks them on open
-        return os.path.exists(final) and (log_head is None or os.path.exists(final + ".live"))
-
-    if done():
-        return final
-    with _file_lock(final + ".lock"):
-        if done():  # copied by another process meanwhile
-            return final
-        work = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.tmp-{os.getpid()}-", dir=d)
-        try:
-            g = os.path.join(work, "g.graph")
-            fill(g)
-            if _head(g) != header:
-                raise GraphFormatError(
-                    f"copy of {uri} has a different header than the object had before the "
-                    "download (it was replaced during the download; retry)"
-                )
-            try:
-                Graph.open(g).validate()  # the mapping is dropped before the renames
-            except GraphFormatError as e:
-                what = uri if log_head is None else f"{uri}.live"
-                raise GraphFormatError(f"copy of {what} failed verification: {e}") from None
-            if log_head is not None:
-                os.replace(g + ".live", final + ".live")
-            os.replace(g, final)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return final
 
 
 def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> str:
@@ -189,10 +127,9 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
         raise FileNotFoundError(f"graph file not found: {uri}") from None
     except IsADirectoryError:
         raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    header_digest(uri, header)
     d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
     os.makedirs(d, exist_ok=True)
-    base = _cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g))
+    base = os.fspath(_core.cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g)))
     last: Exception | None = None
     for _ in range(3):  # a compaction may replace the log between two reads: read again
         try:
@@ -211,7 +148,7 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
                 shutil.copyfile(base, g)
 
         try:
-            return _cached_copy(d, header, head, uri, fill)
+            return os.fspath(_core.cached_copy(d, header, head, uri, fill))
         except GraphFormatError as e:
             last = e
     raise GraphFormatError(
@@ -236,7 +173,7 @@ def ship_file(path: str) -> tuple[str, str]:
     d = _ship_dir[0]
     g = Graph.open(path)
     if (g.log_info() or {}).get("commits"):
-        commit = _key(_head(path), _head(path + ".live", _LOG_HEAD_LEN))
+        commit = _core.content_key(_head(path), _head(path + ".live", _LOG_HEAD_LEN), path)
         folded = os.path.join(d, f"fold-{commit}.graph")
         if not os.path.exists(folded):
             g.save(folded)
@@ -307,15 +244,8 @@ def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> No
     graphs in ``cache_dir`` (safe on POSIX while another process maps one)."""
     with _lock:
         _graphs.clear()
-    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
-    if files and os.path.isdir(d):
-        for name in os.listdir(d):
-            p = os.path.join(d, name)
-            if ".graph.tmp-" in name:  # a killed copy's working directory
-                shutil.rmtree(p, ignore_errors=True)
-            elif name.endswith((".graph", ".graph.live", ".lock")):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(p)
+    if files:
+        _core.clear_copies(os.fspath(cache_dir) if cache_dir is not None else default_cache_dir())
 
 
 # ---------------------------------------------------------------------------------- tasks
@@ -326,18 +256,10 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
     sequence) as int64 or str, checked by the kernel's id rule (nulls: ``ValueError``)."""
     if isinstance(node_ids, (str, bytes)) or np.isscalar(node_ids):
         raise TypeError(f"node_ids must be a sequence or array of ids, got a scalar {node_ids!r}")
-    library = type(node_ids).__module__.split(".")[0]
-    if library == "pyarrow":  # Array or ChunkedArray, dictionaries decoded
-        node_ids = node_ids.to_numpy(zero_copy_only=False)
-    elif library == "pandas":
-        if not hasattr(node_ids, "hasnans"):
-            raise TypeError("node ids must be one column (a Series), not a DataFrame")
-        if not node_ids.hasnans:
-            node_ids = node_ids.to_numpy()
-        elif node_ids.dtype.kind in "iuf":  # numbers with nulls: NaN is the kernel's null
-            node_ids = node_ids.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            node_ids = node_ids.to_numpy(dtype=object, na_value=None)
+    if hasattr(node_ids, "columns"):
+        raise TypeError("node ids must be one column (a Series), not a DataFrame")
+    if getattr(node_ids, "hasnans", False) and node_ids.dtype.kind in "iuf":
+        node_ids = node_ids.to_numpy(dtype=np.float64, na_value=np.nan)  # the kernel's null
     return _core.node_ids(node_ids, "auto", "node ids", "node", 0)
 
 

@@ -247,27 +247,6 @@ class InstantEmbedding:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"InstantEmbedding({args})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"params": self._params}
-        if self.__dict__.get("_map") is not None:
-            state["map"] = self._map  # pickles as its bytes
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        params = dict(state["params"])
-        threads = params.pop("threads")
-        self._set(params, threads)
-        if state.get("map") is not None:
-            self._attach(state["map"])
-
-    def _attach(self, fitted: _core.LinearMap) -> None:
-        if fitted.config != self.config:
-            raise ValueError(
-                f"the linear map was fitted for {fitted.config!r}, not for this model's "
-                f"{self.config!r}"
-            )
-        object.__setattr__(self, "_map", fitted)
-
     @property
     def compressed(self) -> bool:
         """Whether rows are hashed into ``wide_dim`` and mapped to ``dim`` (``wide_dim > 0``)."""
@@ -341,7 +320,7 @@ class InstantEmbedding:
             fitted = _core.LinearMap.from_bytes(f.read())
         settings: dict[str, Any] = fitted.config.to_dict()
         model = cls(**settings, threads=threads)
-        model._attach(fitted)
+        object.__setattr__(model, "_map", fitted)  # (pickles as its bytes, with the model)
         return model
 
     def _threads(self, threads: Any) -> int | None:

@@ -550,17 +550,6 @@ def reorder_file(
     """:meth:`Graph.reorder` without reopening; returns the writer's statistics."""
     from ._progress import ByteProgress
 
-    if isinstance(rounds, bool) or not isinstance(rounds, int):
-        raise TypeError(f"rounds must be an int, got {rounds!r}")
-    perm = None
-    if order is not None:
-        a = np.asarray(order)
-        if a.ndim != 1 or a.dtype.kind not in "iu":
-            raise TypeError("order must be a 1-d array of integers")
-        n = graph.num_nodes
-        if len(a) != n or (n and (a.min() < 0 or a.max() >= n)):  # (the kernel checks the rest)
-            raise ValueError(f"order must be a permutation of 0..{n - 1} (got {len(a)} entries)")
-        perm = a.astype(np.uint32)
     bars: list[ByteProgress] = []  # one for computing the order, one for writing
 
     def hook(done: int, total: int) -> None:
@@ -578,7 +567,7 @@ def reorder_file(
             rounds=rounds,
             threads=threads,
             progress=hook if progress else None,
-            order=perm,
+            order=order,
         )
     finally:
         for b in bars:

@@ -183,3 +183,53 @@ pub(super) fn info_dict(i: &LogInfo) -> std::collections::HashMap<&'static str, 
         ("merge_max", u64::from(i.merge_max)),
     ])
 }
+
+/// The content key of a graph file (32 hex digits) from its header and, for a copy with its
+/// change log, the log's head; ``GraphFormatError`` naming ``name`` for an invalid header.
+#[pyfunction]
+#[pyo3(signature = (header, log_head, name))]
+pub fn content_key(header: &[u8], log_head: Option<&[u8]>, name: &str) -> PyResult<String> {
+    crate::live::copy::content_key(header, log_head, name).py_err()
+}
+
+/// The cache entry in ``directory`` of the graph beginning with ``header`` (with its change
+/// log at the commit ``log_head`` names): made once, under a file lock, by ``fill(path)``
+/// (which writes the graph to ``path`` and its log to ``path.live``), checked completely and
+/// renamed into place; its path. ``what`` names the source in errors.
+#[pyfunction]
+pub fn cached_copy(
+    py: Python<'_>,
+    directory: PathBuf,
+    header: Vec<u8>,
+    log_head: Option<Vec<u8>>,
+    what: &str,
+    fill: Py<PyAny>,
+) -> PyResult<PathBuf> {
+    let (r, pending) = py.detach(move || {
+        let pending: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
+        let mut call = |path: &std::path::Path| {
+            Python::attach(|py| fill.call1(py, (path.to_string_lossy(),)).map(drop)).map_err(|e| {
+                *pending.borrow_mut() = Some(e);
+                Error::Cancelled
+            })
+        };
+        let r = crate::live::copy::cached_copy(
+            &directory,
+            &header,
+            log_head.as_deref(),
+            what,
+            &mut call,
+        );
+        (r, pending.into_inner())
+    });
+    match (r, pending) {
+        (Err(_), Some(e)) => Err(e),
+        (r, _) => r.py_err(),
+    }
+}
+
+/// Removes the cache entries in ``directory`` (see ``cached_copy``).
+#[pyfunction]
+pub fn clear_copies(py: Python<'_>, directory: PathBuf) -> PyResult<()> {
+    py.detach(|| crate::live::copy::clear(&directory)).py_err()
+}

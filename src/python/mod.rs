@@ -43,17 +43,17 @@ fn status_line(desc: &str, unit: &str, done: u64, total: u64, elapsed: f64, last
     crate::progress::status_line(desc, unit, done, total, elapsed, last)
 }
 
-/// A count given as an argument (``num_nodes``): an int >= 0.
-fn count_argument(x: &Bound<'_, PyAny>) -> PyResult<usize> {
+/// A count given as the argument `name` (``num_nodes``, ``num_rows``): an int >= 0.
+fn count_argument(x: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
     let t = x.get_type().name()?.to_string();
     if t == "bool" || t == "bool_" || !x.hasattr("__index__")? {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "num_nodes must be an int, got {t}"
+            "{name} must be an int, got {t}"
         )));
     }
     let n: i128 = x.call_method0("__index__")?.extract()?;
     usize::try_from(n).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err(format!("num_nodes must be >= 0, got {n}"))
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {n}"))
     })
 }
 
@@ -168,7 +168,9 @@ impl PyGraph {
                 )))
             }
         };
-        let num_nodes = num_nodes.map(count_argument).transpose()?;
+        let num_nodes = num_nodes
+            .map(|n| count_argument(n, "num_nodes"))
+            .transpose()?;
         let g = py
             .detach(|| {
                 let mut e = build::index_edge_ids(ids, num_nodes)?;
@@ -630,13 +632,6 @@ fn xxh3_64(data: &[u8]) -> u64 {
     crate::graph::format::checksum(data)
 }
 
-/// The file length that a graph file's first ``HEADER_LEN`` bytes declare, after checking them
-/// (``GraphFormatError`` if they are not a valid graph header).
-#[pyfunction]
-fn graph_file_len(header: &[u8]) -> PyResult<u64> {
-    crate::graph::format::declared_len(header).py_err()
-}
-
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
     crate::parallel::resolve_threads(threads).py_err()
@@ -673,6 +668,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::output_format, m)?)?;
+    m.add_function(wrap_pyfunction!(live::content_key, m)?)?;
+    m.add_function(wrap_pyfunction!(live::cached_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(live::clear_copies, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_function(wrap_pyfunction!(status_line, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
@@ -685,7 +684,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(graph_file_len, m)?)?;
     m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
     // A change log's header and superblocks: the bytes that name its newest commit.
     m.add("LOG_HEAD_LEN", crate::graph::log_format::DATA_START)?;

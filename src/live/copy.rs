@@ -1,0 +1,134 @@
+//! Verified copies of a graph file (and of its change log at one commit) in a cache directory
+//! shared by processes: what the engines' workers read a remote graph from. An entry is named
+//! by its content key, made once (under an exclusive lock) in a private directory, checked
+//! completely and renamed into place, so a name that exists is always a whole, valid copy.
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The content key of a graph file, from its header (which holds every section's checksum
+/// and its own) and, for a copy with its change log, the log's head (its newest commit):
+/// 32 hex digits. A header the kernel does not accept is a format error naming `name`.
+pub fn content_key(header: &[u8], log_head: Option<&[u8]>, name: &str) -> Result<String> {
+    crate::graph::format::declared_len(header)
+        .map_err(|e| Error::format(format!("{name}: {e}")))?;
+    let mut bytes = header.to_vec();
+    bytes.extend_from_slice(log_head.unwrap_or_default());
+    Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)))
+}
+
+/// Waits for the exclusive `flock` of `path` (created if missing), held until the file closes.
+/// Elsewhere than Unix there is no lock: two processes may then both make the copy.
+fn lock(path: &Path) -> Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a valid descriptor we own; closing it releases the lock.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(Error::io(path, std::io::Error::last_os_error()));
+        }
+    }
+    Ok(f)
+}
+
+/// The cache entry in `dir` of the graph whose file begins with `header` (with its change log
+/// at the commit `log_head` names, if given): made by `fill`, which writes the graph file to
+/// the path it gets (and the log beside it, `PATH.live`), unless the entry exists. The copy
+/// must begin with `header` (else the source changed while it was read) and pass every check
+/// of `validate` before it is renamed into place, the log first. `what` names the source in
+/// errors.
+pub fn cached_copy(
+    dir: &Path,
+    header: &[u8],
+    log_head: Option<&[u8]>,
+    what: &str,
+    fill: &mut dyn FnMut(&Path) -> Result<()>,
+) -> Result<PathBuf> {
+    let key = content_key(header, log_head, what)?;
+    let entry = dir.join(format!("{key}.graph"));
+    let live = crate::live::log_path(&entry);
+    let done = || entry.exists() && (log_head.is_none() || live.exists());
+    if done() {
+        return Ok(entry);
+    }
+    let _lock = lock(&dir.join(format!("{key}.graph.lock")))?;
+    if done() {
+        return Ok(entry); // copied by another process meanwhile
+    }
+    let work = tempfile::Builder::new()
+        .prefix(&format!(".{key}.graph.tmp-{}-", std::process::id()))
+        .tempdir_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    let copy = work.path().join("g.graph");
+    fill(&copy)?;
+    let mut head = vec![0; header.len()];
+    let same = File::open(&copy)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| head == header);
+    if !same {
+        return Err(Error::format(format!(
+            "copy of {what} has a different header than the object had before the download \
+             (it was replaced during the download; retry)"
+        )));
+    }
+    match crate::live::open::open(&copy, false).and_then(|g| g.validate()) {
+        Err(Error::Format(m)) => {
+            let source = match log_head {
+                Some(_) => format!("{what}.live"),
+                None => what.to_string(),
+            };
+            return Err(Error::format(format!(
+                "copy of {source} failed verification: {m}"
+            )));
+        }
+        Err(e) => return Err(e),
+        Ok(()) => {}
+    }
+    if log_head.is_some() {
+        let from = crate::live::log_path(&copy);
+        fs::rename(&from, &live).map_err(|e| Error::io(&live, e))?;
+    }
+    fs::rename(&copy, &entry).map_err(|e| Error::io(&entry, e))?;
+    Ok(entry)
+}
+
+/// Removes the cache entries in `dir` (graphs, logs, locks, and the working directories of
+/// copies that were killed); safe on POSIX while another process maps an entry.
+pub fn clear(dir: &Path) -> Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| Error::io(dir, e))?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let gone = if name.contains(".graph.tmp-") {
+            let _ = fs::remove_dir_all(&path); // a killed copy's: whatever is left of it
+            Ok(())
+        } else if [".graph", ".graph.live", ".lock"]
+            .iter()
+            .any(|s| name.ends_with(s))
+        {
+            fs::remove_file(&path)
+        } else {
+            Ok(())
+        };
+        match gone {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(&path, e));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
