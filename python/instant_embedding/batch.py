@@ -47,7 +47,6 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 _URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_LOG_HEAD_LEN = _core.LOG_HEAD_LEN  # a change log's header and superblocks: its newest commit
 _COPY_CHUNK = 8 << 20
 _MAX_OPEN_GRAPHS = 8
 
@@ -79,17 +78,11 @@ def default_cache_dir() -> str:
     return os.path.join(tempfile.gettempdir(), f"instant-embedding-{uid}", "graphs")
 
 
-def _head(path: str, n: int = _core.HEADER_LEN) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(n)
-
-
-def header_digest(path: PathLike, header: bytes | None = None) -> str:
-    """The content key of a graph file (of ``header``, its first bytes read from ``path``, if
-    given): a digest of the header, which holds every section's checksum and its own.
-    :class:`GraphFormatError` naming ``path`` unless the kernel accepts the header."""
-    header = _head(os.fspath(path)) if header is None else header
-    return _core.content_key(header, None, os.fspath(path))
+def header_digest(path: PathLike) -> str:
+    """The content key of a graph file: a digest of its header, which holds every section's
+    checksum and its own. :class:`GraphFormatError` naming ``path`` unless the kernel accepts
+    the header."""
+    return _core.file_key(os.fspath(path))
 
 
 def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
@@ -133,10 +126,11 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
     last: Exception | None = None
     for _ in range(3):  # a compaction may replace the log between two reads: read again
         try:
-            head = bytes(fs.cat_file(rpath + ".live", start=0, end=_LOG_HEAD_LEN))
+            # a change log's header and superblocks: its newest commit
+            head = bytes(fs.cat_file(rpath + ".live", start=0, end=_core.LOG_HEAD_LEN))
         except FileNotFoundError:
             return base
-        if len(head) < _LOG_HEAD_LEN:
+        if len(head) < _core.LOG_HEAD_LEN:
             last = GraphFormatError(f"{uri}.live: change log is too short ({len(head)} bytes)")
             continue
 
@@ -164,28 +158,12 @@ def ship_file(path: str) -> tuple[str, str]:
     """``(file, key)`` to ship for the local graph at ``path``: named ``KEY.graph`` by its content
     (a hard link; else the file itself), so a graph rebuilt at the path ships under a new name,
     with a live graph's change log folded in (the graph file alone would drop its changes)."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"graph file not found: {path}")
     with _lock:
         if not _ship_dir:
             _ship_dir.append(tempfile.mkdtemp(prefix="instant-embedding-ship-"))
             atexit.register(shutil.rmtree, _ship_dir[0], True)
-    d = _ship_dir[0]
-    g = Graph.open(path)
-    if (g.log_info() or {}).get("commits"):
-        commit = _core.content_key(_head(path), _head(path + ".live", _LOG_HEAD_LEN), path)
-        folded = os.path.join(d, f"fold-{commit}.graph")
-        if not os.path.exists(folded):
-            g.save(folded)
-        path = folded
-    key = header_digest(path)
-    link = os.path.join(d, f"{key}.graph")
-    try:
-        if not os.path.exists(link):
-            os.link(path, link)
-        return link, key
-    except OSError:
-        return os.path.abspath(path), key
+    file, key = _core.ship_copy(path, _ship_dir[0])
+    return os.fspath(file), key
 
 
 def shipped_copy(p: str, key: str, name: str) -> str:
@@ -267,13 +245,16 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
 class EmbeddingTask:
     """What an engine ships to its workers (picklable, immutable): the graph as they see it, the
     model whole (a compressed one with its map; unfitted fails here, on the driver), threads
-    per batch, the URI cache and how errors name the graph (``label``, default the path)."""
+    per batch, the URI cache, how errors name the graph (``label``, default the path) and,
+    for a graph file the engine ships to every worker, its name and content key (``shipped``,
+    from :func:`ship_file`)."""
 
     graph_path: str
     model: InstantEmbedding
     threads: int | None = 1
     cache_dir: PathLike | None = None
     label: str | None = None
+    shipped: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, InstantEmbedding):
@@ -288,7 +269,16 @@ class EmbeddingTask:
 
     def at(self, graph_path: str) -> EmbeddingTask:
         """The same task reading ``graph_path`` (a worker-local copy); errors name the original."""
-        return dataclasses.replace(self, graph_path=graph_path)
+        return dataclasses.replace(self, graph_path=graph_path, shipped=None)
+
+    def on_worker(self, locate: Callable[[str], str | None]) -> EmbeddingTask:
+        """The task as a worker runs it: a shipped graph is read from ``locate(name)``, the
+        worker's copy, once checked to hold the shipped content (None: not on a worker; the
+        driver's file)."""
+        where = None if self.shipped is None else locate(self.shipped[0])
+        if where is None or self.shipped is None:
+            return self
+        return self.at(shipped_copy(where, self.shipped[1], self.shipped[0]))
 
     def graph(self) -> Graph:
         """The graph, opened once per process (see :func:`open_graph`)."""

@@ -101,6 +101,54 @@ pub fn cached_copy(
     Ok(entry)
 }
 
+/// The first `n` bytes of the file at `path` (fewer if it is shorter).
+fn head(path: &Path, n: usize) -> Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(n);
+    File::open(path)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, n as u64), &mut buf))
+        .map_err(|e| Error::io(path, e))?;
+    Ok(buf)
+}
+
+/// The content key of the graph file at `path` (see [`content_key`]).
+pub fn file_key(path: &Path) -> Result<String> {
+    let header = head(path, crate::graph::format::HEADER_LEN)?;
+    content_key(&header, None, &path.to_string_lossy())
+}
+
+/// The file to ship to an engine's workers for the local graph at `path`, and its content
+/// key: a hard link `KEY.graph` in `dir` (else the file itself), so a graph rebuilt at the
+/// path ships under a new name. A live graph with commits is first folded into one file
+/// (`fold-KEY.graph`, named by the graph and its log's newest commit): the graph file alone
+/// would drop its changes.
+pub fn ship_copy(path: &Path, dir: &Path) -> Result<(PathBuf, String)> {
+    if !path.is_file() {
+        let e = std::io::Error::new(std::io::ErrorKind::NotFound, "graph file not found");
+        return Err(Error::io(path, e));
+    }
+    let mut file = path.to_path_buf();
+    let graph = crate::live::open::open(path, false)?;
+    if graph.log_state().is_some_and(|s| s.info.commits > 0) {
+        let header = head(path, crate::graph::format::HEADER_LEN)?;
+        let log = head(
+            &crate::live::log_path(path),
+            crate::graph::log_format::DATA_START as usize,
+        )?;
+        let commit = content_key(&header, Some(&log), &path.to_string_lossy())?;
+        file = dir.join(format!("fold-{commit}.graph"));
+        if !file.exists() {
+            crate::live::save(&graph, &file)?;
+        }
+    }
+    let key = file_key(&file)?;
+    let link = dir.join(format!("{key}.graph"));
+    if link.exists() || fs::hard_link(&file, &link).is_ok() {
+        return Ok((link, key));
+    }
+    let file = std::path::absolute(&file).map_err(|e| Error::io(&file, e))?;
+    Ok((file, key))
+}
+
 /// Removes the cache entries in `dir` (graphs, logs, locks, and the working directories of
 /// copies that were killed); safe on POSIX while another process maps an entry.
 pub fn clear(dir: &Path) -> Result<()> {

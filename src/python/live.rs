@@ -233,3 +233,18 @@ pub fn cached_copy(
 pub fn clear_copies(py: Python<'_>, directory: PathBuf) -> PyResult<()> {
     py.detach(|| crate::live::copy::clear(&directory)).py_err()
 }
+
+/// The content key of the graph file at ``path`` (see ``content_key``).
+#[pyfunction]
+pub fn file_key(path: PathBuf) -> PyResult<String> {
+    crate::live::copy::file_key(&path).py_err()
+}
+
+/// ``(file, key)`` to ship to an engine's workers for the local graph at ``path``: a hard link
+/// named by its content in ``directory`` (else the file itself), a live graph's change log
+/// folded in first.
+#[pyfunction]
+pub fn ship_copy(py: Python<'_>, path: PathBuf, directory: PathBuf) -> PyResult<(PathBuf, String)> {
+    py.detach(|| crate::live::copy::ship_copy(&path, &directory))
+        .py_err()
+}

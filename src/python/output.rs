@@ -53,7 +53,7 @@ impl Hooks for PyHooks<'_> {
 /// writer outside it (Parquet through pyarrow, word2vec text to a stream), an object with
 /// ``write(ids, rows)``, ``close(kind)`` and ``abort()`` behind the kernel's checks.
 enum Backend {
-    Kernel(EmbeddingFile),
+    Kernel(Box<EmbeddingFile>),
     Python { check: RowCheck, writer: Py<PyAny> },
 }
 
@@ -100,7 +100,7 @@ struct FileSink<'a> {
 impl RowSink for FileSink<'_> {
     fn write(&mut self, graph: &Graph, nodes: &[u32], rows: &[f32]) -> Result<()> {
         if let Backend::Kernel(f) = &mut self.backend {
-            return RowSink::write(f, graph, nodes, rows);
+            return RowSink::write(f.as_mut(), graph, nodes, rows);
         }
         let ids = Ids::of_nodes(graph, nodes)?;
         let r = Python::attach(|py| self.backend.write(py, ids, rows));
@@ -161,10 +161,10 @@ impl PyEmbeddingFile {
                 check: RowCheck::new(dim, num_rows).py_err()?,
                 writer,
             },
-            None => Backend::Kernel(
+            None => Backend::Kernel(Box::new(
                 EmbeddingFile::create(&path, Format::parse(format).py_err()?, dim, num_rows)
                     .py_err()?,
-            ),
+            )),
         };
         Ok(PyEmbeddingFile {
             inner: Mutex::new(Some(backend)),
