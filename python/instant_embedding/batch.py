@@ -65,17 +65,7 @@ def is_remote(path: PathLike) -> bool:
 def default_cache_dir() -> str:
     """Where URIs are copied: ``$INSTANT_EMBEDDING_CACHE_DIR``, else ``$XDG_CACHE_HOME`` (or
     ``~/.cache``) ``/instant-embedding/graphs``, else (no writable home) a temporary directory."""
-    env = os.environ.get("INSTANT_EMBEDDING_CACHE_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    d = os.path.join(base, "instant-embedding", "graphs")
-    with contextlib.suppress(OSError):
-        os.makedirs(d, exist_ok=True)
-        if os.access(d, os.W_OK):
-            return d
-    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
-    return os.path.join(tempfile.gettempdir(), f"instant-embedding-{uid}", "graphs")
+    return os.fspath(_core.default_cache_dir())
 
 
 def header_digest(path: PathLike) -> str:
@@ -83,16 +73,6 @@ def header_digest(path: PathLike) -> str:
     checksum and its own. :class:`GraphFormatError` naming ``path`` unless the kernel accepts
     the header."""
     return _core.file_key(os.fspath(path))
-
-
-def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
-    # ``head``: a change log's superblocks as first read (a later commit's bytes lie past them)
-    with fs.open(rpath, "rb") as src, open(dst_path, "wb") as dst:
-        shutil.copyfileobj(src, dst, _COPY_CHUNK)
-        dst.seek(0)
-        dst.write(head)
-        dst.flush()
-        os.fsync(dst.fileno())
 
 
 def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> str:
@@ -114,41 +94,25 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
             "protocol's package, e.g. s3fs or gcsfs); or copy the file to a local path"
         ) from None
     fs, rpath = fsspec.core.url_to_fs(uri)
-    try:
-        header = bytes(fs.cat_file(rpath, start=0, end=_core.HEADER_LEN))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"graph file not found: {uri}") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
-    os.makedirs(d, exist_ok=True)
-    base = os.fspath(_core.cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g)))
-    last: Exception | None = None
-    for _ in range(3):  # a compaction may replace the log between two reads: read again
+
+    def read(suffix: str, length: int) -> bytes | None:
         try:
-            # a change log's header and superblocks: its newest commit
-            head = bytes(fs.cat_file(rpath + ".live", start=0, end=_core.LOG_HEAD_LEN))
+            return bytes(fs.cat_file(rpath + suffix, start=0, end=length))
         except FileNotFoundError:
-            return base
-        if len(head) < _core.LOG_HEAD_LEN:
-            last = GraphFormatError(f"{uri}.live: change log is too short ({len(head)} bytes)")
-            continue
+            return None
+        except IsADirectoryError:
+            raise IsADirectoryError(f"graph path is a directory: {uri}{suffix}") from None
 
-        def fill(g: str, head: bytes = head) -> None:
-            _download(fs, rpath + ".live", g + ".live", head)
-            try:
-                os.link(base, g)
-            except OSError:
-                shutil.copyfile(base, g)
+    def download(suffix: str, target: str, head: bytes) -> None:
+        with fs.open(rpath + suffix, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, _COPY_CHUNK)
+            dst.seek(0)
+            dst.write(head)
+            dst.flush()
+            os.fsync(dst.fileno())
 
-        try:
-            return os.fspath(_core.cached_copy(d, header, head, uri, fill))
-        except GraphFormatError as e:
-            last = e
-    raise GraphFormatError(
-        f"{uri}: could not copy the graph with its change log {uri}.live: {last}; copy "
-        "the graph file and its log together, or compact it first"
-    )
+    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
+    return os.fspath(_core.remote_copy(d, uri, read, download))
 
 
 _ship_dir: list[str] = []  # this process's, removed when it exits

@@ -241,12 +241,7 @@ class Graph:
         self._g.validate()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        path = self._g.path
-        if path is None:
-            raise TypeError(
-                "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)"
-            )
-        return (_reopen, (os.fspath(path), self._g.prefetch))
+        return (Graph, (self._g,))  # the native graph pickles by path; a read-only copy
 
     # ------------------------------------------------------------------ live graphs
     def _writer(self) -> _core.LiveWriter:
@@ -572,8 +567,3 @@ def reorder_file(
     finally:
         for b in bars:
             b.close()
-
-
-def _reopen(path: str, prefetch: bool) -> Graph:
-    """Unpickling: reopen the file with the same options."""
-    return Graph.open(path, prefetch=prefetch)

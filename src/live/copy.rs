@@ -101,6 +101,85 @@ pub fn cached_copy(
     Ok(entry)
 }
 
+/// Where remote graphs are copied by default: `$INSTANT_EMBEDDING_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME` (or `~/.cache`) `/instant-embedding/graphs` when it can be made and
+/// written, else `instant-embedding-UID/graphs` in the temporary directory (no writable home).
+pub fn default_dir() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(d) = var("INSTANT_EMBEDDING_CACHE_DIR") {
+        return d.into();
+    }
+    let base = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")));
+    if let Some(d) = base.map(|b| b.join("instant-embedding").join("graphs")) {
+        // (writable: a file can be made there)
+        if fs::create_dir_all(&d).is_ok() && tempfile::tempfile_in(&d).is_ok() {
+            return d;
+        }
+    }
+    #[cfg(unix)]
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let user = unsafe { libc::getuid() };
+    #[cfg(not(unix))]
+    let user = std::process::id();
+    std::env::temp_dir()
+        .join(format!("instant-embedding-{user}"))
+        .join("graphs")
+}
+
+/// How a remote graph is read (by the Python facade, through fsspec): ranged reads of the
+/// object `URI + suffix` (None: there is no such object) and whole downloads of it into a
+/// local file whose first bytes are then overwritten by `head` (a change log's superblocks as
+/// first read: a later commit's bytes lie past them).
+pub trait Remote {
+    fn read(&mut self, suffix: &str, len: usize) -> Result<Option<Vec<u8>>>;
+    fn download(&mut self, suffix: &str, target: &Path, head: &[u8]) -> Result<()>;
+}
+
+/// A local copy of the remote graph `uri` in the cache directory `dir` (see [`cached_copy`]),
+/// with its change log `URI.live` at its newest commit, if it has one. A compaction may
+/// replace the log between two reads: the log is read again, three times at most.
+pub fn remote_copy(dir: &Path, uri: &str, remote: &mut dyn Remote) -> Result<PathBuf> {
+    let not_found = || {
+        let e = std::io::Error::new(std::io::ErrorKind::NotFound, "graph file not found");
+        Error::io(uri, e)
+    };
+    let header = remote
+        .read("", crate::graph::format::HEADER_LEN)?
+        .ok_or_else(not_found)?;
+    content_key(&header, None, uri)?;
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let base = cached_copy(dir, &header, None, uri, &mut |g| {
+        remote.download("", g, &[])
+    })?;
+    let log_len = crate::graph::log_format::DATA_START as usize;
+    let mut last = String::new();
+    for _ in 0..3 {
+        let Some(head) = remote.read(".live", log_len)? else {
+            return Ok(base);
+        };
+        if head.len() < log_len {
+            last = format!("{uri}.live: change log is too short ({} bytes)", head.len());
+            continue;
+        }
+        let mut fill = |g: &Path| {
+            remote.download(".live", &crate::live::log_path(g), &head)?;
+            fs::hard_link(&base, g)
+                .or_else(|_| fs::copy(&base, g).map(drop))
+                .map_err(|e| Error::io(g, e))
+        };
+        match cached_copy(dir, &header, Some(&head), uri, &mut fill) {
+            Err(Error::Format(m)) => last = m,
+            r => return r,
+        }
+    }
+    Err(Error::format(format!(
+        "{uri}: could not copy the graph with its change log {uri}.live: {last}; copy the \
+         graph file and its log together, or compact it first"
+    )))
+}
+
 /// The first `n` bytes of the file at `path` (fewer if it is shorter).
 fn head(path: &Path, n: usize) -> Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(n);

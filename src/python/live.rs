@@ -184,57 +184,14 @@ pub(super) fn info_dict(i: &LogInfo) -> std::collections::HashMap<&'static str, 
     ])
 }
 
-/// The content key of a graph file (32 hex digits) from its header and, for a copy with its
-/// change log, the log's head; ``GraphFormatError`` naming ``name`` for an invalid header.
-#[pyfunction]
-#[pyo3(signature = (header, log_head, name))]
-pub fn content_key(header: &[u8], log_head: Option<&[u8]>, name: &str) -> PyResult<String> {
-    crate::live::copy::content_key(header, log_head, name).py_err()
-}
-
-/// The cache entry in ``directory`` of the graph beginning with ``header`` (with its change
-/// log at the commit ``log_head`` names): made once, under a file lock, by ``fill(path)``
-/// (which writes the graph to ``path`` and its log to ``path.live``), checked completely and
-/// renamed into place; its path. ``what`` names the source in errors.
-#[pyfunction]
-pub fn cached_copy(
-    py: Python<'_>,
-    directory: PathBuf,
-    header: Vec<u8>,
-    log_head: Option<Vec<u8>>,
-    what: &str,
-    fill: Py<PyAny>,
-) -> PyResult<PathBuf> {
-    let (r, pending) = py.detach(move || {
-        let pending: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
-        let mut call = |path: &std::path::Path| {
-            Python::attach(|py| fill.call1(py, (path.to_string_lossy(),)).map(drop)).map_err(|e| {
-                *pending.borrow_mut() = Some(e);
-                Error::Cancelled
-            })
-        };
-        let r = crate::live::copy::cached_copy(
-            &directory,
-            &header,
-            log_head.as_deref(),
-            what,
-            &mut call,
-        );
-        (r, pending.into_inner())
-    });
-    match (r, pending) {
-        (Err(_), Some(e)) => Err(e),
-        (r, _) => r.py_err(),
-    }
-}
-
-/// Removes the cache entries in ``directory`` (see ``cached_copy``).
+/// Removes the cache entries in ``directory`` (see ``remote_copy``).
 #[pyfunction]
 pub fn clear_copies(py: Python<'_>, directory: PathBuf) -> PyResult<()> {
     py.detach(|| crate::live::copy::clear(&directory)).py_err()
 }
 
-/// The content key of the graph file at ``path`` (see ``content_key``).
+/// The content key of the graph file at ``path``: 32 hex digits of a hash of its header, which
+/// holds every section's checksum and its own.
 #[pyfunction]
 pub fn file_key(path: PathBuf) -> PyResult<String> {
     crate::live::copy::file_key(&path).py_err()
@@ -247,4 +204,80 @@ pub fn file_key(path: PathBuf) -> PyResult<String> {
 pub fn ship_copy(py: Python<'_>, path: PathBuf, directory: PathBuf) -> PyResult<(PathBuf, String)> {
     py.detach(|| crate::live::copy::ship_copy(&path, &directory))
         .py_err()
+}
+
+/// A remote graph read by Python callables: ``read(suffix, length)`` (bytes, or None when the
+/// object ``URI + suffix`` does not exist) and ``download(suffix, target, head)``.
+struct PyRemote<'a> {
+    read: &'a Py<PyAny>,
+    download: &'a Py<PyAny>,
+    pending: &'a std::cell::RefCell<Option<PyErr>>,
+}
+
+impl PyRemote<'_> {
+    fn call<T>(&self, f: impl FnOnce(Python<'_>) -> PyResult<T>) -> Result<T, Error> {
+        Python::attach(f).map_err(|e| {
+            *self.pending.borrow_mut() = Some(e);
+            Error::Cancelled
+        })
+    }
+}
+
+impl crate::live::copy::Remote for PyRemote<'_> {
+    fn read(&mut self, suffix: &str, len: usize) -> Result<Option<Vec<u8>>, Error> {
+        self.call(|py| {
+            let v = self.read.call1(py, (suffix, len))?;
+            let v = v.bind(py);
+            Ok(match v.is_none() {
+                true => None,
+                false => Some(v.cast::<pyo3::types::PyBytes>()?.as_bytes().to_vec()),
+            })
+        })
+    }
+
+    fn download(
+        &mut self,
+        suffix: &str,
+        target: &std::path::Path,
+        head: &[u8],
+    ) -> Result<(), Error> {
+        let target = target.to_string_lossy();
+        self.call(|py| {
+            let head = pyo3::types::PyBytes::new(py, head);
+            self.download.call1(py, (suffix, &*target, head)).map(drop)
+        })
+    }
+}
+
+/// A local copy of the remote graph ``uri`` (with its change log ``URI.live`` at its newest
+/// commit) in the cache ``directory``, made once per machine; ``read`` and ``download`` reach
+/// the remote objects (see ``PyRemote``).
+#[pyfunction]
+pub fn remote_copy(
+    py: Python<'_>,
+    directory: PathBuf,
+    uri: &str,
+    read: Py<PyAny>,
+    download: Py<PyAny>,
+) -> PyResult<PathBuf> {
+    let (r, pending) = py.detach(move || {
+        let pending = std::cell::RefCell::new(None);
+        let mut remote = PyRemote {
+            read: &read,
+            download: &download,
+            pending: &pending,
+        };
+        let r = crate::live::copy::remote_copy(&directory, uri, &mut remote);
+        (r, pending.into_inner())
+    });
+    match (r, pending) {
+        (Err(_), Some(e)) => Err(e),
+        (r, _) => r.py_err(),
+    }
+}
+
+/// Where remote graphs are copied by default (see ``batch.default_cache_dir``).
+#[pyfunction]
+pub fn default_cache_dir() -> PathBuf {
+    crate::live::copy::default_dir()
 }

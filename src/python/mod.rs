@@ -108,6 +108,18 @@ impl PyGraph {
         self.inner.permuted()
     }
 
+    /// Pickles by path (reopened with the same ``prefetch``): file-backed graphs only.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (PathBuf, bool))> {
+        let g = &slf.borrow().inner;
+        let path = g.path().ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)",
+            )
+        })?;
+        let open = slf.get_type().getattr("open")?;
+        Ok((open, (path.to_path_buf(), g.prefetch())))
+    }
+
     /// A graph built in memory from edges given by the caller's ids (``src``, ``dst`` and
     /// extra ``nodes``: arrays or sequences of one kind, int or str), numbered by the kernel;
     /// ``self_loops="drop"`` leaves out the edges ``v -> v`` (their nodes stay).
@@ -669,9 +681,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
     m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::output_format, m)?)?;
-    m.add_function(wrap_pyfunction!(live::content_key, m)?)?;
-    m.add_function(wrap_pyfunction!(live::cached_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(live::remote_copy, m)?)?;
     m.add_function(wrap_pyfunction!(live::clear_copies, m)?)?;
+    m.add_function(wrap_pyfunction!(live::default_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(live::file_key, m)?)?;
     m.add_function(wrap_pyfunction!(live::ship_copy, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
