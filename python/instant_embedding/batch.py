@@ -29,7 +29,7 @@ from ._checks import check_threads
 from ._docs import doc
 from .embedding import InstantEmbedding
 from .errors import BudgetExceededError, GraphFormatError, InstantEmbeddingError, NodeNotFoundError
-from .graph import Graph
+from .graph import Graph, PathLike
 
 # What users and adapter authors call (docs/DISTRIBUTED.md); the rest is the adapters' plumbing.
 __all__ = [
@@ -43,8 +43,6 @@ __all__ = [
     "open_graph",
     "worker_errors",
 ]
-
-PathLike = str | os.PathLike[str]
 
 _URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 _COPY_CHUNK = 8 << 20

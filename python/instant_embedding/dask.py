@@ -18,10 +18,9 @@ from . import _core
 from . import batch as _batch
 from ._docs import doc
 from .embedding import InstantEmbedding
+from .graph import PathLike
 
 __all__ = ["build_graph", "embed", "embed_bag"]
-
-PathLike = str | os.PathLike[str]
 
 
 def _ship(path: str, ship: Any) -> tuple[str, str] | None:

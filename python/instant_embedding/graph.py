@@ -13,7 +13,6 @@ import numpy.typing as npt
 
 from . import _core
 from ._docs import doc
-from .errors import NodeNotFoundError
 
 __all__ = ["Graph", "NodeId"]
 
@@ -416,12 +415,7 @@ class Graph:
         """The change log this graph shows: ``{"commits", "adds", "removes",
         "changed_nodes", "new_nodes", "bytes", "merge"}``, or None when the file has no
         log."""
-        info = self._g.log_info()
-        if info is None:
-            return None
-        out: dict[str, Any] = dict(info)
-        out["merge"] = "max" if out.pop("merge_max") else "sum"
-        return out
+        return self._g.log_info()
 
     # ------------------------------------------------------------------ properties
     # (read from the native graph; ``_native_property`` keeps each to one line)
@@ -469,11 +463,7 @@ class Graph:
         return self.num_nodes
 
     def __contains__(self, node: object) -> bool:
-        try:
-            self.index([node])  # type: ignore[arg-type]
-        except (NodeNotFoundError, TypeError, ValueError, OverflowError):
-            return False
-        return True
+        return node in self._g
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
@@ -502,10 +492,7 @@ class Graph:
 
     def ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64] | list[str]:
         """External ids of internal indices (inverse of :meth:`index`)."""
-        idx = np.asarray(indices, dtype=np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            raise IndexError(f"internal index out of range 0..{self.num_nodes - 1}")
-        return self._g.ids(np.ascontiguousarray(idx, dtype=np.uint32))
+        return self._g.ids(indices)
 
     def degree(self, node: NodeId) -> int:
         """Out-degree of ``node`` (number of distinct neighbours; a self-loop counts once)."""

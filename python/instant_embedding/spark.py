@@ -19,10 +19,9 @@ from . import batch as _batch
 from ._checks import check_threads
 from ._docs import doc
 from .embedding import InstantEmbedding
+from .graph import PathLike
 
 __all__ = ["build_graph", "embed", "worker_errors"]
-
-PathLike = str | os.PathLike[str]
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:

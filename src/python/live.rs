@@ -5,6 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::errors::IntoPy;
 use super::ids::{id_argument, weight_argument};
@@ -172,16 +173,16 @@ impl PyLiveWriter {
     }
 }
 
-pub(super) fn info_dict(i: &LogInfo) -> std::collections::HashMap<&'static str, u64> {
-    std::collections::HashMap::from([
-        ("commits", i.commits),
-        ("adds", i.adds),
-        ("removes", i.removes),
-        ("changed_nodes", i.changed_nodes),
-        ("new_nodes", i.new_nodes),
-        ("bytes", i.bytes),
-        ("merge_max", u64::from(i.merge_max)),
-    ])
+pub(super) fn info_dict<'py>(py: Python<'py>, i: &LogInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py); // in name order
+    d.set_item("adds", i.adds)?;
+    d.set_item("bytes", i.bytes)?;
+    d.set_item("changed_nodes", i.changed_nodes)?;
+    d.set_item("commits", i.commits)?;
+    d.set_item("merge", if i.merge_max { "max" } else { "sum" })?;
+    d.set_item("new_nodes", i.new_nodes)?;
+    d.set_item("removes", i.removes)?;
+    Ok(d)
 }
 
 /// Removes the cache entries in ``directory`` (see ``remote_copy``).

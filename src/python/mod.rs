@@ -82,12 +82,14 @@ impl PyGraph {
         Ok(fresh.map(|g| PyGraph { inner: Arc::new(g) }))
     }
 
-    /// Facts about the change log this snapshot shows, or None when the file has none.
-    fn log_info(&self) -> Option<std::collections::HashMap<&'static str, u64>> {
+    /// Facts about the change log this snapshot shows (``commits``, ``adds``, ``removes``,
+    /// ``changed_nodes``, ``new_nodes``, ``bytes``, ``merge``), or None when the file has none.
+    fn log_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyDict>>> {
         self.inner
             .log_state()
             .filter(|s| s.info.exists)
-            .map(|s| live::info_dict(&s.info))
+            .map(|s| live::info_dict(py, &s.info))
+            .transpose()
     }
 
     /// Nodes of the graph file alone (without those its change log created).
@@ -296,6 +298,14 @@ impl PyGraph {
         Ok(out.into_pyarray(py))
     }
 
+    /// Whether ``node`` is a node id of this graph (a value of the other kind, or no id at all,
+    /// is not).
+    fn __contains__(&self, node: &Bound<'_, PyAny>) -> bool {
+        let one = pyo3::types::PyList::new(node.py(), [node]);
+        let ids = one.ok().and_then(|l| id_argument(&l, "node").ok());
+        ids.is_some_and(|ids| io_ids::indices(&self.inner, &ids).is_ok())
+    }
+
     /// The order (int64 positions) that sorts internal nodes ``nodes`` by their external ids.
     fn id_order<'py>(
         &self,
@@ -331,13 +341,27 @@ impl PyGraph {
             .collect()
     }
 
-    /// External ids of internal indices: an int64 array, or a list of str for string ids.
+    /// External ids of internal indices (any integer array): an int64 array, or a list of str
+    /// for string ids; IndexError for an index out of range.
     fn ids<'py>(
         &self,
         py: Python<'py>,
-        indices: PyReadonlyArray1<'py, u32>,
+        indices: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let idx = to_vec(&indices);
+        let a = py
+            .import("numpy")?
+            .call_method1("asarray", (indices, "int64"))?;
+        let n = self.inner.num_nodes() as i64;
+        let mut idx = Vec::new();
+        for &v in a.extract::<PyReadonlyArray1<'_, i64>>()?.as_array() {
+            if !(0..n).contains(&v) {
+                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "internal index out of range 0..{}",
+                    n - 1
+                )));
+            }
+            idx.push(v as u32);
+        }
         let g = self.inner.clone();
         match py
             .detach(move || crate::output::Ids::of_nodes(&g, &idx))
@@ -473,7 +497,6 @@ fn graph_info<'py>(
     seed: u64,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use pyo3::types::PyDict;
-    use std::collections::BTreeMap;
     let (cfg, g) = (config.inner, graph.inner.clone());
     let map = map.map(|m| m.inner.clone());
     let threads = crate::parallel::resolve_threads(None).py_err()?;
@@ -496,21 +519,7 @@ fn graph_info<'py>(
     out.set_item("id_kind", graph.id_kind())?;
     out.set_item("permuted", g.permuted())?;
     out.set_item("file_bytes", g.path().map(|_| g.image().len()))?;
-    let log = PyDict::new(py);
-    // The log's facts in name order, its merge rule by name.
-    for (k, v) in graph
-        .log_info()
-        .unwrap_or_default()
-        .into_iter()
-        .collect::<BTreeMap<_, _>>()
-    {
-        match k {
-            "merge_max" => log.set_item("merge", if v == 1 { "max" } else { "sum" })?,
-            _ => log.set_item(k, v)?,
-        }
-    }
-    let log = if log.is_empty() { None } else { Some(log) };
-    out.set_item("log", log)?;
+    out.set_item("log", graph.log_info(py)?)?;
     let d = PyDict::new(py);
     d.set_item("kind", if g.directed() { "out-degree" } else { "degree" })?;
     d.set_item("min", deg.min)?;
