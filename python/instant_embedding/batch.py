@@ -131,13 +131,7 @@ def ship_file(path: str) -> tuple[str, str]:
 def shipped_copy(p: str, key: str, name: str) -> str:
     """``p``, a worker's copy of the file :func:`ship_file` named ``name``, after checking that
     it is there and (``key`` not empty) holds that content: engines ship a name only once."""
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"graph file {name!r} was shipped but is not on this worker")
-    if key and header_digest(p) != key:
-        raise GraphFormatError(
-            f"the workers' copy of {name!r} is stale: the file changed after it was shipped; "
-            "save the new graph under another name or restart the session"
-        )
+    _core.check_shipped(p, key, name)
     return p
 
 

@@ -430,15 +430,9 @@ class InstantEmbedding:
         {graph} {all_nodes}
         {threads} {progress} {batch_size}
         """
-        import pyarrow as pa
+        from .export import embeddings_table
 
-        from .batch import embeddings_to_arrow
-
-        ids, rows = self._ids_and_rows(graph, nodes, threads, progress, batch_size)
-        node = pa.array(ids, type=pa.string() if isinstance(ids, list) else pa.int64())
-        return pa.Table.from_arrays(
-            [node, embeddings_to_arrow(rows, fixed_size=True)], names=["node", "embedding"]
-        )
+        return embeddings_table(*self._ids_and_rows(graph, nodes, threads, progress, batch_size))
 
     @doc
     def embed_frame(

@@ -54,6 +54,24 @@ def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
     return os.fspath(_core.sidecar_path(os.fspath(path), kind == "int"))
 
 
+def embeddings_table(ids: Any, rows: npt.NDArray[np.float32]) -> Any:
+    """A ``pyarrow.Table`` of ``ids`` (an int64 array or a list of str) and their rows, in the
+    schema of the Parquet files: ``node`` (int64 or string) and ``embedding``
+    (``fixed_size_list<float32>[dim]``, zero-copy over ``rows``)."""
+    import pyarrow as pa
+
+    from .batch import embeddings_to_arrow
+
+    node_t, dim = pa.string() if isinstance(ids, list) else pa.int64(), rows.shape[1]
+    fields = [
+        pa.field("node", node_t, False),
+        pa.field("embedding", pa.list_(pa.float32(), dim), False),
+    ]
+    schema = pa.schema(fields, metadata={b"instant_embedding.dim": str(dim).encode()})
+    rows_arrow = embeddings_to_arrow(rows, fixed_size=True)
+    return pa.table([pa.array(ids, node_t), rows_arrow], schema=schema)
+
+
 class _Parquet:
     """Parquet through pyarrow (the kernel checks the batches): row groups of about 64 MiB,
     written to a kernel temporary file that is committed (fsync, rename) at close."""
@@ -66,37 +84,29 @@ class _Parquet:
             raise ImportError(
                 "writing Parquet needs pyarrow: pip install 'instant-embedding[arrow]'"
             ) from None
-        self.pa, self.dim, self.group_rows = pa, dim, max(1024, (64 << 20) // (4 * max(dim, 1)))
-        self.buf: list[tuple[Any, np.ndarray]] = []
+        self.pa, self.pq, self.dim = pa, pq, dim
+        self.group_rows = max(1024, (64 << 20) // (4 * max(dim, 1)))
+        self.tables: list[Any] = []  # of the next row group
         self.file = _core.AtomicFile(path)
         self.writer: Any = None
-        self.open = lambda schema: pq.ParquetWriter(self.file.path, schema)
 
     def write(self, ids: Any, rows: np.ndarray) -> None:
-        self.buf.append((ids, rows))
-        if sum(len(r) for _, r in self.buf) >= self.group_rows:
-            self.flush("str" if isinstance(ids, list) else "int")
+        self.tables.append(embeddings_table(ids, rows))
+        if sum(t.num_rows for t in self.tables) >= self.group_rows:
+            self.flush()
 
-    def flush(self, kind: str) -> None:
-        pa = self.pa
-        node_t = pa.string() if kind == "str" else pa.int64()
-        schema = pa.schema(
-            [
-                pa.field("node", node_t, nullable=False),
-                pa.field("embedding", pa.list_(pa.float32(), self.dim), nullable=False),
-            ],
-            metadata={b"instant_embedding.dim": str(self.dim).encode()},
-        )
-        self.writer = self.writer or self.open(schema)
-        if self.buf:
-            node = pa.concat_arrays([pa.array(i, node_t) for i, _ in self.buf])
-            flat = pa.array(np.concatenate([r for _, r in self.buf]).reshape(-1))
-            emb = pa.FixedSizeListArray.from_arrays(flat, self.dim)
-            self.writer.write_table(pa.table([node, emb], schema=schema))
-        self.buf = []
+    def flush(self) -> None:
+        table = self.pa.concat_tables(self.tables)
+        self.writer = self.writer or self.pq.ParquetWriter(self.file.path, table.schema)
+        self.writer.write_table(table)
+        self.tables = []
 
     def close(self, kind: str) -> None:
-        self.flush(kind)  # with no rows at all: an empty file with the schema
+        if self.writer is None and not self.tables:  # no rows: an empty file with the schema
+            ids: Any = [] if kind == "str" else np.zeros(0, np.int64)
+            self.tables.append(embeddings_table(ids, np.zeros((0, self.dim), np.float32)))
+        if self.tables:
+            self.flush()
         self.writer.close()
         self.file.commit()
 

@@ -228,6 +228,25 @@ pub fn ship_copy(path: &Path, dir: &Path) -> Result<(PathBuf, String)> {
     Ok((file, key))
 }
 
+/// Checks a worker's copy `path` of the file shipped as `name` whose content key is `key` (not
+/// checked when empty): engines ship a name only once, so a changed file must be refused.
+pub fn check_shipped(path: &Path, key: &str, name: &str) -> Result<()> {
+    if !path.exists() {
+        let what = format!("graph file {name:?} was shipped but is not on this worker");
+        return Err(Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::NotFound, what),
+        ));
+    }
+    if !key.is_empty() && file_key(path)? != key {
+        return Err(Error::format(format!(
+            "the workers' copy of {name:?} is stale: the file changed after it was shipped; \
+             save the new graph under another name or restart the session"
+        )));
+    }
+    Ok(())
+}
+
 /// Removes the cache entries in `dir` (graphs, logs, locks, and the working directories of
 /// copies that were killed); safe on POSIX while another process maps an entry.
 pub fn clear(dir: &Path) -> Result<()> {

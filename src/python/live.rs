@@ -282,3 +282,10 @@ pub fn remote_copy(
 pub fn default_cache_dir() -> PathBuf {
     crate::live::copy::default_dir()
 }
+
+/// Checks a worker's copy ``path`` of the graph file shipped as ``name`` with content ``key``
+/// (not checked when empty): FileNotFoundError when missing, GraphFormatError when stale.
+#[pyfunction]
+pub fn check_shipped(path: PathBuf, key: &str, name: &str) -> PyResult<()> {
+    crate::live::copy::check_shipped(&path, key, name).py_err()
+}

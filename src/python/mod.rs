@@ -695,6 +695,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live::default_cache_dir, m)?)?;
     m.add_function(wrap_pyfunction!(live::file_key, m)?)?;
     m.add_function(wrap_pyfunction!(live::ship_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(live::check_shipped, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_function(wrap_pyfunction!(status_line, m)?)?;
     m.add_function(wrap_pyfunction!(output::write_atomic, m)?)?;
