@@ -12,12 +12,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shutil
 import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -49,7 +49,6 @@ _COPY_CHUNK = 8 << 20
 _MAX_OPEN_GRAPHS = 8
 
 _lock = threading.Lock()
-_graphs: OrderedDict[str, tuple[tuple[int, int, int, int], Graph]] = OrderedDict()
 
 
 # -------------------------------------------------------------------------- remote copies
@@ -135,17 +134,6 @@ def shipped_copy(p: str, key: str, name: str) -> str:
     return p
 
 
-def shared_graph_path(path: PathLike, hint: str) -> str:
-    """``path`` as workers on other machines read it: a URI unchanged, a local path made
-    absolute after checking that the driver sees it (``FileNotFoundError`` ending in ``hint``)."""
-    p = os.fspath(path)
-    if is_remote(p):
-        return p
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"graph file not found: {p}{hint}")
-    return os.path.abspath(p)
-
-
 # ---------------------------------------------------------------------------------- graphs
 
 
@@ -159,25 +147,22 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
     except FileNotFoundError:
         raise FileNotFoundError(f"graph file not found: {os.fspath(path)}") from None
     ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    key = os.path.abspath(local)
-    with _lock:
-        hit = _graphs.get(key)
-        if hit is not None and hit[0] == ident:
-            _graphs.move_to_end(key)
-            hit[1].refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
-            return hit[1]
-        g = Graph.open(key)
-        _graphs[key] = (ident, g)
-        while len(_graphs) > _MAX_OPEN_GRAPHS:
-            _graphs.popitem(last=False)
+    with _lock:  # (one open per file and identity, whatever the threads)
+        g = _opened(os.path.abspath(local), ident)
+        g.refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
         return g
+
+
+@functools.lru_cache(maxsize=_MAX_OPEN_GRAPHS)
+def _opened(path: str, ident: tuple[int, int, int, int]) -> Graph:
+    """The graph file at ``path`` with identity ``ident`` (a new identity: a new entry)."""
+    return Graph.open(path)
 
 
 def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> None:
     """Forget this process's open graphs; with ``files=True`` also delete the copies of remote
     graphs in ``cache_dir`` (safe on POSIX while another process maps one)."""
-    with _lock:
-        _graphs.clear()
+    _opened.cache_clear()
     if files:
         _core.clear_copies(os.fspath(cache_dir) if cache_dir is not None else default_cache_dir())
 
@@ -283,7 +268,9 @@ def driver_task(
     if output_col == node_col:
         raise ValueError("output_col must differ from node_col")
     where = os.fspath(graph_path)
-    path = where if hint is None else shared_graph_path(where, hint)
+    if hint is not None and not is_remote(where) and not os.path.exists(where):
+        raise FileNotFoundError(f"graph file not found: {where}{hint}")
+    path = where if hint is None or is_remote(where) else os.path.abspath(where)
     model = InstantEmbedding() if model is None else model
     return EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir, label=where)
 

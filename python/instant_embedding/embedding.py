@@ -193,11 +193,7 @@ class InstantEmbedding:
                 raise AttributeError(
                     f"{name} exists after fit() of a compressed model (wide_dim > 0)"
                 )
-            if name == "n_fit_nodes_":
-                return d["_map"].sample
-            c = d["_map"].components
-            c.flags.writeable = False
-            return c
+            return d["_map"].sample if name == "n_fit_nodes_" else d["_map"].components
         if name in _SETTINGS and "config" in d:
             return getattr(d["config"], name)
         if name == "threads" and "_params" in d:

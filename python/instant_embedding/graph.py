@@ -250,12 +250,15 @@ class Graph:
             )
         return self._w
 
-    def _committed(self) -> None:
-        """After a change: commit it unless inside :meth:`batch`, and show the new state."""
+    @contextlib.contextmanager
+    def _change(self) -> Iterator[_core.LiveWriter]:
+        """One change, under the write lock: committed and shown unless inside :meth:`batch`."""
         w = self._writer()
-        if self._batch_depth == 0:
-            w.commit()
-            self._g = w.snapshot()
+        with self._write_lock:
+            yield w
+            if self._batch_depth == 0:
+                w.commit()
+                self._g = w.snapshot()
 
     def add_edges(self, src: Any, dst: Any, weights: Any = None) -> None:
         """Add edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
@@ -284,10 +287,8 @@ class Graph:
         TypeError
             Ids of the other kind than the graph's.
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:
             w.add(src, dst, weights)
-            self._committed()
 
     def remove_edges(self, src: Any, dst: Any) -> int:
         """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
@@ -301,11 +302,8 @@ class Graph:
         int
             How many of the edges existed (and are now removed).
         """
-        w = self._writer()
-        with self._write_lock:
-            removed = w.remove(src, dst)
-            self._committed()
-        return int(removed)
+        with self._change() as w:
+            return int(w.remove(src, dst))
 
     def remove_nodes(self, ids: Any) -> int:
         """Remove the nodes with these ids and all their edges.
@@ -466,13 +464,7 @@ class Graph:
         return node in self._g
 
     def __repr__(self) -> str:
-        kind = "directed" if self.directed else "undirected"
-        w = ", weighted" if self.weighted else ""
-        where = f", path={self.path!r}" if self.path else ", in memory"
-        return (
-            f"Graph(num_nodes={self.num_nodes:,}, num_edges={self.num_edges:,}, {kind}{w}, "
-            f"ids={self.id_kind}{where})"
-        )
+        return repr(self._g)
 
     # ------------------------------------------------------------------ ids and neighbourhoods
     def index(self, nodes: Iterable[NodeId] | npt.ArrayLike) -> npt.NDArray[np.uint32]:

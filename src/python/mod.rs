@@ -110,6 +110,38 @@ impl PyGraph {
         self.inner.permuted()
     }
 
+    /// ``Graph(num_nodes=1,000, num_edges=..., undirected, weighted, ids=..., path='...')``.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let g = &self.inner;
+        let thousands = |n: u64| {
+            let d = n.to_string();
+            let mut out = String::new();
+            for (i, c) in d.chars().enumerate() {
+                if i > 0 && (d.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
+        let kind = if g.directed() {
+            "directed"
+        } else {
+            "undirected"
+        };
+        let w = if g.weighted() { ", weighted" } else { "" };
+        let place = match g.path() {
+            Some(p) => format!(", path={}", p.to_string_lossy().into_pyobject(py)?.repr()?),
+            None => ", in memory".to_string(),
+        };
+        Ok(format!(
+            "Graph(num_nodes={}, num_edges={}, {kind}{w}, ids={}{place})",
+            thousands(g.num_nodes() as u64),
+            thousands(g.num_edges()),
+            g.id_kind().name()
+        ))
+    }
+
     /// Pickles by path (reopened with the same ``prefetch``): file-backed graphs only.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (PathBuf, bool))> {
         let g = &slf.borrow().inner;
