@@ -93,11 +93,8 @@ def ppr(
     graph = _check_graph(graph)
     config = EmbeddingConfig(alpha=alpha, eps=eps, variant=variant, max_touched=max_touched)
     idx = int(graph.index([node])[0])
-    arrays: tuple[Any, ...] = (
-        _core.ppr_state(graph._native, idx, config)
-        if return_residual
-        else _core.ppr(graph._native, idx, config)
-    )
+    push = _core.ppr_state if return_residual else _core.ppr
+    arrays: tuple[Any, ...] = push(graph._native, idx, config)
     order = graph._native.id_order(arrays[0])  # by external id
     return (graph.ids(arrays[0][order]), *(a[order] for a in arrays[1:]))
 

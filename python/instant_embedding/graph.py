@@ -252,7 +252,8 @@ class Graph:
 
     @contextlib.contextmanager
     def _change(self) -> Iterator[_core.LiveWriter]:
-        """One change, under the write lock: committed and shown unless inside :meth:`batch`."""
+        """A change, under the write lock: committed (unless inside :meth:`batch`; a no-op
+        when nothing is staged) and the new state shown, unless it raises."""
         w = self._writer()
         with self._write_lock:
             yield w
@@ -320,12 +321,10 @@ class Graph:
         int
             How many of the ids were nodes of the graph (and are now removed).
         """
-        w = self._writer()
-        if self._batch_depth:
-            raise ValueError("remove_nodes() inside a batch: end the batch first")
-        removed = w.remove_nodes(ids)
-        self._g = w.snapshot()
-        return int(removed)
+        with self._change() as w:
+            if self._batch_depth:
+                raise ValueError("remove_nodes() inside a batch: end the batch first")
+            return int(w.remove_nodes(ids))
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Graph]:
@@ -340,20 +339,16 @@ class Graph:
         Queries on this graph inside the block see the last commit. Batches nest (the
         outermost one commits).
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:  # (commits when the outermost batch ends)
             self._batch_depth += 1
             try:
                 yield self
             except BaseException:
-                self._batch_depth -= 1
-                if self._batch_depth == 0:
+                if self._batch_depth == 1:
                     w.discard()
                 raise
-            self._batch_depth -= 1
-            if self._batch_depth == 0:
-                w.commit()
-                self._g = w.snapshot()
+            finally:
+                self._batch_depth -= 1
 
     def compact(self, *, threads: int | None = None) -> None:
         """Fold the change log into a new graph file and start an empty log.
@@ -363,12 +358,10 @@ class Graph:
         storage: queries read every row from the file again. Readers that have the old
         file open keep reading it until they :meth:`refresh`.
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:
             if self._batch_depth:
                 raise ValueError("compact() inside a batch: end the batch first")
             w.compact(threads)
-            self._g = w.snapshot()
 
     def refresh(self) -> bool:
         """Show the newest committed state of the graph file and its change log.
@@ -424,6 +417,9 @@ class Graph:
         "permuted",
         "Whether internal indices differ from id order (a file written by :meth:`reorder`).",
     )
+    path: str | None = _native_property(
+        "path", "The file this graph is mapped from (None for an in-memory graph)."
+    )
     num_nodes: int = _native_property("num_nodes", "Number of nodes.")
     num_edges: int = _native_property(
         "num_edges", "Number of edges: undirected edges (a self-loop counts once) or directed arcs."
@@ -444,12 +440,6 @@ class Graph:
         """The native graph this object wraps: what the ``instant_embedding._core`` functions
         take (the compute layer and the engines pass it on)."""
         return self._g
-
-    @property
-    def path(self) -> str | None:
-        """The file this graph is mapped from (None for an in-memory graph)."""
-        p = self._g.path
-        return None if p is None else os.fspath(p)
 
     @property
     def nodes(self) -> npt.NDArray[np.int64] | list[str]:

@@ -272,9 +272,10 @@ impl PyGraph {
     fn id_kind(&self) -> &'static str {
         self.inner.id_kind().name()
     }
+    /// The file this graph is mapped from, as a str (None for an in-memory graph).
     #[getter]
-    fn path(&self) -> Option<PathBuf> {
-        self.inner.path().map(|p| p.to_path_buf())
+    fn path(&self) -> Option<std::ffi::OsString> {
+        self.inner.path().map(|p| p.as_os_str().to_owned())
     }
     #[getter]
     fn file_size(&self) -> usize {
