@@ -119,22 +119,6 @@ class _Parquet:
         self.file.abort()
 
 
-class _Stream:
-    """word2vec text straight to a text stream (no atomic rename: it is not a file)."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-
-    def write(self, ids: Any, rows: np.ndarray) -> None:
-        self.stream.write(_core.word2vec_lines(ids, rows))
-
-    def close(self, kind: str) -> None:
-        self.stream.flush()
-
-    def abort(self) -> None:
-        pass
-
-
 @doc
 class EmbeddingWriter:
     """Streams ``(ids, rows)`` batches into an embedding file, committed atomically.
@@ -168,23 +152,16 @@ class EmbeddingWriter:
         stream: Any = sys.stdout if path == "-" else path if hasattr(path, "write") else None
         self.path = "-" if stream is not None else os.fspath(path)  # type: ignore[arg-type]
         self.dim, self.num_rows = dim, num_rows
-        writer: Any = None  # the kernel writes npy, npz and w2v files itself
+        writer: Any = None  # the kernel writes npy, npz and w2v files, and streams, itself
         if stream is not None:
             self.format = format or "w2v"
-            if self.format != "w2v":
-                raise ValueError("only the w2v text format can be written to a stream")
-            if num_rows is None:
-                raise ValueError("writing to a stream needs num_rows (for the header line)")
-            writer = _Stream(stream)
         else:
             self.format = _core.output_format(self.path, format)
-            if self.format == "parquet":
-                if os.path.isdir(self.path):
-                    raise IsADirectoryError(f"{self.path}: is a directory")
-                writer = _Parquet(self.path, dim)
-        self._file = _core.EmbeddingFile(self.path, self.format, dim, num_rows, writer)
-        if stream is not None:
-            stream.write(f"{num_rows} {dim}\n")
+        if stream is None and self.format == "parquet":
+            if os.path.isdir(self.path):
+                raise IsADirectoryError(f"{self.path}: is a directory")
+            writer = _Parquet(self.path, dim)
+        self._file = _core.EmbeddingFile(self.path, self.format, dim, num_rows, writer, stream)
 
     @property
     def rows_written(self) -> int:

@@ -721,7 +721,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
-    m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
     m.add_function(wrap_pyfunction!(output::output_format, m)?)?;
     m.add_function(wrap_pyfunction!(live::remote_copy, m)?)?;
     m.add_function(wrap_pyfunction!(live::clear_copies, m)?)?;

@@ -49,12 +49,14 @@ impl Hooks for PyHooks<'_> {
     }
 }
 
-/// Where an embedding file's rows go: the kernel's writer (npy, npz, word2vec files), or a
-/// writer outside it (Parquet through pyarrow, word2vec text to a stream), an object with
-/// ``write(ids, rows)``, ``close(kind)`` and ``abort()`` behind the kernel's checks.
+/// Where an embedding file's rows go: the kernel's writer (npy, npz, word2vec files), a writer
+/// outside it (Parquet through pyarrow: an object with ``write(ids, rows)``, ``close(kind)``
+/// and ``abort()``) behind the kernel's checks, or word2vec text written straight to a Python
+/// text stream (stdout: no file to commit).
 enum Backend {
     Kernel(Box<EmbeddingFile>),
     Python { check: RowCheck, writer: Py<PyAny> },
+    Stream { check: RowCheck, stream: Py<PyAny> },
 }
 
 /// A batch's ids as Python values: an int64 array or a list of str.
@@ -80,13 +82,23 @@ impl Backend {
                 writer.call_method1(py, "write", (py_ids(py, ids)?, m))?;
                 Ok(())
             }
+            Backend::Stream { check, stream } => {
+                if let Ids::Str(v) = &ids {
+                    crate::output::check_word2vec_ids(v).py_err()?;
+                }
+                check.admit(&ids, rows.len()).py_err()?;
+                let mut text = Vec::new();
+                crate::output::write_word2vec_rows(&mut text, &ids, rows, check.dim)?;
+                let text = String::from_utf8(text).expect("ids and numbers are UTF-8");
+                stream.call_method1(py, "write", (text,)).map(drop)
+            }
         }
     }
 
     fn check(&self) -> &RowCheck {
         match self {
             Backend::Kernel(f) => f.check(),
-            Backend::Python { check, .. } => check,
+            Backend::Python { check, .. } | Backend::Stream { check, .. } => check,
         }
     }
 }
@@ -140,28 +152,42 @@ fn ids_of(ids: &Bound<'_, PyAny>) -> PyResult<Ids> {
 
 #[pymethods]
 impl PyEmbeddingFile {
-    /// A writer of ``dim``-wide rows in ``format`` to ``path`` (by ``writer``, when given);
+    /// A writer of ``dim``-wide rows in ``format`` to ``path`` (by ``writer``, when given; to
+    /// the text ``stream``, when given, which gets the word2vec header line at once);
     /// ``num_rows``, when given, is checked at close.
     #[new]
-    #[pyo3(signature = (path, format, dim, num_rows=None, writer=None))]
+    #[pyo3(signature = (path, format, dim, num_rows=None, writer=None, stream=None))]
     fn new(
+        py: Python<'_>,
         path: PathBuf,
         format: &str,
         dim: &Bound<'_, PyAny>,
         num_rows: Option<&Bound<'_, PyAny>>,
         writer: Option<Py<PyAny>>,
+        stream: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let dim = count_argument(dim, "dim")?;
         let num_rows = num_rows
             .map(|n| count_argument(n, "num_rows"))
             .transpose()?;
         let num_rows = num_rows.map(|n| n as u64);
-        let backend = match writer {
-            Some(writer) => Backend::Python {
-                check: RowCheck::new(dim, num_rows).py_err()?,
-                writer,
-            },
-            None => Backend::Kernel(Box::new(
+        let check = RowCheck::new(dim, num_rows).py_err()?;
+        let backend = match (writer, stream) {
+            (_, Some(stream)) => {
+                let refuse = pyo3::exceptions::PyValueError::new_err;
+                if format != "w2v" {
+                    return Err(refuse(
+                        "only the w2v text format can be written to a stream",
+                    ));
+                }
+                let n = num_rows.ok_or_else(|| {
+                    refuse("writing to a stream needs num_rows (for the header line)")
+                })?;
+                stream.call_method1(py, "write", (format!("{n} {dim}\n"),))?;
+                Backend::Stream { check, stream }
+            }
+            (Some(writer), None) => Backend::Python { check, writer },
+            (None, None) => Backend::Kernel(Box::new(
                 EmbeddingFile::create(&path, Format::parse(format).py_err()?, dim, num_rows)
                     .py_err()?,
             )),
@@ -232,6 +258,10 @@ impl PyEmbeddingFile {
                     writer.call_method0(py, "abort")?;
                 }
                 r.map(drop)
+            }
+            Some(Backend::Stream { check, stream }) => {
+                check.finish().py_err()?;
+                stream.call_method0(py, "flush").map(drop)
             }
         }
     }
@@ -324,35 +354,6 @@ pub fn embed_job<'py>(
 #[pyo3(signature = (path, format=None))]
 pub fn output_format(path: PathBuf, format: Option<&str>) -> PyResult<&'static str> {
     crate::output::output_format(&path.to_string_lossy(), format).py_err()
-}
-
-/// The word2vec text lines of ``rows`` for ``ids`` (for a stream such as stdout).
-#[pyfunction]
-pub fn word2vec_lines(
-    py: Python<'_>,
-    ids: &Bound<'_, PyAny>,
-    rows: PyReadonlyArray2<'_, f32>,
-) -> PyResult<String> {
-    let ids = ids_of(ids)?;
-    let view = rows.as_array();
-    let dim = view.ncols();
-    if view.nrows() != ids.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "rows must have shape ({}, {dim}) to match ids, got {:?}",
-            ids.len(),
-            view.shape()
-        )));
-    }
-    if let Ids::Str(v) = &ids {
-        crate::output::check_word2vec_ids(v).py_err()?;
-    }
-    let flat: Vec<f32> = view.iter().copied().collect();
-    let out = py.detach(|| {
-        let mut out = Vec::new();
-        crate::output::write_word2vec_rows(&mut out, &ids, &flat, dim).map(|()| out)
-    });
-    let out = out.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-    Ok(String::from_utf8(out).expect("ids and numbers are UTF-8"))
 }
 
 /// The ids (str) and float32 ``(n, d)`` rows of a word2vec text file (``.gz``: compressed).
