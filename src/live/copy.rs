@@ -278,3 +278,74 @@ pub fn clear(dir: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+
+    fn graph_file(dir: &Path, name: &str, edges: u32) -> PathBuf {
+        let path = dir.join(name);
+        let src: Vec<u32> = (0..edges).collect();
+        let dst: Vec<u32> = (1..=edges).collect();
+        let parts = csr_from_edges(
+            edges as usize + 1,
+            &src,
+            &dst,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        path
+    }
+
+    /// An entry is made once by `fill`, checked (a changed header or a corrupted copy is
+    /// refused and leaves nothing), and found again without `fill`.
+    #[test]
+    fn cached_copies_are_checked_made_once_and_cleared() {
+        let src_dir = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let a = graph_file(src_dir.path(), "a.graph", 5);
+        let b = graph_file(src_dir.path(), "b.graph", 6);
+        let header = head(&a, crate::graph::format::HEADER_LEN).unwrap();
+        let mut fills = 0;
+        let from = |src: &Path| {
+            let src = src.to_path_buf();
+            move |g: &Path| fs::copy(&src, g).map(drop).map_err(|e| Error::io(g, e))
+        };
+        let entry = cached_copy(cache.path(), &header, None, "a", &mut |g| {
+            fills += 1;
+            from(&a)(g)
+        })
+        .unwrap();
+        assert_eq!(fs::read(&entry).unwrap(), fs::read(&a).unwrap());
+        let again = cached_copy(cache.path(), &header, None, "a", &mut |_| unreachable!());
+        assert_eq!((again.unwrap(), fills), (entry.clone(), 1));
+        fs::remove_file(&entry).unwrap();
+        let swapped = cached_copy(cache.path(), &header, None, "a", &mut from(&b));
+        assert!(swapped
+            .unwrap_err()
+            .to_string()
+            .contains("replaced during the download"));
+        let mut bytes = fs::read(&a).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        let corrupt = cached_copy(cache.path(), &header, None, "a", &mut |g| {
+            fs::write(g, &bytes).map_err(|e| Error::io(g, e))
+        });
+        assert!(corrupt
+            .unwrap_err()
+            .to_string()
+            .contains("failed verification"));
+        let names = || fs::read_dir(cache.path()).unwrap().count();
+        assert_eq!(names(), 1); // the lock file only: no entry, no working directory
+        check_shipped(&a, &file_key(&a).unwrap(), "a").unwrap();
+        let stale = check_shipped(&a, &file_key(&b).unwrap(), "a").unwrap_err();
+        assert!(stale.to_string().contains("stale"));
+        clear(cache.path()).unwrap();
+        assert_eq!(names(), 0);
+    }
+}
