@@ -232,7 +232,7 @@ pub fn ship_copy(path: &Path, dir: &Path) -> Result<(PathBuf, String)> {
 /// checked when empty): engines ship a name only once, so a changed file must be refused.
 pub fn check_shipped(path: &Path, key: &str, name: &str) -> Result<()> {
     if !path.exists() {
-        let what = format!("graph file {name:?} was shipped but is not on this worker");
+        let what = format!("graph file '{name}' was shipped but is not on this worker");
         return Err(Error::io(
             path,
             std::io::Error::new(std::io::ErrorKind::NotFound, what),
@@ -240,7 +240,7 @@ pub fn check_shipped(path: &Path, key: &str, name: &str) -> Result<()> {
     }
     if !key.is_empty() && file_key(path)? != key {
         return Err(Error::format(format!(
-            "the workers' copy of {name:?} is stale: the file changed after it was shipped; \
+            "the workers' copy of '{name}' is stale: the file changed after it was shipped; \
              save the new graph under another name or restart the session"
         )));
     }

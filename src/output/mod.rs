@@ -46,13 +46,13 @@ pub fn output_format(path: &str, given: Option<&str>) -> Result<&'static str> {
     let known = |name: &str| FORMATS.iter().copied().find(|f| *f == name);
     match (implied, given) {
         (Some(f), Some(g)) if f != g => Err(Error::param(format!(
-            "{path}: format={g:?} does not match the file's extension, which means {f:?}: \
+            "{path}: format='{g}' does not match the file's extension, which means '{f}': \
              change the extension or drop format="
         ))),
         (Some(f), _) => Ok(f),
         (None, Some(g)) => known(g).ok_or_else(|| {
             Error::param(format!(
-                "format must be one of {}, got {g:?}",
+                "format must be one of {}, got '{g}'",
                 FORMATS.join(", ")
             ))
         }),
