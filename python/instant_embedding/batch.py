@@ -12,13 +12,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import hashlib
+import functools
 import os
 import re
 import shutil
 import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -30,12 +29,7 @@ from ._checks import check_threads
 from ._docs import doc
 from .embedding import InstantEmbedding
 from .errors import BudgetExceededError, GraphFormatError, InstantEmbeddingError, NodeNotFoundError
-from .graph import Graph
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no lock (processes may both download)
-    fcntl = None  # type: ignore[assignment]
+from .graph import Graph, PathLike
 
 # What users and adapter authors call (docs/DISTRIBUTED.md); the rest is the adapters' plumbing.
 __all__ = [
@@ -50,15 +44,11 @@ __all__ = [
     "worker_errors",
 ]
 
-PathLike = str | os.PathLike[str]
-
 _URI_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_LOG_HEAD_LEN = _core.LOG_HEAD_LEN  # a change log's header and superblocks: its newest commit
 _COPY_CHUNK = 8 << 20
 _MAX_OPEN_GRAPHS = 8
 
 _lock = threading.Lock()
-_graphs: OrderedDict[str, tuple[tuple[int, int, int, int], Graph]] = OrderedDict()
 
 
 # -------------------------------------------------------------------------- remote copies
@@ -72,96 +62,14 @@ def is_remote(path: PathLike) -> bool:
 def default_cache_dir() -> str:
     """Where URIs are copied: ``$INSTANT_EMBEDDING_CACHE_DIR``, else ``$XDG_CACHE_HOME`` (or
     ``~/.cache``) ``/instant-embedding/graphs``, else (no writable home) a temporary directory."""
-    env = os.environ.get("INSTANT_EMBEDDING_CACHE_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    d = os.path.join(base, "instant-embedding", "graphs")
-    with contextlib.suppress(OSError):
-        os.makedirs(d, exist_ok=True)
-        if os.access(d, os.W_OK):
-            return d
-    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
-    return os.path.join(tempfile.gettempdir(), f"instant-embedding-{uid}", "graphs")
+    return os.fspath(_core.default_cache_dir())
 
 
-def _head(path: str, n: int = _core.HEADER_LEN) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(n)
-
-
-def _key(*heads: bytes) -> str:
-    return hashlib.sha256(b"".join(heads)).hexdigest()[:32]
-
-
-def header_digest(path: PathLike, header: bytes | None = None) -> str:
-    """The content key of a graph file (of ``header``, its first bytes read from ``path``, if
-    given): a digest of the header, which holds every section's checksum and its own.
-    :class:`GraphFormatError` naming ``path`` unless the kernel accepts the header."""
-    header = _head(os.fspath(path)) if header is None else header
-    try:
-        _core.graph_file_len(header)
-    except GraphFormatError as e:
-        raise GraphFormatError(f"{os.fspath(path)}: {e}") from None
-    return _key(header)
-
-
-@contextlib.contextmanager
-def _file_lock(path: str) -> Iterator[None]:
-    """An exclusive inter-process lock (``flock``; elsewhere none: processes may both copy)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # closing it releases the lock
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _download(fs: Any, rpath: str, dst_path: str, head: bytes = b"") -> None:
-    # ``head``: a change log's superblocks as first read (a later commit's bytes lie past them)
-    with fs.open(rpath, "rb") as src, open(dst_path, "wb") as dst:
-        shutil.copyfileobj(src, dst, _COPY_CHUNK)
-        dst.seek(0)
-        dst.write(head)
-        dst.flush()
-        os.fsync(dst.fileno())
-
-
-def _cached_copy(d: str, header: bytes, log_head: bytes | None, uri: str, fill: Any) -> str:
-    """The cache entry of a graph (with its log at the commit ``log_head`` names): made once,
-    under a file lock, by ``fill`` in a private directory, checked as :meth:`Graph.validate`
-    and renamed into place, the log first (a finished name always has its log)."""
-    final = os.path.join(d, f"{_key(header, log_head or b'')}.graph")
-
-    def done() -> bool:  # entries appear whole, by rename; the kernel checks them on open
-        return os.path.exists(final) and (log_head is None or os.path.exists(final + ".live"))
-
-    if done():
-        return final
-    with _file_lock(final + ".lock"):
-        if done():  # copied by another process meanwhile
-            return final
-        work = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.tmp-{os.getpid()}-", dir=d)
-        try:
-            g = os.path.join(work, "g.graph")
-            fill(g)
-            if _head(g) != header:
-                raise GraphFormatError(
-                    f"copy of {uri} has a different header than the object had before the "
-                    "download (it was replaced during the download; retry)"
-                )
-            try:
-                Graph.open(g).validate()  # the mapping is dropped before the renames
-            except GraphFormatError as e:
-                what = uri if log_head is None else f"{uri}.live"
-                raise GraphFormatError(f"copy of {what} failed verification: {e}") from None
-            if log_head is not None:
-                os.replace(g + ".live", final + ".live")
-            os.replace(g, final)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return final
+def header_digest(path: PathLike) -> str:
+    """The content key of a graph file: a digest of its header, which holds every section's
+    checksum and its own. :class:`GraphFormatError` naming ``path`` unless the kernel accepts
+    the header."""
+    return _core.file_key(os.fspath(path))
 
 
 def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> str:
@@ -183,41 +91,25 @@ def local_graph_path(path: PathLike, *, cache_dir: PathLike | None = None) -> st
             "protocol's package, e.g. s3fs or gcsfs); or copy the file to a local path"
         ) from None
     fs, rpath = fsspec.core.url_to_fs(uri)
-    try:
-        header = bytes(fs.cat_file(rpath, start=0, end=_core.HEADER_LEN))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"graph file not found: {uri}") from None
-    except IsADirectoryError:
-        raise IsADirectoryError(f"graph path is a directory: {uri}") from None
-    header_digest(uri, header)
-    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
-    os.makedirs(d, exist_ok=True)
-    base = _cached_copy(d, header, None, uri, lambda g: _download(fs, rpath, g))
-    last: Exception | None = None
-    for _ in range(3):  # a compaction may replace the log between two reads: read again
+
+    def read(suffix: str, length: int) -> bytes | None:
         try:
-            head = bytes(fs.cat_file(rpath + ".live", start=0, end=_LOG_HEAD_LEN))
+            return bytes(fs.cat_file(rpath + suffix, start=0, end=length))
         except FileNotFoundError:
-            return base
-        if len(head) < _LOG_HEAD_LEN:
-            last = GraphFormatError(f"{uri}.live: change log is too short ({len(head)} bytes)")
-            continue
+            return None
+        except IsADirectoryError:
+            raise IsADirectoryError(f"graph path is a directory: {uri}{suffix}") from None
 
-        def fill(g: str, head: bytes = head) -> None:
-            _download(fs, rpath + ".live", g + ".live", head)
-            try:
-                os.link(base, g)
-            except OSError:
-                shutil.copyfile(base, g)
+    def download(suffix: str, target: str, head: bytes) -> None:
+        with fs.open(rpath + suffix, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, _COPY_CHUNK)
+            dst.seek(0)
+            dst.write(head)
+            dst.flush()
+            os.fsync(dst.fileno())
 
-        try:
-            return _cached_copy(d, header, head, uri, fill)
-        except GraphFormatError as e:
-            last = e
-    raise GraphFormatError(
-        f"{uri}: could not copy the graph with its change log {uri}.live: {last}; copy "
-        "the graph file and its log together, or compact it first"
-    )
+    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
+    return os.fspath(_core.remote_copy(d, uri, read, download))
 
 
 _ship_dir: list[str] = []  # this process's, removed when it exits
@@ -227,52 +119,19 @@ def ship_file(path: str) -> tuple[str, str]:
     """``(file, key)`` to ship for the local graph at ``path``: named ``KEY.graph`` by its content
     (a hard link; else the file itself), so a graph rebuilt at the path ships under a new name,
     with a live graph's change log folded in (the graph file alone would drop its changes)."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"graph file not found: {path}")
     with _lock:
         if not _ship_dir:
             _ship_dir.append(tempfile.mkdtemp(prefix="instant-embedding-ship-"))
             atexit.register(shutil.rmtree, _ship_dir[0], True)
-    d = _ship_dir[0]
-    g = Graph.open(path)
-    if (g.log_info() or {}).get("commits"):
-        commit = _key(_head(path), _head(path + ".live", _LOG_HEAD_LEN))
-        folded = os.path.join(d, f"fold-{commit}.graph")
-        if not os.path.exists(folded):
-            g.save(folded)
-        path = folded
-    key = header_digest(path)
-    link = os.path.join(d, f"{key}.graph")
-    try:
-        if not os.path.exists(link):
-            os.link(path, link)
-        return link, key
-    except OSError:
-        return os.path.abspath(path), key
+    file, key = _core.ship_copy(path, _ship_dir[0])
+    return os.fspath(file), key
 
 
 def shipped_copy(p: str, key: str, name: str) -> str:
     """``p``, a worker's copy of the file :func:`ship_file` named ``name``, after checking that
     it is there and (``key`` not empty) holds that content: engines ship a name only once."""
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"graph file {name!r} was shipped but is not on this worker")
-    if key and header_digest(p) != key:
-        raise GraphFormatError(
-            f"the workers' copy of {name!r} is stale: the file changed after it was shipped; "
-            "save the new graph under another name or restart the session"
-        )
+    _core.check_shipped(p, key, name)
     return p
-
-
-def shared_graph_path(path: PathLike, hint: str) -> str:
-    """``path`` as workers on other machines read it: a URI unchanged, a local path made
-    absolute after checking that the driver sees it (``FileNotFoundError`` ending in ``hint``)."""
-    p = os.fspath(path)
-    if is_remote(p):
-        return p
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"graph file not found: {p}{hint}")
-    return os.path.abspath(p)
 
 
 # ---------------------------------------------------------------------------------- graphs
@@ -288,34 +147,24 @@ def open_graph(path: PathLike, *, cache_dir: PathLike | None = None) -> Graph:
     except FileNotFoundError:
         raise FileNotFoundError(f"graph file not found: {os.fspath(path)}") from None
     ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    key = os.path.abspath(local)
-    with _lock:
-        hit = _graphs.get(key)
-        if hit is not None and hit[0] == ident:
-            _graphs.move_to_end(key)
-            hit[1].refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
-            return hit[1]
-        g = Graph.open(key)
-        _graphs[key] = (ident, g)
-        while len(_graphs) > _MAX_OPEN_GRAPHS:
-            _graphs.popitem(last=False)
+    with _lock:  # (one open per file and identity, whatever the threads)
+        g = _opened(os.path.abspath(local), ident)
+        g.refresh()  # newer commits of a live graph (docs/LIVE.md): a stat and a read
         return g
+
+
+@functools.lru_cache(maxsize=_MAX_OPEN_GRAPHS)
+def _opened(path: str, ident: tuple[int, int, int, int]) -> Graph:
+    """The graph file at ``path`` with identity ``ident`` (a new identity: a new entry)."""
+    return Graph.open(path)
 
 
 def clear_cache(*, files: bool = False, cache_dir: PathLike | None = None) -> None:
     """Forget this process's open graphs; with ``files=True`` also delete the copies of remote
     graphs in ``cache_dir`` (safe on POSIX while another process maps one)."""
-    with _lock:
-        _graphs.clear()
-    d = os.fspath(cache_dir) if cache_dir is not None else default_cache_dir()
-    if files and os.path.isdir(d):
-        for name in os.listdir(d):
-            p = os.path.join(d, name)
-            if ".graph.tmp-" in name:  # a killed copy's working directory
-                shutil.rmtree(p, ignore_errors=True)
-            elif name.endswith((".graph", ".graph.live", ".lock")):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(p)
+    _opened.cache_clear()
+    if files:
+        _core.clear_copies(os.fspath(cache_dir) if cache_dir is not None else default_cache_dir())
 
 
 # ---------------------------------------------------------------------------------- tasks
@@ -326,18 +175,10 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
     sequence) as int64 or str, checked by the kernel's id rule (nulls: ``ValueError``)."""
     if isinstance(node_ids, (str, bytes)) or np.isscalar(node_ids):
         raise TypeError(f"node_ids must be a sequence or array of ids, got a scalar {node_ids!r}")
-    library = type(node_ids).__module__.split(".")[0]
-    if library == "pyarrow":  # Array or ChunkedArray, dictionaries decoded
-        node_ids = node_ids.to_numpy(zero_copy_only=False)
-    elif library == "pandas":
-        if not hasattr(node_ids, "hasnans"):
-            raise TypeError("node ids must be one column (a Series), not a DataFrame")
-        if not node_ids.hasnans:
-            node_ids = node_ids.to_numpy()
-        elif node_ids.dtype.kind in "iuf":  # numbers with nulls: NaN is the kernel's null
-            node_ids = node_ids.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            node_ids = node_ids.to_numpy(dtype=object, na_value=None)
+    if hasattr(node_ids, "columns"):
+        raise TypeError("node ids must be one column (a Series), not a DataFrame")
+    if getattr(node_ids, "hasnans", False) and node_ids.dtype.kind in "iuf":
+        node_ids = node_ids.to_numpy(dtype=np.float64, na_value=np.nan)  # the kernel's null
     return _core.node_ids(node_ids, "auto", "node ids", "node", 0)
 
 
@@ -345,13 +186,16 @@ def as_node_ids(node_ids: Any) -> npt.NDArray[np.int64] | list[str]:
 class EmbeddingTask:
     """What an engine ships to its workers (picklable, immutable): the graph as they see it, the
     model whole (a compressed one with its map; unfitted fails here, on the driver), threads
-    per batch, the URI cache and how errors name the graph (``label``, default the path)."""
+    per batch, the URI cache, how errors name the graph (``label``, default the path) and,
+    for a graph file the engine ships to every worker, its name and content key (``shipped``,
+    from :func:`ship_file`)."""
 
     graph_path: str
     model: InstantEmbedding
     threads: int | None = 1
     cache_dir: PathLike | None = None
     label: str | None = None
+    shipped: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, InstantEmbedding):
@@ -366,7 +210,16 @@ class EmbeddingTask:
 
     def at(self, graph_path: str) -> EmbeddingTask:
         """The same task reading ``graph_path`` (a worker-local copy); errors name the original."""
-        return dataclasses.replace(self, graph_path=graph_path)
+        return dataclasses.replace(self, graph_path=graph_path, shipped=None)
+
+    def on_worker(self, locate: Callable[[str], str | None]) -> EmbeddingTask:
+        """The task as a worker runs it: a shipped graph is read from ``locate(name)``, the
+        worker's copy, once checked to hold the shipped content (None: not on a worker; the
+        driver's file)."""
+        where = None if self.shipped is None else locate(self.shipped[0])
+        if where is None or self.shipped is None:
+            return self
+        return self.at(shipped_copy(where, self.shipped[1], self.shipped[0]))
 
     def graph(self) -> Graph:
         """The graph, opened once per process (see :func:`open_graph`)."""
@@ -415,7 +268,9 @@ def driver_task(
     if output_col == node_col:
         raise ValueError("output_col must differ from node_col")
     where = os.fspath(graph_path)
-    path = where if hint is None else shared_graph_path(where, hint)
+    if hint is not None and not is_remote(where) and not os.path.exists(where):
+        raise FileNotFoundError(f"graph file not found: {where}{hint}")
+    path = where if hint is None or is_remote(where) else os.path.abspath(where)
     model = InstantEmbedding() if model is None else model
     return EmbeddingTask(path, model, threads=threads, cache_dir=cache_dir, label=where)
 

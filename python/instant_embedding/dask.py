@@ -7,6 +7,7 @@ dask re-raises worker errors with their own type. See ``docs/DISTRIBUTED.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -17,15 +18,14 @@ from . import _core
 from . import batch as _batch
 from ._docs import doc
 from .embedding import InstantEmbedding
+from .graph import PathLike
 
 __all__ = ["build_graph", "embed", "embed_bag"]
 
-PathLike = str | os.PathLike[str]
 
-
-def _graph_ref(path: str, ship: Any) -> tuple[str, str, str]:
-    """``("path", path, "")``, or ``("shipped", name, key)`` once a worker plugin gives every
-    worker of the client (and those that join later) the file :func:`.batch.ship_file` names."""
+def _ship(path: str, ship: Any) -> tuple[str, str] | None:
+    """The name and key of the file :func:`.batch.ship_file` names, once a worker plugin gives it
+    to every worker of the client (and those that join later); None without a client."""
     client = ship
     if ship is True:
         try:
@@ -35,14 +35,14 @@ def _graph_ref(path: str, ship: Any) -> tuple[str, str, str]:
         except (ImportError, ValueError):  # no client: the local schedulers read the file
             client = None
     if client is None or client is False:
-        return ("path", path, "")
+        return None
     if _batch.is_remote(path):
         raise ValueError("ship=True needs a local graph file; workers copy a URI themselves")
     shipped, key = _batch.ship_file(path)  # a live graph with its change log folded in
     with open(shipped, "rb") as f:
         plugin = _plugin_class()(f.read(), os.path.basename(shipped))
     client.register_plugin(plugin, name=f"instant-embedding-graph-{key}")
-    return ("shipped", os.path.basename(shipped), key)
+    return os.path.basename(shipped), key
 
 
 def _plugin_class() -> type:
@@ -62,22 +62,20 @@ def _plugin_class() -> type:
     return ShippedGraph
 
 
-def _worker_task(task: _batch.EmbeddingTask, graph: tuple[str, str, str]) -> _batch.EmbeddingTask:
-    how, value, key = graph
-    if how != "shipped":
-        return task.at(value)
+def _worker_file(name: str) -> str | None:
+    """Where this distributed worker holds a shipped file (None: computed outside one, with the
+    client's file)."""
     try:
         from distributed import get_worker
 
-        worker = get_worker()
+        return os.path.join(get_worker().local_directory, name)
     except (ImportError, ValueError):
-        return task  # computed outside a distributed worker: the client's file
-    return task.at(_batch.shipped_copy(os.path.join(worker.local_directory, value), key, value))
+        return None
 
 
-def _partition(pdf: Any, *, graph: Any, task: _batch.EmbeddingTask, **frame: Any) -> Any:
+def _partition(pdf: Any, *, task: _batch.EmbeddingTask, **frame: Any) -> Any:
     nodes = pdf[frame["node_col"]]
-    return _batch.embeddings_frame(nodes, _worker_task(task, graph).embed(nodes), **frame)
+    return _batch.embeddings_frame(nodes, task.on_worker(_worker_file).embed(nodes), **frame)
 
 
 @doc
@@ -125,13 +123,12 @@ def embed(
     )
     if layout == "columns" and node_col in [f"e{i}" for i in range(task.model.dim)]:
         raise ValueError(f"node_col {node_col!r} clashes with an embedding column name")
-    graph = _graph_ref(task.graph_path, ship)
+    task = dataclasses.replace(task, shipped=_ship(task.graph_path, ship))
     frame = {"node_col": node_col, "output_col": output_col, "layout": layout}
     empty = np.zeros((0, task.model.dim), dtype=np.float32)
     meta = _batch.embeddings_frame(ddf._meta[node_col].iloc[:0], empty, **frame)
     return ddf[[node_col]].map_partitions(
         _partition,
-        graph=graph,
         task=task,
         **frame,
         meta=meta,
@@ -140,9 +137,9 @@ def embed(
     )
 
 
-def _bag_partition(part: Iterable[Any], *, graph: Any, task: _batch.EmbeddingTask) -> list[Any]:
+def _bag_partition(part: Iterable[Any], *, task: _batch.EmbeddingTask) -> list[Any]:
     nodes = list(part)
-    return list(zip(nodes, _worker_task(task, graph).embed(nodes)))
+    return list(zip(nodes, task.on_worker(_worker_file).embed(nodes)))
 
 
 def embed_bag(
@@ -157,7 +154,8 @@ def embed_bag(
     """Embed a ``dask.bag.Bag`` of node ids: a Bag of ``(node, float32 array)`` tuples in the
     input's order and partitioning. Parameters as in :func:`embed`."""
     task = _batch.driver_task(graph_path, model, threads=threads, cache_dir=cache_dir)
-    return bag.map_partitions(_bag_partition, graph=_graph_ref(task.graph_path, ship), task=task)
+    task = dataclasses.replace(task, shipped=_ship(task.graph_path, ship))
+    return bag.map_partitions(_bag_partition, task=task)
 
 
 @doc

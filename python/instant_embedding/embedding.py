@@ -93,11 +93,8 @@ def ppr(
     graph = _check_graph(graph)
     config = EmbeddingConfig(alpha=alpha, eps=eps, variant=variant, max_touched=max_touched)
     idx = int(graph.index([node])[0])
-    arrays: tuple[Any, ...] = (
-        _core.ppr_state(graph._native, idx, config)
-        if return_residual
-        else _core.ppr(graph._native, idx, config)
-    )
+    push = _core.ppr_state if return_residual else _core.ppr
+    arrays: tuple[Any, ...] = push(graph._native, idx, config)
     order = graph._native.id_order(arrays[0])  # by external id
     return (graph.ids(arrays[0][order]), *(a[order] for a in arrays[1:]))
 
@@ -193,11 +190,7 @@ class InstantEmbedding:
                 raise AttributeError(
                     f"{name} exists after fit() of a compressed model (wide_dim > 0)"
                 )
-            if name == "n_fit_nodes_":
-                return d["_map"].sample
-            c = d["_map"].components
-            c.flags.writeable = False
-            return c
+            return d["_map"].sample if name == "n_fit_nodes_" else d["_map"].components
         if name in _SETTINGS and "config" in d:
             return getattr(d["config"], name)
         if name == "threads" and "_params" in d:
@@ -246,27 +239,6 @@ class InstantEmbedding:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"InstantEmbedding({args})"
-
-    def __getstate__(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"params": self._params}
-        if self.__dict__.get("_map") is not None:
-            state["map"] = self._map  # pickles as its bytes
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        params = dict(state["params"])
-        threads = params.pop("threads")
-        self._set(params, threads)
-        if state.get("map") is not None:
-            self._attach(state["map"])
-
-    def _attach(self, fitted: _core.LinearMap) -> None:
-        if fitted.config != self.config:
-            raise ValueError(
-                f"the linear map was fitted for {fitted.config!r}, not for this model's "
-                f"{self.config!r}"
-            )
-        object.__setattr__(self, "_map", fitted)
 
     @property
     def compressed(self) -> bool:
@@ -341,7 +313,7 @@ class InstantEmbedding:
             fitted = _core.LinearMap.from_bytes(f.read())
         settings: dict[str, Any] = fitted.config.to_dict()
         model = cls(**settings, threads=threads)
-        model._attach(fitted)
+        object.__setattr__(model, "_map", fitted)  # (pickles as its bytes, with the model)
         return model
 
     def _threads(self, threads: Any) -> int | None:
@@ -451,15 +423,9 @@ class InstantEmbedding:
         {graph} {all_nodes}
         {threads} {progress} {batch_size}
         """
-        import pyarrow as pa
+        from .export import embeddings_table
 
-        from .batch import embeddings_to_arrow
-
-        ids, rows = self._ids_and_rows(graph, nodes, threads, progress, batch_size)
-        node = pa.array(ids, type=pa.string() if isinstance(ids, list) else pa.int64())
-        return pa.Table.from_arrays(
-            [node, embeddings_to_arrow(rows, fixed_size=True)], names=["node", "embedding"]
-        )
+        return embeddings_table(*self._ids_and_rows(graph, nodes, threads, progress, batch_size))
 
     @doc
     def embed_frame(

@@ -42,27 +42,11 @@ __all__ = [
 #: Output formats.
 FORMATS = ("npy", "npz", "parquet", "w2v")
 
-_EXT = dict.fromkeys((".w2v", ".emb", ".vec", ".txt"), "w2v")
-_EXT.update({".npy": "npy", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"})
-
 
 def format_from_path(path: str | os.PathLike[str], default: str | None = None) -> str:
-    """The output format implied by a file name; without one, ``default`` (None:
-    ``ValueError``)."""
-    p = os.fspath(path)
-    if p == "-":
-        return "w2v"
-    root, ext = os.path.splitext(p.lower())
-    if ext == ".gz" and _EXT.get(os.path.splitext(root)[1]) == "w2v":
-        return "w2v"
-    if ext in _EXT:
-        return _EXT[ext]
-    if default is not None:
-        return default
-    raise ValueError(
-        f"{p}: cannot tell the output format from the extension; use .npy, .npz, .parquet or "
-        ".w2v/.emb/.txt, or pass format= (one of npy, npz, parquet, w2v)"
-    )
+    """The output format of a file name: the one its extension implies, else ``default``
+    (``ValueError`` for none, or a ``default`` that the extension contradicts)."""
+    return _core.output_format(os.fspath(path), default)
 
 
 def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
@@ -70,9 +54,27 @@ def sidecar_path(path: str | os.PathLike[str], kind: str) -> str:
     return os.fspath(_core.sidecar_path(os.fspath(path), kind == "int"))
 
 
+def embeddings_table(ids: Any, rows: npt.NDArray[np.float32]) -> Any:
+    """A ``pyarrow.Table`` of ``ids`` (an int64 array or a list of str) and their rows, in the
+    schema of the Parquet files: ``node`` (int64 or string) and ``embedding``
+    (``fixed_size_list<float32>[dim]``, zero-copy over ``rows``)."""
+    import pyarrow as pa
+
+    from .batch import embeddings_to_arrow
+
+    node_t, dim = pa.string() if isinstance(ids, list) else pa.int64(), rows.shape[1]
+    fields = [
+        pa.field("node", node_t, False),
+        pa.field("embedding", pa.list_(pa.float32(), dim), False),
+    ]
+    schema = pa.schema(fields, metadata={b"instant_embedding.dim": str(dim).encode()})
+    rows_arrow = embeddings_to_arrow(rows, fixed_size=True)
+    return pa.table([pa.array(ids, node_t), rows_arrow], schema=schema)
+
+
 class _Parquet:
-    """Parquet through pyarrow: row groups of about 64 MiB, written to a kernel temporary
-    file that is committed (fsync, rename) at close."""
+    """Parquet through pyarrow (the kernel checks the batches): row groups of about 64 MiB,
+    written to a kernel temporary file that is committed (fsync, rename) at close."""
 
     def __init__(self, path: str, dim: int) -> None:
         try:
@@ -82,37 +84,29 @@ class _Parquet:
             raise ImportError(
                 "writing Parquet needs pyarrow: pip install 'instant-embedding[arrow]'"
             ) from None
-        self.pa, self.dim, self.group_rows = pa, dim, max(1024, (64 << 20) // (4 * dim))
-        self.buf: list[tuple[Any, np.ndarray]] = []
+        self.pa, self.pq, self.dim = pa, pq, dim
+        self.group_rows = max(1024, (64 << 20) // (4 * max(dim, 1)))
+        self.tables: list[Any] = []  # of the next row group
         self.file = _core.AtomicFile(path)
         self.writer: Any = None
-        self.open = lambda schema: pq.ParquetWriter(self.file.path, schema)
 
-    def write(self, kind: str, ids: Any, rows: np.ndarray) -> None:
-        self.buf.append((ids, rows))
-        if sum(len(r) for _, r in self.buf) >= self.group_rows:
-            self.flush(kind)
+    def write(self, ids: Any, rows: np.ndarray) -> None:
+        self.tables.append(embeddings_table(ids, rows))
+        if sum(t.num_rows for t in self.tables) >= self.group_rows:
+            self.flush()
 
-    def flush(self, kind: str) -> None:
-        pa = self.pa
-        node_t = pa.string() if kind == "str" else pa.int64()
-        schema = pa.schema(
-            [
-                pa.field("node", node_t, nullable=False),
-                pa.field("embedding", pa.list_(pa.float32(), self.dim), nullable=False),
-            ],
-            metadata={b"instant_embedding.dim": str(self.dim).encode()},
-        )
-        self.writer = self.writer or self.open(schema)
-        if self.buf:
-            node = pa.concat_arrays([pa.array(i, node_t) for i, _ in self.buf])
-            flat = pa.array(np.concatenate([r for _, r in self.buf]).reshape(-1))
-            emb = pa.FixedSizeListArray.from_arrays(flat, self.dim)
-            self.writer.write_table(pa.table([node, emb], schema=schema))
-        self.buf = []
+    def flush(self) -> None:
+        table = self.pa.concat_tables(self.tables)
+        self.writer = self.writer or self.pq.ParquetWriter(self.file.path, table.schema)
+        self.writer.write_table(table)
+        self.tables = []
 
     def close(self, kind: str) -> None:
-        self.flush(kind)  # with no rows at all: an empty file with the schema
+        if self.writer is None and not self.tables:  # no rows: an empty file with the schema
+            ids: Any = [] if kind == "str" else np.zeros(0, np.int64)
+            self.tables.append(embeddings_table(ids, np.zeros((0, self.dim), np.float32)))
+        if self.tables:
+            self.flush()
         self.writer.close()
         self.file.commit()
 
@@ -155,42 +149,24 @@ class EmbeddingWriter:
         format: str | None = None,  # noqa: A002
         num_rows: int | None = None,
     ) -> None:
-        for name, v, low in (("dim", dim, 1), ("num_rows", num_rows, 0)):
-            if v is not None and (
-                isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low
-            ):
-                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
-        self.dim, self.num_rows = int(dim), None if num_rows is None else int(num_rows)
-        self.rows_written, self._closed = 0, False
-        self.id_kind: str | None = None
-        self._file: Any = None  # the kernel's writer (npy, npz, w2v files)
-        self._parquet: _Parquet | None = None
-        self._stream: IO[str] | None = None
-        if hasattr(path, "write") or path == "-":
-            self.path, self._stream = "-", sys.stdout if path == "-" else path  # type: ignore[assignment]
+        stream: Any = sys.stdout if path == "-" else path if hasattr(path, "write") else None
+        self.path = "-" if stream is not None else os.fspath(path)  # type: ignore[arg-type]
+        self.dim, self.num_rows = dim, num_rows
+        writer: Any = None  # the kernel writes npy, npz and w2v files, and streams, itself
+        if stream is not None:
+            self.format = format or "w2v"
         else:
-            self.path = os.fspath(path)  # type: ignore[arg-type]
-        implied = (format or "w2v") if self._stream else format_from_path(self.path, format)
-        if format is not None and implied != format:
-            raise ValueError(
-                f"{self.path}: format={format!r} does not match the file's extension, "
-                f"which means {implied!r}: change the extension or drop format="
-            )
-        if implied not in FORMATS:
-            raise ValueError(f"format must be one of {FORMATS}, got {implied!r}")
-        self.format = implied
-        if self._stream is not None:
-            if implied != "w2v":
-                raise ValueError("only the w2v text format can be written to a stream")
-            if self.num_rows is None:
-                raise ValueError("writing to a stream needs num_rows (for the header line)")
-            self._stream.write(f"{self.num_rows} {self.dim}\n")
-        elif implied == "parquet":
+            self.format = _core.output_format(self.path, format)
+        if stream is None and self.format == "parquet":
             if os.path.isdir(self.path):
                 raise IsADirectoryError(f"{self.path}: is a directory")
-            self._parquet = _Parquet(self.path, self.dim)
-        else:
-            self._file = _core.EmbeddingFile(self.path, implied, self.dim, self.num_rows)
+            writer = _Parquet(self.path, dim)
+        self._file = _core.EmbeddingFile(self.path, self.format, dim, num_rows, writer, stream)
+
+    @property
+    def rows_written(self) -> int:
+        """Rows written so far."""
+        return self._file.rows_written
 
     def write(self, ids: Any, rows: npt.ArrayLike) -> None:
         """Append embeddings: ``rows[i]`` embeds ``ids[i]``.
@@ -203,70 +179,15 @@ class EmbeddingWriter:
         rows : array-like, shape (len(ids), dim)
             Converted to float32.
         """
-        if self._closed:
-            raise ValueError("write() on a closed EmbeddingWriter")
-        idv = _core.node_ids(ids, "auto", "ids", "ids", self.rows_written)
-        kind = "str" if isinstance(idv, list) else "int"
-        r = np.ascontiguousarray(rows, dtype=np.float32)
-        if r.ndim != 2 or r.shape != (len(idv), self.dim):
-            raise ValueError(
-                f"rows must have shape ({len(idv)}, {self.dim}) to match ids, got {r.shape}"
-            )
-        if len(idv) == 0:
-            return
-        if self.id_kind is not None and kind != self.id_kind:
-            raise TypeError(f"ids changed kind from {self.id_kind} to {kind} between batches")
-        if self.num_rows is not None and self.rows_written + len(idv) > self.num_rows:
-            raise ValueError(f"more rows than num_rows={self.num_rows}")
-        if self._file is not None:
-            self._file.write(idv, r)
-        elif self._parquet is not None:
-            self._parquet.write(kind, idv, r)
-        else:
-            assert self._stream is not None
-            self._stream.write(_core.word2vec_lines(idv, r))
-        self.id_kind = kind
-        self.rows_written += len(idv)
-
-    def _sink(self, graph: Any) -> Any:
-        """What the embedding job writes to: the kernel's writer, or ``(idx, rows) -> None``."""
-        if self._file is not None:
-            return self._file
-
-        def sink(idx: Any, rows: Any) -> None:
-            self.write(graph.ids(idx), rows)
-
-        return sink
+        self._file.write(ids, np.ascontiguousarray(rows, dtype=np.float32))
 
     def close(self) -> None:
         """Finish the file and move it into place atomically (idempotent)."""
-        if self._closed:
-            return
-        try:
-            # (the kernel's writer checks its own count: the embedding job writes to it directly)
-            if self._file is None and self.num_rows not in (None, self.rows_written):
-                raise ValueError(
-                    f"{self.rows_written} rows were written but num_rows={self.num_rows}"
-                )
-            if self._file is not None:
-                self._file.close()
-            elif self._parquet is not None:
-                self._parquet.close(self.id_kind or "int")
-            else:
-                assert self._stream is not None
-                self._stream.flush()
-        except BaseException:
-            self.abort()
-            raise
-        self._closed = True
+        self._file.close()
 
     def abort(self) -> None:
         """Discard everything written; the target path keeps its previous content."""
-        self._closed = True
-        if self._file is not None:
-            self._file.abort()
-        if self._parquet is not None:
-            self._parquet.abort()
+        self._file.abort()
 
     def __enter__(self) -> EmbeddingWriter:
         return self
@@ -324,7 +245,7 @@ def write_embeddings(
     writer = EmbeddingWriter(path, model.dim, format=format, num_rows=len(idx))
     try:
         threads = model._threads(threads)
-        model._compute(graph, idx, threads, progress, batch_size, writer._sink(graph))
+        model._compute(graph, idx, threads, progress, batch_size, writer._file)
         writer.close()
     except BaseException:
         writer.abort()

@@ -13,7 +13,6 @@ import numpy.typing as npt
 
 from . import _core
 from ._docs import doc
-from .errors import NodeNotFoundError
 
 __all__ = ["Graph", "NodeId"]
 
@@ -241,12 +240,7 @@ class Graph:
         self._g.validate()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        path = self._g.path
-        if path is None:
-            raise TypeError(
-                "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)"
-            )
-        return (_reopen, (os.fspath(path), self._g.prefetch))
+        return (Graph, (self._g,))  # the native graph pickles by path; a read-only copy
 
     # ------------------------------------------------------------------ live graphs
     def _writer(self) -> _core.LiveWriter:
@@ -256,12 +250,16 @@ class Graph:
             )
         return self._w
 
-    def _committed(self) -> None:
-        """After a change: commit it unless inside :meth:`batch`, and show the new state."""
+    @contextlib.contextmanager
+    def _change(self) -> Iterator[_core.LiveWriter]:
+        """A change, under the write lock: committed (unless inside :meth:`batch`; a no-op
+        when nothing is staged) and the new state shown, unless it raises."""
         w = self._writer()
-        if self._batch_depth == 0:
-            w.commit()
-            self._g = w.snapshot()
+        with self._write_lock:
+            yield w
+            if self._batch_depth == 0:
+                w.commit()
+                self._g = w.snapshot()
 
     def add_edges(self, src: Any, dst: Any, weights: Any = None) -> None:
         """Add edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
@@ -290,10 +288,8 @@ class Graph:
         TypeError
             Ids of the other kind than the graph's.
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:
             w.add(src, dst, weights)
-            self._committed()
 
     def remove_edges(self, src: Any, dst: Any) -> int:
         """Remove edges ``src[i] -> dst[i]`` (both directions on an undirected graph).
@@ -307,11 +303,8 @@ class Graph:
         int
             How many of the edges existed (and are now removed).
         """
-        w = self._writer()
-        with self._write_lock:
-            removed = w.remove(src, dst)
-            self._committed()
-        return int(removed)
+        with self._change() as w:
+            return int(w.remove(src, dst))
 
     def remove_nodes(self, ids: Any) -> int:
         """Remove the nodes with these ids and all their edges.
@@ -328,12 +321,10 @@ class Graph:
         int
             How many of the ids were nodes of the graph (and are now removed).
         """
-        w = self._writer()
-        if self._batch_depth:
-            raise ValueError("remove_nodes() inside a batch: end the batch first")
-        removed = w.remove_nodes(ids)
-        self._g = w.snapshot()
-        return int(removed)
+        with self._change() as w:
+            if self._batch_depth:
+                raise ValueError("remove_nodes() inside a batch: end the batch first")
+            return int(w.remove_nodes(ids))
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[Graph]:
@@ -348,20 +339,16 @@ class Graph:
         Queries on this graph inside the block see the last commit. Batches nest (the
         outermost one commits).
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:  # (commits when the outermost batch ends)
             self._batch_depth += 1
             try:
                 yield self
             except BaseException:
-                self._batch_depth -= 1
-                if self._batch_depth == 0:
+                if self._batch_depth == 1:
                     w.discard()
                 raise
-            self._batch_depth -= 1
-            if self._batch_depth == 0:
-                w.commit()
-                self._g = w.snapshot()
+            finally:
+                self._batch_depth -= 1
 
     def compact(self, *, threads: int | None = None) -> None:
         """Fold the change log into a new graph file and start an empty log.
@@ -371,12 +358,10 @@ class Graph:
         storage: queries read every row from the file again. Readers that have the old
         file open keep reading it until they :meth:`refresh`.
         """
-        w = self._writer()
-        with self._write_lock:
+        with self._change() as w:
             if self._batch_depth:
                 raise ValueError("compact() inside a batch: end the batch first")
             w.compact(threads)
-            self._g = w.snapshot()
 
     def refresh(self) -> bool:
         """Show the newest committed state of the graph file and its change log.
@@ -421,12 +406,7 @@ class Graph:
         """The change log this graph shows: ``{"commits", "adds", "removes",
         "changed_nodes", "new_nodes", "bytes", "merge"}``, or None when the file has no
         log."""
-        info = self._g.log_info()
-        if info is None:
-            return None
-        out: dict[str, Any] = dict(info)
-        out["merge"] = "max" if out.pop("merge_max") else "sum"
-        return out
+        return self._g.log_info()
 
     # ------------------------------------------------------------------ properties
     # (read from the native graph; ``_native_property`` keeps each to one line)
@@ -436,6 +416,9 @@ class Graph:
     permuted: bool = _native_property(
         "permuted",
         "Whether internal indices differ from id order (a file written by :meth:`reorder`).",
+    )
+    path: str | None = _native_property(
+        "path", "The file this graph is mapped from (None for an in-memory graph)."
     )
     num_nodes: int = _native_property("num_nodes", "Number of nodes.")
     num_edges: int = _native_property(
@@ -459,12 +442,6 @@ class Graph:
         return self._g
 
     @property
-    def path(self) -> str | None:
-        """The file this graph is mapped from (None for an in-memory graph)."""
-        p = self._g.path
-        return None if p is None else os.fspath(p)
-
-    @property
     def nodes(self) -> npt.NDArray[np.int64] | list[str]:
         """All node ids in internal order (int64 array, or list of str)."""
         ids = self._g.int_ids()
@@ -474,20 +451,10 @@ class Graph:
         return self.num_nodes
 
     def __contains__(self, node: object) -> bool:
-        try:
-            self.index([node])  # type: ignore[arg-type]
-        except (NodeNotFoundError, TypeError, ValueError, OverflowError):
-            return False
-        return True
+        return node in self._g
 
     def __repr__(self) -> str:
-        kind = "directed" if self.directed else "undirected"
-        w = ", weighted" if self.weighted else ""
-        where = f", path={self.path!r}" if self.path else ", in memory"
-        return (
-            f"Graph(num_nodes={self.num_nodes:,}, num_edges={self.num_edges:,}, {kind}{w}, "
-            f"ids={self.id_kind}{where})"
-        )
+        return repr(self._g)
 
     # ------------------------------------------------------------------ ids and neighbourhoods
     def index(self, nodes: Iterable[NodeId] | npt.ArrayLike) -> npt.NDArray[np.uint32]:
@@ -507,10 +474,7 @@ class Graph:
 
     def ids(self, indices: npt.ArrayLike) -> npt.NDArray[np.int64] | list[str]:
         """External ids of internal indices (inverse of :meth:`index`)."""
-        idx = np.asarray(indices, dtype=np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
-            raise IndexError(f"internal index out of range 0..{self.num_nodes - 1}")
-        return self._g.ids(np.ascontiguousarray(idx, dtype=np.uint32))
+        return self._g.ids(indices)
 
     def degree(self, node: NodeId) -> int:
         """Out-degree of ``node`` (number of distinct neighbours; a self-loop counts once)."""
@@ -550,17 +514,6 @@ def reorder_file(
     """:meth:`Graph.reorder` without reopening; returns the writer's statistics."""
     from ._progress import ByteProgress
 
-    if isinstance(rounds, bool) or not isinstance(rounds, int):
-        raise TypeError(f"rounds must be an int, got {rounds!r}")
-    perm = None
-    if order is not None:
-        a = np.asarray(order)
-        if a.ndim != 1 or a.dtype.kind not in "iu":
-            raise TypeError("order must be a 1-d array of integers")
-        n = graph.num_nodes
-        if len(a) != n or (n and (a.min() < 0 or a.max() >= n)):  # (the kernel checks the rest)
-            raise ValueError(f"order must be a permutation of 0..{n - 1} (got {len(a)} entries)")
-        perm = a.astype(np.uint32)
     bars: list[ByteProgress] = []  # one for computing the order, one for writing
 
     def hook(done: int, total: int) -> None:
@@ -578,13 +531,8 @@ def reorder_file(
             rounds=rounds,
             threads=threads,
             progress=hook if progress else None,
-            order=perm,
+            order=order,
         )
     finally:
         for b in bars:
             b.close()
-
-
-def _reopen(path: str, prefetch: bool) -> Graph:
-    """Unpickling: reopen the file with the same options."""
-    return Graph.open(path, prefetch=prefetch)

@@ -14,10 +14,9 @@ from typing import Any
 from . import batch as _batch
 from ._docs import doc
 from .embedding import InstantEmbedding
+from .graph import PathLike
 
 __all__ = ["actor_pool", "embed", "worker_errors"]
-
-PathLike = str | os.PathLike[str]
 
 #: Rows per batch an actor embeds at once (one native call per batch).
 DEFAULT_BATCH_SIZE = 4096

@@ -7,6 +7,7 @@ the rows equal :meth:`InstantEmbedding.embed` bit for bit. See ``docs/DISTRIBUTE
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import re
@@ -18,10 +19,9 @@ from . import batch as _batch
 from ._checks import check_threads
 from ._docs import doc
 from .embedding import InstantEmbedding
+from .graph import PathLike
 
 __all__ = ["build_graph", "embed", "worker_errors"]
-
-PathLike = str | os.PathLike[str]
 
 
 def worker_errors() -> contextlib.AbstractContextManager[None]:
@@ -29,34 +29,28 @@ def worker_errors() -> contextlib.AbstractContextManager[None]:
     return _batch.worker_errors("a Spark task")
 
 
-def _executor_graph_path(graph: tuple[str, str, str]) -> str:
-    """Where this executor reads the graph: a shipped file (SparkFiles) or the given path."""
-    how, value, digest = graph
-    if how != "shipped":
-        return value
+def _shipped_file(name: str) -> str:
+    """Where this executor holds a file shipped with the job: SparkFiles, or (a Spark Connect
+    artifact) the working directory."""
     from pyspark import SparkFiles
 
-    p = SparkFiles.get(value)
-    if not os.path.exists(p) and os.path.exists(value):  # Spark Connect artifact (cwd)
-        p = os.path.abspath(value)
-    return _batch.shipped_copy(p, digest, value)
+    p = SparkFiles.get(name)
+    return os.path.abspath(name) if not os.path.exists(p) and os.path.exists(name) else p
 
 
-def _task_arrow(
-    batches: Iterator[Any], *, graph: tuple[str, str, str], task: Any, out_names: tuple[str, str]
-) -> Iterator[Any]:
+def _task_arrow(batches: Iterator[Any], *, task: Any, out_names: tuple[str, str]) -> Iterator[Any]:
     """mapInArrow body: RecordBatches of node ids in, (node, embedding) batches out."""
     try:
-        task = task.at(_executor_graph_path(graph))
-        task.graph()  # opened once per Python worker (and reused across its tasks)
+        local = task.on_worker(_shipped_file)
+        local.graph()  # opened once per Python worker (and reused across its tasks)
     except FileNotFoundError as e:
-        hint = "" if graph[0] == "shipped" else " (use shared storage, a URI, or ship=True)"
+        hint = "" if task.shipped else " (use shared storage, a URI, or ship=True)"
         raise _batch.mark_error(FileNotFoundError(f"{e} on the executor{hint}")) from None
     except Exception as e:
         raise _batch.mark_error(e) from None
     for rb in batches:
         with _batch.marked_errors():
-            out = task.embed_arrow(rb, *out_names)
+            out = local.embed_arrow(rb, *out_names)
         yield out
 
 
@@ -172,7 +166,8 @@ def embed(
         output_col=output_col,
     )
     kind = _id_kind(df, node_col)
-    graph = ("shipped", *_ship(spark, path)) if ship else ("path", task.graph_path, "")
+    if ship:
+        task = dataclasses.replace(task, shipped=_ship(spark, path))
     _check_node_kind(path, kind)
     schema = T.StructType(
         [
@@ -180,7 +175,7 @@ def embed(
             T.StructField(output_col, T.ArrayType(T.FloatType(), False), False),
         ]
     )
-    body = functools.partial(_task_arrow, graph=graph, task=task, out_names=(node_col, output_col))
+    body = functools.partial(_task_arrow, task=task, out_names=(node_col, output_col))
     out = _map_in_arrow(df.select(node_col), body, schema)
     if vector:
         from pyspark.ml.functions import array_to_vector

@@ -18,6 +18,7 @@
 //! order of their neighbours' external ids, the push performs the same operations on the same
 //! nodes, and embeddings and PPR vectors are bit-identical to those of a rebuild.
 
+pub mod copy;
 pub mod open;
 pub mod stage;
 pub mod validate;

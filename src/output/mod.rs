@@ -15,7 +15,56 @@ use crate::error::{Error, Result};
 use crate::graph::build::AtomicFile;
 use crate::graph::csr::Graph;
 
-/// The formats written here (Parquet is written by the Python facade through pyarrow).
+/// The output formats by name, and the file extensions that imply them (`.gz` after a word2vec
+/// extension: compressed). Parquet is written by the Python facade through pyarrow.
+pub const FORMATS: [&str; 4] = ["npy", "npz", "parquet", "w2v"];
+const EXTENSIONS: [(&str, &str); 8] = [
+    (".npy", "npy"),
+    (".npz", "npz"),
+    (".parquet", "parquet"),
+    (".pq", "parquet"),
+    (".w2v", "w2v"),
+    (".emb", "w2v"),
+    (".vec", "w2v"),
+    (".txt", "w2v"),
+];
+
+/// The format of an embedding file at `path` (`-`: word2vec text to stdout): the one its
+/// extension implies, else `given`; a `given` format that the extension contradicts, an
+/// unknown name, or neither is a parameter error.
+pub fn output_format(path: &str, given: Option<&str>) -> Result<&'static str> {
+    let lower = path.to_lowercase();
+    let stem = lower.strip_suffix(".gz").unwrap_or(&lower);
+    let implied = if path == "-" {
+        Some("w2v")
+    } else {
+        EXTENSIONS
+            .iter()
+            .find(|(ext, f)| stem.ends_with(ext) && (stem.len() == lower.len() || *f == "w2v"))
+            .map(|&(_, f)| f)
+    };
+    let known = |name: &str| FORMATS.iter().copied().find(|f| *f == name);
+    match (implied, given) {
+        (Some(f), Some(g)) if f != g => Err(Error::param(format!(
+            "{path}: format='{g}' does not match the file's extension, which means '{f}': \
+             change the extension or drop format="
+        ))),
+        (Some(f), _) => Ok(f),
+        (None, Some(g)) => known(g).ok_or_else(|| {
+            Error::param(format!(
+                "format must be one of {}, got '{g}'",
+                FORMATS.join(", ")
+            ))
+        }),
+        (None, None) => Err(Error::param(format!(
+            "{path}: cannot tell the output format from the extension; use .npy, .npz, \
+             .parquet or .w2v/.emb/.txt, or pass format= (one of {})",
+            FORMATS.join(", ")
+        ))),
+    }
+}
+
+/// The formats written here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Npy,
@@ -39,9 +88,100 @@ impl Format {
 pub use crate::io::ids::Ids;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Int,
     Str,
+}
+
+impl Kind {
+    pub fn of(ids: &Ids) -> Kind {
+        match ids {
+            Ids::Int(_) => Kind::Int,
+            Ids::Str(_) => Kind::Str,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Int => "int",
+            Kind::Str => "str",
+        }
+    }
+}
+
+/// The checks of every embedding writer, whatever it writes (the kernel's files or a writer
+/// outside it): rows `dim` wide, ids of one kind, at most (and at close exactly) `num_rows`.
+#[derive(Debug)]
+pub struct RowCheck {
+    pub dim: usize,
+    pub num_rows: Option<u64>,
+    pub rows: u64,
+    pub kind: Option<Kind>,
+}
+
+impl RowCheck {
+    pub fn new(dim: usize, num_rows: Option<u64>) -> Result<RowCheck> {
+        if dim == 0 {
+            return Err(Error::param("dim must be >= 1"));
+        }
+        Ok(RowCheck {
+            dim,
+            num_rows,
+            rows: 0,
+            kind: None,
+        })
+    }
+
+    /// Checks a batch of `values` floats for `ids` and counts it; returns the ids' kind when
+    /// this is the first batch with rows (the writer starts its ids then).
+    pub fn admit(&mut self, ids: &Ids, values: usize) -> Result<Option<Kind>> {
+        if values != ids.len() * self.dim {
+            return Err(Error::param(format!(
+                "rows must have shape ({}, {}) to match ids, got {} values",
+                ids.len(),
+                self.dim,
+                values
+            )));
+        }
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        if let Some(m) = self.kind_change(ids) {
+            return Err(Error::input(m));
+        }
+        if let Some(n) = self.num_rows {
+            if self.rows + ids.len() as u64 > n {
+                return Err(Error::param(format!("more rows than num_rows={n}")));
+            }
+        }
+        self.rows += ids.len() as u64;
+        let first = self.kind.is_none();
+        self.kind = Some(Kind::of(ids));
+        Ok(first.then_some(Kind::of(ids)))
+    }
+
+    /// Why a non-empty batch of `ids` cannot follow the earlier ones: ids of another kind.
+    pub fn kind_change(&self, ids: &Ids) -> Option<String> {
+        let (k, new) = (self.kind?, Kind::of(ids));
+        (k != new && !ids.is_empty()).then(|| {
+            format!(
+                "ids changed kind from {} to {} between batches",
+                k.name(),
+                new.name()
+            )
+        })
+    }
+
+    /// At close: the declared row count was written.
+    pub fn finish(&self) -> Result<()> {
+        match self.num_rows {
+            Some(n) if self.rows != n => Err(Error::param(format!(
+                "{} rows were written but num_rows={n}",
+                self.rows
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The ids file beside `path.npy`: `path.ids.npy` (int64) or `path.ids.txt` (one id a line).
@@ -161,10 +301,7 @@ pub struct EmbeddingFile {
     format: Format,
     path: PathBuf,
     gzip: bool,
-    dim: usize,
-    num_rows: Option<u64>,
-    rows: u64,
-    kind: Option<Kind>,
+    check: RowCheck,
     /// The matrix (`.npy`: at `path`; `.npz`: a scratch file zipped at close).
     matrix: Option<NpyPart>,
     ids: Option<IdsPart>,
@@ -189,9 +326,7 @@ impl EmbeddingFile {
         dim: usize,
         num_rows: Option<u64>,
     ) -> Result<EmbeddingFile> {
-        if dim == 0 {
-            return Err(Error::param("dim must be >= 1"));
-        }
+        let check = RowCheck::new(dim, num_rows)?;
         if path.is_dir() {
             return Err(is_dir_error(path));
         }
@@ -200,10 +335,7 @@ impl EmbeddingFile {
             format,
             path: path.to_path_buf(),
             gzip,
-            dim,
-            num_rows,
-            rows: 0,
-            kind: None,
+            check,
             matrix: None,
             ids: None,
             body: None,
@@ -233,60 +365,33 @@ impl EmbeddingFile {
         PathBuf::from(s)
     }
 
-    pub fn rows_written(&self) -> u64 {
-        self.rows
+    /// The rows written so far, the ids' kind, `dim` and `num_rows`.
+    pub fn check(&self) -> &RowCheck {
+        &self.check
     }
 
     /// Appends `rows` (row-major, `dim` wide): `rows[i]` embeds `ids[i]`.
     pub fn write(&mut self, ids: &Ids, rows: &[f32]) -> Result<()> {
-        if rows.len() != ids.len() * self.dim {
-            return Err(Error::param(format!(
-                "rows must have shape ({}, {}) to match ids, got {} values",
-                ids.len(),
-                self.dim,
-                rows.len()
-            )));
+        if let Ids::Str(v) = ids {
+            match self.format {
+                Format::W2v => text::check_word(v)?,
+                Format::Npy | Format::Npz => text::check_lines(v)?,
+            }
+        }
+        if let Some(kind) = self.check.admit(ids, rows.len())? {
+            self.start_ids(kind)?;
         }
         if ids.is_empty() {
             return Ok(());
         }
-        let kind = match ids {
-            Ids::Int(_) => Kind::Int,
-            Ids::Str(_) => Kind::Str,
-        };
-        match self.kind {
-            Some(k) if k != kind => {
-                return Err(Error::input(format!(
-                    "ids changed kind from {} to {} between batches",
-                    kind_name(k),
-                    kind_name(kind)
-                )))
-            }
-            Some(_) => {}
-            None => {
-                self.kind = Some(kind);
-                self.start_ids(kind)?;
-            }
-        }
-        if let Some(n) = self.num_rows {
-            if self.rows + ids.len() as u64 > n {
-                return Err(Error::param(format!("more rows than num_rows={n}")));
-            }
-        }
         match self.format {
             Format::W2v => {
-                if let Ids::Str(v) = ids {
-                    text::check_word(v)?;
-                }
                 let body = self.body.as_mut().expect("w2v writer has a body");
                 let tmp = body.tmp_path().to_path_buf();
-                text::write_rows(body.writer(), ids, rows, self.dim)
+                text::write_rows(body.writer(), ids, rows, self.check.dim)
                     .map_err(|e| Error::io(&tmp, e))?;
             }
             Format::Npy | Format::Npz => {
-                if let Ids::Str(v) = ids {
-                    text::check_lines(v)?;
-                }
                 self.write_ids(ids)?;
                 let bytes: Vec<u8> = rows.iter().flat_map(|x| x.to_le_bytes()).collect();
                 self.matrix
@@ -295,7 +400,6 @@ impl EmbeddingFile {
                     .write(&bytes, ids.len() as u64)?;
             }
         }
-        self.rows += ids.len() as u64;
         Ok(())
     }
 
@@ -306,7 +410,7 @@ impl EmbeddingFile {
             Format::W2v => return Ok(()),
         };
         self.ids = Some(match kind {
-            Kind::Int => IdsPart::Int(NpyPart::create(&target, "<i8", None, self.num_rows)?),
+            Kind::Int => IdsPart::Int(NpyPart::create(&target, "<i8", None, self.check.num_rows)?),
             Kind::Str => IdsPart::Lines(AtomicFile::create(&target)?),
         });
         Ok(())
@@ -334,17 +438,10 @@ impl EmbeddingFile {
 
     /// Finishes the file and moves it into place. On an error, nothing is left behind.
     pub fn close(mut self) -> Result<()> {
-        if let Some(n) = self.num_rows {
-            if self.rows != n {
-                return Err(Error::param(format!(
-                    "{} rows were written but num_rows={n}",
-                    self.rows
-                )));
-            }
-        }
-        if self.kind.is_none() && self.format != Format::W2v {
+        self.check.finish()?;
+        if self.check.kind.is_none() && self.format != Format::W2v {
             // No rows: an empty int64 id list.
-            self.kind = Some(Kind::Int);
+            self.check.kind = Some(Kind::Int);
             self.start_ids(Kind::Int)?;
         }
         match self.format {
@@ -355,7 +452,7 @@ impl EmbeddingFile {
     }
 
     fn close_npy(mut self) -> Result<()> {
-        let int = self.kind == Some(Kind::Int);
+        let int = self.check.kind == Some(Kind::Int);
         let ids = match self.ids.take().expect("ids started") {
             IdsPart::Int(p) => p.finish()?,
             IdsPart::Lines(f) => f,
@@ -392,9 +489,9 @@ impl EmbeddingFile {
             .finish()?;
         let mut out = AtomicFile::create(&self.path)?;
         let tmp = out.tmp_path().to_path_buf();
-        let rows = self.rows;
+        let rows = self.check.rows;
         let width = self.max_id_chars.max(1);
-        let str_ids = self.kind == Some(Kind::Str);
+        let str_ids = self.check.kind == Some(Kind::Str);
         (|| -> std::io::Result<()> {
             let mut zip = npz::Writer::new(out.writer());
             let ids_src = reopen(&mut ids)?;
@@ -427,7 +524,7 @@ impl EmbeddingFile {
         let mut body = self.body.take().expect("w2v writer has a body");
         let mut out = AtomicFile::create(&self.path)?;
         let tmp = out.tmp_path().to_path_buf();
-        let header = format!("{} {}\n", self.rows, self.dim);
+        let header = format!("{} {}\n", self.check.rows, self.check.dim);
         let gzip = self.gzip;
         (|| -> std::io::Result<()> {
             let mut src = BufReader::with_capacity(1 << 20, reopen(&mut body)?);
@@ -446,13 +543,6 @@ impl EmbeddingFile {
         })()
         .map_err(|e| Error::io(&tmp, e))?;
         out.commit()
-    }
-}
-
-fn kind_name(k: Kind) -> &'static str {
-    match k {
-        Kind::Int => "int",
-        Kind::Str => "str",
     }
 }
 

@@ -207,3 +207,39 @@ fn word2vec_text_reads_back_what_was_written_and_names_a_bad_line() {
     std::fs::write(&path, "2 2\na 1 2\n").unwrap();
     assert!(text::read(&path).is_err());
 }
+
+#[test]
+fn output_format_follows_the_extension_and_checks_a_given_format() {
+    let ok = |p: &str, g: Option<&str>| output_format(p, g).unwrap();
+    assert_eq!(ok("e.NPY", None), "npy");
+    assert_eq!(ok("e.pq", None), "parquet");
+    assert_eq!(ok("e.vec.gz", None), "w2v");
+    assert_eq!(ok("-", None), "w2v");
+    assert_eq!(ok("e.bin", Some("npz")), "npz"); // no known extension: the given format
+    assert_eq!(ok("e.npy", Some("npy")), "npy");
+    let err = |p: &str, g: Option<&str>| output_format(p, g).unwrap_err().to_string();
+    assert!(err("e.npy", Some("w2v")).contains("does not match the file's extension"));
+    assert!(err("e.npz.gz", None).contains("cannot tell the output format"));
+    assert!(err("e.bin", None).contains("cannot tell the output format"));
+    assert!(err("e.bin", Some("csv")).contains("format must be one of"));
+}
+
+#[test]
+fn row_check_counts_rows_and_refuses_a_kind_change_or_too_many_rows() {
+    let mut c = RowCheck::new(2, Some(3)).unwrap();
+    assert!(RowCheck::new(0, None).is_err());
+    assert_eq!(c.admit(&Ids::Int(vec![]), 0).unwrap(), None);
+    assert_eq!(c.admit(&Ids::Int(vec![1, 2]), 4).unwrap(), Some(Kind::Int));
+    assert!(c.admit(&Ids::Int(vec![3]), 3).is_err()); // not 2 values a row
+    assert!(c.kind_change(&Ids::Str(vec!["a".into()])).is_some());
+    assert!(c.admit(&Ids::Str(vec!["a".into()]), 2).is_err());
+    assert!(c
+        .finish()
+        .unwrap_err()
+        .to_string()
+        .contains("2 rows were written"));
+    assert!(c.admit(&Ids::Int(vec![3, 4]), 4).is_err()); // more than num_rows
+    assert_eq!(c.admit(&Ids::Int(vec![3]), 2).unwrap(), None);
+    assert_eq!(c.rows, 3);
+    c.finish().unwrap();
+}

@@ -48,15 +48,14 @@ impl PyLinearMap {
         self.inner.sample()
     }
 
-    /// The ``(wide_dim, dim)`` float32 matrix (a copy).
+    /// The ``(wide_dim, dim)`` float32 matrix (a read-only copy).
     #[getter]
     fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let c = self.inner.config();
-        self.inner
-            .components()
-            .to_vec()
-            .into_pyarray(py)
-            .reshape([c.wide_dim, c.dim])
+        let m = self.inner.components().to_vec().into_pyarray(py);
+        let m = m.reshape([c.wide_dim, c.dim])?;
+        m.getattr("flags")?.setattr("writeable", false)?;
+        Ok(m)
     }
 
     fn __eq__(&self, other: &Self) -> bool {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use numpy::{PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use numpy::{PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -346,10 +346,38 @@ impl PyGraphBuilder {
     }
 }
 
+/// A node order given as an argument: a one-dimensional integer array of `n` entries in
+/// `0..n` (the kernel checks that it is a permutation).
+fn order_argument(order: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<u32>> {
+    let a = order
+        .py()
+        .import("numpy")?
+        .call_method1("asarray", (order,))?;
+    let a = a.cast::<numpy::PyUntypedArray>()?;
+    if a.ndim() != 1 || !matches!(a.dtype().kind(), b'i' | b'u') {
+        return Err(PyTypeError::new_err(
+            "order must be a 1-d array of integers",
+        ));
+    }
+    let v: Vec<i64> = a
+        .call_method1("astype", ("int64",))?
+        .extract::<PyReadonlyArray1<'_, i64>>()?
+        .as_slice()?
+        .to_vec();
+    if v.len() != n || v.iter().any(|&x| x < 0 || x as u64 >= n as u64) {
+        return Err(PyValueError::new_err(format!(
+            "order must be a permutation of 0..{} (got {} entries)",
+            n as i64 - 1,
+            v.len()
+        )));
+    }
+    Ok(v.into_iter().map(|x| x as u32).collect())
+}
+
 /// Writes a copy of `graph` with its nodes renumbered for locality (see `reorder.rs`); returns
 /// statistics.
 #[pyfunction]
-#[pyo3(signature = (graph, output, *, method="communities", rounds=reorder::DEFAULT_ROUNDS,
+#[pyo3(signature = (graph, output, *, method="communities", rounds=None,
                     threads=None, progress=None, order=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn reorder_graph<'py>(
@@ -357,13 +385,18 @@ pub fn reorder_graph<'py>(
     graph: &super::PyGraph,
     output: PathBuf,
     method: &str,
-    rounds: usize,
+    rounds: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
-    order: Option<PyReadonlyArray1<'_, u32>>,
+    order: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let method = reorder::Method::parse(method).py_err()?;
-    let order: Option<Vec<u32>> = order.map(|a| super::to_vec(&a));
+    let rounds = rounds
+        .map(|r| super::count_argument(r, "rounds"))
+        .transpose()?;
+    let rounds = rounds.unwrap_or(reorder::DEFAULT_ROUNDS);
+    let n = graph.inner.num_nodes();
+    let order = order.map(|o| order_argument(o, n)).transpose()?;
     if !(1..=100).contains(&rounds) {
         return Err(PyValueError::new_err(format!(
             "rounds must be between 1 and 100, got {rounds}"

@@ -5,6 +5,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::errors::IntoPy;
 use super::ids::{id_argument, weight_argument};
@@ -172,14 +173,119 @@ impl PyLiveWriter {
     }
 }
 
-pub(super) fn info_dict(i: &LogInfo) -> std::collections::HashMap<&'static str, u64> {
-    std::collections::HashMap::from([
-        ("commits", i.commits),
-        ("adds", i.adds),
-        ("removes", i.removes),
-        ("changed_nodes", i.changed_nodes),
-        ("new_nodes", i.new_nodes),
-        ("bytes", i.bytes),
-        ("merge_max", u64::from(i.merge_max)),
-    ])
+pub(super) fn info_dict<'py>(py: Python<'py>, i: &LogInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py); // in name order
+    d.set_item("adds", i.adds)?;
+    d.set_item("bytes", i.bytes)?;
+    d.set_item("changed_nodes", i.changed_nodes)?;
+    d.set_item("commits", i.commits)?;
+    d.set_item("merge", if i.merge_max { "max" } else { "sum" })?;
+    d.set_item("new_nodes", i.new_nodes)?;
+    d.set_item("removes", i.removes)?;
+    Ok(d)
+}
+
+/// Removes the cache entries in ``directory`` (see ``remote_copy``).
+#[pyfunction]
+pub fn clear_copies(py: Python<'_>, directory: PathBuf) -> PyResult<()> {
+    py.detach(|| crate::live::copy::clear(&directory)).py_err()
+}
+
+/// The content key of the graph file at ``path``: 32 hex digits of a hash of its header, which
+/// holds every section's checksum and its own.
+#[pyfunction]
+pub fn file_key(path: PathBuf) -> PyResult<String> {
+    crate::live::copy::file_key(&path).py_err()
+}
+
+/// ``(file, key)`` to ship to an engine's workers for the local graph at ``path``: a hard link
+/// named by its content in ``directory`` (else the file itself), a live graph's change log
+/// folded in first.
+#[pyfunction]
+pub fn ship_copy(py: Python<'_>, path: PathBuf, directory: PathBuf) -> PyResult<(PathBuf, String)> {
+    py.detach(|| crate::live::copy::ship_copy(&path, &directory))
+        .py_err()
+}
+
+/// A remote graph read by Python callables: ``read(suffix, length)`` (bytes, or None when the
+/// object ``URI + suffix`` does not exist) and ``download(suffix, target, head)``.
+struct PyRemote<'a> {
+    read: &'a Py<PyAny>,
+    download: &'a Py<PyAny>,
+    pending: &'a std::cell::RefCell<Option<PyErr>>,
+}
+
+impl PyRemote<'_> {
+    fn call<T>(&self, f: impl FnOnce(Python<'_>) -> PyResult<T>) -> Result<T, Error> {
+        Python::attach(f).map_err(|e| {
+            *self.pending.borrow_mut() = Some(e);
+            Error::Cancelled
+        })
+    }
+}
+
+impl crate::live::copy::Remote for PyRemote<'_> {
+    fn read(&mut self, suffix: &str, len: usize) -> Result<Option<Vec<u8>>, Error> {
+        self.call(|py| {
+            let v = self.read.call1(py, (suffix, len))?;
+            let v = v.bind(py);
+            Ok(match v.is_none() {
+                true => None,
+                false => Some(v.cast::<pyo3::types::PyBytes>()?.as_bytes().to_vec()),
+            })
+        })
+    }
+
+    fn download(
+        &mut self,
+        suffix: &str,
+        target: &std::path::Path,
+        head: &[u8],
+    ) -> Result<(), Error> {
+        let target = target.to_string_lossy();
+        self.call(|py| {
+            let head = pyo3::types::PyBytes::new(py, head);
+            self.download.call1(py, (suffix, &*target, head)).map(drop)
+        })
+    }
+}
+
+/// A local copy of the remote graph ``uri`` (with its change log ``URI.live`` at its newest
+/// commit) in the cache ``directory``, made once per machine; ``read`` and ``download`` reach
+/// the remote objects (see ``PyRemote``).
+#[pyfunction]
+pub fn remote_copy(
+    py: Python<'_>,
+    directory: PathBuf,
+    uri: &str,
+    read: Py<PyAny>,
+    download: Py<PyAny>,
+) -> PyResult<PathBuf> {
+    let (r, pending) = py.detach(move || {
+        let pending = std::cell::RefCell::new(None);
+        let mut remote = PyRemote {
+            read: &read,
+            download: &download,
+            pending: &pending,
+        };
+        let r = crate::live::copy::remote_copy(&directory, uri, &mut remote);
+        (r, pending.into_inner())
+    });
+    match (r, pending) {
+        (Err(_), Some(e)) => Err(e),
+        (r, _) => r.py_err(),
+    }
+}
+
+/// Where remote graphs are copied by default (see ``batch.default_cache_dir``).
+#[pyfunction]
+pub fn default_cache_dir() -> PathBuf {
+    crate::live::copy::default_dir()
+}
+
+/// Checks a worker's copy ``path`` of the graph file shipped as ``name`` with content ``key``
+/// (not checked when empty): FileNotFoundError when missing, GraphFormatError when stale.
+#[pyfunction]
+pub fn check_shipped(path: PathBuf, key: &str, name: &str) -> PyResult<()> {
+    crate::live::copy::check_shipped(&path, key, name).py_err()
 }

@@ -72,17 +72,17 @@ impl PyStatusLine {
     }
 }
 
-/// A count given as an argument (``num_nodes``): an int >= 0.
-fn count_argument(x: &Bound<'_, PyAny>) -> PyResult<usize> {
+/// A count given as the argument `name` (``num_nodes``, ``num_rows``): an int >= 0.
+fn count_argument(x: &Bound<'_, PyAny>, name: &str) -> PyResult<usize> {
     let t = x.get_type().name()?.to_string();
     if t == "bool" || t == "bool_" || !x.hasattr("__index__")? {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "num_nodes must be an int, got {t}"
+            "{name} must be an int, got {t}"
         )));
     }
     let n: i128 = x.call_method0("__index__")?.extract()?;
     usize::try_from(n).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err(format!("num_nodes must be >= 0, got {n}"))
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {n}"))
     })
 }
 
@@ -111,12 +111,14 @@ impl PyGraph {
         Ok(fresh.map(|g| PyGraph { inner: Arc::new(g) }))
     }
 
-    /// Facts about the change log this snapshot shows, or None when the file has none.
-    fn log_info(&self) -> Option<std::collections::HashMap<&'static str, u64>> {
+    /// Facts about the change log this snapshot shows (``commits``, ``adds``, ``removes``,
+    /// ``changed_nodes``, ``new_nodes``, ``bytes``, ``merge``), or None when the file has none.
+    fn log_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyDict>>> {
         self.inner
             .log_state()
             .filter(|s| s.info.exists)
-            .map(|s| live::info_dict(&s.info))
+            .map(|s| live::info_dict(py, &s.info))
+            .transpose()
     }
 
     /// Nodes of the graph file alone (without those its change log created).
@@ -135,6 +137,50 @@ impl PyGraph {
     #[getter]
     fn permuted(&self) -> bool {
         self.inner.permuted()
+    }
+
+    /// ``Graph(num_nodes=1,000, num_edges=..., undirected, weighted, ids=..., path='...')``.
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let g = &self.inner;
+        let thousands = |n: u64| {
+            let d = n.to_string();
+            let mut out = String::new();
+            for (i, c) in d.chars().enumerate() {
+                if i > 0 && (d.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
+        let kind = if g.directed() {
+            "directed"
+        } else {
+            "undirected"
+        };
+        let w = if g.weighted() { ", weighted" } else { "" };
+        let place = match g.path() {
+            Some(p) => format!(", path={}", p.to_string_lossy().into_pyobject(py)?.repr()?),
+            None => ", in memory".to_string(),
+        };
+        Ok(format!(
+            "Graph(num_nodes={}, num_edges={}, {kind}{w}, ids={}{place})",
+            thousands(g.num_nodes() as u64),
+            thousands(g.num_edges()),
+            g.id_kind().name()
+        ))
+    }
+
+    /// Pickles by path (reopened with the same ``prefetch``): file-backed graphs only.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (PathBuf, bool))> {
+        let g = &slf.borrow().inner;
+        let path = g.path().ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "an in-memory Graph cannot be pickled; save() it and pass Graph.open(path)",
+            )
+        })?;
+        let open = slf.get_type().getattr("open")?;
+        Ok((open, (path.to_path_buf(), g.prefetch())))
     }
 
     /// A graph built in memory from edges given by the caller's ids (``src``, ``dst`` and
@@ -197,7 +243,9 @@ impl PyGraph {
                 )))
             }
         };
-        let num_nodes = num_nodes.map(count_argument).transpose()?;
+        let num_nodes = num_nodes
+            .map(|n| count_argument(n, "num_nodes"))
+            .transpose()?;
         let g = py
             .detach(|| {
                 let mut e = build::index_edge_ids(ids, num_nodes)?;
@@ -253,9 +301,10 @@ impl PyGraph {
     fn id_kind(&self) -> &'static str {
         self.inner.id_kind().name()
     }
+    /// The file this graph is mapped from, as a str (None for an in-memory graph).
     #[getter]
-    fn path(&self) -> Option<PathBuf> {
-        self.inner.path().map(|p| p.to_path_buf())
+    fn path(&self) -> Option<std::ffi::OsString> {
+        self.inner.path().map(|p| p.as_os_str().to_owned())
     }
     #[getter]
     fn file_size(&self) -> usize {
@@ -311,6 +360,14 @@ impl PyGraph {
         Ok(out.into_pyarray(py))
     }
 
+    /// Whether ``node`` is a node id of this graph (a value of the other kind, or no id at all,
+    /// is not).
+    fn __contains__(&self, node: &Bound<'_, PyAny>) -> bool {
+        let one = pyo3::types::PyList::new(node.py(), [node]);
+        let ids = one.ok().and_then(|l| id_argument(&l, "node").ok());
+        ids.is_some_and(|ids| io_ids::indices(&self.inner, &ids).is_ok())
+    }
+
     /// The order (int64 positions) that sorts internal nodes ``nodes`` by their external ids.
     fn id_order<'py>(
         &self,
@@ -346,13 +403,27 @@ impl PyGraph {
             .collect()
     }
 
-    /// External ids of internal indices: an int64 array, or a list of str for string ids.
+    /// External ids of internal indices (any integer array): an int64 array, or a list of str
+    /// for string ids; IndexError for an index out of range.
     fn ids<'py>(
         &self,
         py: Python<'py>,
-        indices: PyReadonlyArray1<'py, u32>,
+        indices: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let idx = to_vec(&indices);
+        let a = py
+            .import("numpy")?
+            .call_method1("asarray", (indices, "int64"))?;
+        let n = self.inner.num_nodes() as i64;
+        let mut idx = Vec::new();
+        for &v in a.extract::<PyReadonlyArray1<'_, i64>>()?.as_array() {
+            if !(0..n).contains(&v) {
+                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "internal index out of range 0..{}",
+                    n - 1
+                )));
+            }
+            idx.push(v as u32);
+        }
         let g = self.inner.clone();
         match py
             .detach(move || crate::output::Ids::of_nodes(&g, &idx))
@@ -623,13 +694,6 @@ fn xxh3_64(data: &[u8]) -> u64 {
     crate::graph::format::checksum(data)
 }
 
-/// The file length that a graph file's first ``HEADER_LEN`` bytes declare, after checking them
-/// (``GraphFormatError`` if they are not a valid graph header).
-#[pyfunction]
-fn graph_file_len(header: &[u8]) -> PyResult<u64> {
-    crate::graph::format::declared_len(header).py_err()
-}
-
 #[pyfunction]
 fn resolve_threads(threads: Option<usize>) -> PyResult<usize> {
     crate::parallel::resolve_threads(threads).py_err()
@@ -665,7 +729,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_embed, m)?)?;
     m.add_class::<output::PyEmbeddingFile>()?;
     m.add_function(wrap_pyfunction!(output::embed_job, m)?)?;
-    m.add_function(wrap_pyfunction!(output::word2vec_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(output::output_format, m)?)?;
+    m.add_function(wrap_pyfunction!(live::remote_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(live::clear_copies, m)?)?;
+    m.add_function(wrap_pyfunction!(live::default_cache_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(live::file_key, m)?)?;
+    m.add_function(wrap_pyfunction!(live::ship_copy, m)?)?;
+    m.add_function(wrap_pyfunction!(live::check_shipped, m)?)?;
     m.add_function(wrap_pyfunction!(output::read_word2vec, m)?)?;
     m.add_class::<PyStatusLine>()?;
     m.add_function(wrap_pyfunction!(cli::cli_commands, m)?)?;
@@ -684,7 +754,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_64, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(graph_file_len, m)?)?;
     m.add("HEADER_LEN", crate::graph::format::HEADER_LEN)?;
     // A change log's header and superblocks: the bytes that name its newest commit.
     m.add("LOG_HEAD_LEN", crate::graph::log_format::DATA_START)?;

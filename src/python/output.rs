@@ -12,12 +12,13 @@ use pyo3::prelude::*;
 use super::compress::PyLinearMap;
 use super::config::PyEmbeddingConfig;
 use super::errors::IntoPy;
-use super::{to_vec, PyGraph};
+use super::ids::node_ids;
+use super::{count_argument, to_vec, PyGraph};
 use crate::embed::job::{Hooks, Job, RowSink};
 use crate::error::{Error, Result};
 use crate::graph::build::AtomicFile;
 use crate::graph::csr::Graph;
-use crate::output::{EmbeddingFile, Format, Ids};
+use crate::output::{EmbeddingFile, Format, Ids, Kind, RowCheck};
 
 /// A Python exception raised in a callback, kept until the job returns.
 type Pending = RefCell<Option<PyErr>>;
@@ -48,37 +49,86 @@ impl Hooks for PyHooks<'_> {
     }
 }
 
-/// A Python callable `sink(nodes, rows)` given each batch (internal indices, float32 matrix).
-struct PySink<'a> {
-    sink: &'a Py<PyAny>,
-    dim: usize,
+/// Where an embedding file's rows go: the kernel's writer (npy, npz, word2vec files), a writer
+/// outside it (Parquet through pyarrow: an object with ``write(ids, rows)``, ``close(kind)``
+/// and ``abort()``) behind the kernel's checks, or word2vec text written straight to a Python
+/// text stream (stdout: no file to commit).
+enum Backend {
+    Kernel(Box<EmbeddingFile>),
+    Python { check: RowCheck, writer: Py<PyAny> },
+    Stream { check: RowCheck, stream: Py<PyAny> },
+}
+
+/// A batch's ids as Python values: an int64 array or a list of str.
+fn py_ids<'py>(py: Python<'py>, ids: Ids) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match ids {
+        Ids::Int(v) => v.into_pyarray(py).into_any(),
+        Ids::Str(v) => pyo3::types::PyList::new(py, v)?.into_any(),
+    })
+}
+
+impl Backend {
+    /// Appends a checked batch (the GIL held: a Python writer is called directly).
+    fn write(&mut self, py: Python<'_>, ids: Ids, rows: &[f32]) -> PyResult<()> {
+        match self {
+            Backend::Kernel(f) => py.detach(|| f.write(&ids, rows)).py_err(),
+            Backend::Python { check, writer } => {
+                check.admit(&ids, rows.len()).py_err()?;
+                if ids.is_empty() {
+                    return Ok(());
+                }
+                let k = ids.len();
+                let m = rows.to_vec().into_pyarray(py).reshape([k, check.dim])?;
+                writer.call_method1(py, "write", (py_ids(py, ids)?, m))?;
+                Ok(())
+            }
+            Backend::Stream { check, stream } => {
+                if let Ids::Str(v) = &ids {
+                    crate::output::check_word2vec_ids(v).py_err()?;
+                }
+                check.admit(&ids, rows.len()).py_err()?;
+                let mut text = Vec::new();
+                crate::output::write_word2vec_rows(&mut text, &ids, rows, check.dim)?;
+                let text = String::from_utf8(text).expect("ids and numbers are UTF-8");
+                stream.call_method1(py, "write", (text,)).map(drop)
+            }
+        }
+    }
+
+    fn check(&self) -> &RowCheck {
+        match self {
+            Backend::Kernel(f) => f.check(),
+            Backend::Python { check, .. } | Backend::Stream { check, .. } => check,
+        }
+    }
+}
+
+/// The embedding job's rows go to the file (with the GIL for a Python writer).
+struct FileSink<'a> {
+    backend: Backend,
     pending: &'a Pending,
 }
 
-impl RowSink for PySink<'_> {
-    fn write(&mut self, _: &Graph, nodes: &[u32], rows: &[f32]) -> Result<()> {
-        let r = Python::attach(|py| {
-            let m = rows
-                .to_vec()
-                .into_pyarray(py)
-                .reshape([nodes.len(), self.dim])?;
-            self.sink
-                .call1(py, (nodes.to_vec().into_pyarray(py), m))
-                .map(drop)
-        });
+impl RowSink for FileSink<'_> {
+    fn write(&mut self, graph: &Graph, nodes: &[u32], rows: &[f32]) -> Result<()> {
+        if let Backend::Kernel(f) = &mut self.backend {
+            return RowSink::write(f.as_mut(), graph, nodes, rows);
+        }
+        let ids = Ids::of_nodes(graph, nodes)?;
+        let r = Python::attach(|py| self.backend.write(py, ids, rows));
         stash(self.pending, r)
     }
 }
 
-/// An embedding file being written (npy with its ids file, npz, word2vec text); see
+/// An embedding file being written, committed atomically by :meth:`close`; see
 /// ``instant_embedding.export.EmbeddingWriter``, which wraps it.
 #[pyclass(module = "instant_embedding._core", name = "EmbeddingFile")]
 pub struct PyEmbeddingFile {
-    inner: Mutex<Option<EmbeddingFile>>,
+    inner: Mutex<Option<Backend>>,
 }
 
 impl PyEmbeddingFile {
-    fn take(&self) -> PyResult<EmbeddingFile> {
+    fn take(&self) -> PyResult<Backend> {
         self.inner
             .lock()
             .ok()
@@ -86,9 +136,9 @@ impl PyEmbeddingFile {
             .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("the EmbeddingFile is closed"))
     }
 
-    fn put(&self, f: EmbeddingFile) {
+    fn put(&self, b: Backend) {
         if let Ok(mut g) = self.inner.lock() {
-            *g = Some(f);
+            *g = Some(b);
         }
     }
 }
@@ -102,30 +152,84 @@ fn ids_of(ids: &Bound<'_, PyAny>) -> PyResult<Ids> {
 
 #[pymethods]
 impl PyEmbeddingFile {
+    /// A writer of ``dim``-wide rows in ``format`` to ``path`` (by ``writer``, when given; to
+    /// the text ``stream``, when given, which gets the word2vec header line at once);
+    /// ``num_rows``, when given, is checked at close.
     #[new]
-    #[pyo3(signature = (path, format, dim, num_rows=None))]
-    fn new(path: PathBuf, format: &str, dim: usize, num_rows: Option<u64>) -> PyResult<Self> {
-        let f = EmbeddingFile::create(&path, Format::parse(format).py_err()?, dim, num_rows)
-            .py_err()?;
+    #[pyo3(signature = (path, format, dim, num_rows=None, writer=None, stream=None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        format: &str,
+        dim: &Bound<'_, PyAny>,
+        num_rows: Option<&Bound<'_, PyAny>>,
+        writer: Option<Py<PyAny>>,
+        stream: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let dim = count_argument(dim, "dim")?;
+        let num_rows = num_rows
+            .map(|n| count_argument(n, "num_rows"))
+            .transpose()?;
+        let num_rows = num_rows.map(|n| n as u64);
+        let check = RowCheck::new(dim, num_rows).py_err()?;
+        let backend = match (writer, stream) {
+            (_, Some(stream)) => {
+                let refuse = pyo3::exceptions::PyValueError::new_err;
+                if format != "w2v" {
+                    return Err(refuse(
+                        "only the w2v text format can be written to a stream",
+                    ));
+                }
+                let n = num_rows.ok_or_else(|| {
+                    refuse("writing to a stream needs num_rows (for the header line)")
+                })?;
+                stream.call_method1(py, "write", (format!("{n} {dim}\n"),))?;
+                Backend::Stream { check, stream }
+            }
+            (Some(writer), None) => Backend::Python { check, writer },
+            (None, None) => Backend::Kernel(Box::new(
+                EmbeddingFile::create(&path, Format::parse(format).py_err()?, dim, num_rows)
+                    .py_err()?,
+            )),
+        };
         Ok(PyEmbeddingFile {
-            inner: Mutex::new(Some(f)),
+            inner: Mutex::new(Some(backend)),
         })
     }
 
-    /// Appends ``rows`` (float32, ``(len(ids), dim)``) for ``ids`` (an int64 array or a list
-    /// of str).
+    /// Appends ``rows`` (float32, ``(len(ids), dim)``) for ``ids`` (int or str, of one kind in
+    /// every batch); a missing id names its row.
     fn write(
         &self,
         py: Python<'_>,
         ids: &Bound<'_, PyAny>,
         rows: PyReadonlyArray2<'_, f32>,
     ) -> PyResult<()> {
-        let ids = ids_of(ids)?;
-        let rows: Vec<f32> = rows.as_array().iter().copied().collect();
-        let mut f = self.take()?;
-        let r = py.detach(|| f.write(&ids, &rows));
-        self.put(f);
-        r.py_err()
+        let ids = node_ids(py, ids, "auto", "ids", "ids", self.rows_written())?;
+        let ids = ids_of(&ids)?;
+        let view = rows.as_array();
+        let mut b = self.take()?;
+        let dim = b.check().dim;
+        let refused = if view.nrows() != ids.len() || view.ncols() != dim {
+            Some(pyo3::exceptions::PyValueError::new_err(format!(
+                "rows must have shape ({}, {dim}) to match ids, got {:?}",
+                ids.len(),
+                view.shape()
+            )))
+        } else {
+            // (a TypeError, as for ids of the wrong kind anywhere in the API)
+            b.check()
+                .kind_change(&ids)
+                .map(pyo3::exceptions::PyTypeError::new_err)
+        };
+        if let Some(e) = refused {
+            self.put(b);
+            return Err(e);
+        }
+        let rows: Vec<f32> = view.iter().copied().collect();
+        let r = b.write(py, ids, &rows);
+        self.put(b);
+        r
     }
 
     #[getter]
@@ -133,29 +237,50 @@ impl PyEmbeddingFile {
         self.inner
             .lock()
             .ok()
-            .and_then(|g| g.as_ref().map(EmbeddingFile::rows_written))
+            .and_then(|g| g.as_ref().map(|b| b.check().rows))
             .unwrap_or(0)
     }
 
-    /// Finishes the file and moves it into place (the writer is closed even on an error).
+    /// Finishes the file and moves it into place (the writer is closed even on an error; a
+    /// Python writer that fails is aborted). Idempotent: a closed or aborted file stays so.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let f = self.take()?;
-        py.detach(move || f.close()).py_err()
+        let taken = self.inner.lock().ok().and_then(|mut g| g.take());
+        match taken {
+            None => Ok(()),
+            Some(Backend::Kernel(f)) => py.detach(move || f.close()).py_err(),
+            Some(Backend::Python { check, writer }) => {
+                let kind = check.kind.map_or("int", Kind::name);
+                let r = check
+                    .finish()
+                    .py_err()
+                    .and_then(|()| writer.call_method1(py, "close", (kind,)));
+                if r.is_err() {
+                    writer.call_method0(py, "abort")?;
+                }
+                r.map(drop)
+            }
+            Some(Backend::Stream { check, stream }) => {
+                check.finish().py_err()?;
+                stream.call_method0(py, "flush").map(drop)
+            }
+        }
     }
 
     /// Discards what was written; the target keeps its previous content (idempotent).
-    fn abort(&self) {
-        if let Ok(mut g) = self.inner.lock() {
-            g.take();
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        let taken = self.inner.lock().ok().and_then(|mut g| g.take());
+        if let Some(Backend::Python { writer, .. }) = taken {
+            writer.call_method0(py, "abort")?;
         }
+        Ok(())
     }
 }
 
 /// The embeddings of internal nodes ``nodes`` computed batch by batch (``batch_size`` nodes,
 /// or sized to take about 0.2 s each), smoothed as ``config`` says. Between batches it checks
 /// for Ctrl-C and calls ``progress(done, total)``. The rows go to ``sink``, an
-/// :class:`EmbeddingFile` (left open) or a callable ``sink(nodes, rows)``, and None is
-/// returned; without a sink, the ``(len(nodes), dim)`` float32 matrix is returned.
+/// :class:`EmbeddingFile` (left open), and None is returned; without a sink, the
+/// ``(len(nodes), dim)`` float32 matrix is returned.
 #[pyfunction]
 #[pyo3(signature = (graph, nodes, config, threads=None, map=None, batch_size=None,
                     progress=None, sink=None))]
@@ -169,7 +294,7 @@ pub fn embed_job<'py>(
     map: Option<&PyLinearMap>,
     batch_size: Option<usize>,
     progress: Option<Py<PyAny>>,
-    sink: Option<Bound<'py, PyAny>>,
+    sink: Option<&PyEmbeddingFile>,
 ) -> PyResult<Option<Bound<'py, PyArray2<f32>>>> {
     if batch_size == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -181,19 +306,8 @@ pub fn embed_job<'py>(
     let map = map.map(|m| m.inner.clone());
     let threads = crate::parallel::resolve_threads(threads).py_err()?;
     let g = graph.inner.clone();
-    let file = match &sink {
-        Some(s) => s.cast::<PyEmbeddingFile>().ok().map(|f| f.clone().unbind()),
-        None => None,
-    };
-    let mut owned = match &file {
-        Some(f) => Some(f.borrow(py).take()?),
-        None => None,
-    };
-    let callable = match (&sink, &file) {
-        (Some(s), None) => Some(s.clone().unbind()),
-        _ => None,
-    };
-    let (rows, pending, owned) = py.detach(move || {
+    let backend = sink.map(PyEmbeddingFile::take).transpose()?;
+    let (rows, pending, backend) = py.detach(move || {
         let pending: Pending = RefCell::new(None);
         let job = Job {
             graph: &g,
@@ -206,21 +320,20 @@ pub fn embed_job<'py>(
             progress: progress.as_ref(),
             pending: &pending,
         };
-        let mut py_sink = callable.as_ref().map(|s| PySink {
-            sink: s,
-            dim: cfg.dim,
+        let mut file = backend.map(|backend| FileSink {
+            backend,
             pending: &pending,
         });
-        let sink: Option<&mut dyn RowSink> = match (owned.as_mut(), py_sink.as_mut()) {
-            (Some(f), _) => Some(f),
-            (None, Some(s)) => Some(s),
-            (None, None) => None,
-        };
-        let r = job.run(&nodes, &mut hooks, sink);
-        (r, pending.into_inner(), owned)
+        let r = job.run(
+            &nodes,
+            &mut hooks,
+            file.as_mut().map(|f| f as &mut dyn RowSink),
+        );
+        let backend = file.map(|f| f.backend);
+        (r, pending.into_inner(), backend)
     });
-    if let (Some(f), Some(o)) = (&file, owned) {
-        f.borrow(py).put(o);
+    if let (Some(f), Some(b)) = (sink, backend) {
+        f.put(b);
     }
     let rows = match (rows, pending) {
         (Ok(v), _) => v,
@@ -234,33 +347,13 @@ pub fn embed_job<'py>(
     Ok(Some(rows.into_pyarray(py).reshape([k, cfg.dim])?))
 }
 
-/// The word2vec text lines of ``rows`` for ``ids`` (for a stream such as stdout).
+/// The format of an embedding file at ``path`` (``"-"``: word2vec text to stdout): the one
+/// its extension implies, else ``format``; ``ValueError`` for a ``format`` the extension
+/// contradicts, an unknown one, or none.
 #[pyfunction]
-pub fn word2vec_lines(
-    py: Python<'_>,
-    ids: &Bound<'_, PyAny>,
-    rows: PyReadonlyArray2<'_, f32>,
-) -> PyResult<String> {
-    let ids = ids_of(ids)?;
-    let view = rows.as_array();
-    let dim = view.ncols();
-    if view.nrows() != ids.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "rows must have shape ({}, {dim}) to match ids, got {:?}",
-            ids.len(),
-            view.shape()
-        )));
-    }
-    if let Ids::Str(v) = &ids {
-        crate::output::check_word2vec_ids(v).py_err()?;
-    }
-    let flat: Vec<f32> = view.iter().copied().collect();
-    let out = py.detach(|| {
-        let mut out = Vec::new();
-        crate::output::write_word2vec_rows(&mut out, &ids, &flat, dim).map(|()| out)
-    });
-    let out = out.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-    Ok(String::from_utf8(out).expect("ids and numbers are UTF-8"))
+#[pyo3(signature = (path, format=None))]
+pub fn output_format(path: PathBuf, format: Option<&str>) -> PyResult<&'static str> {
+    crate::output::output_format(&path.to_string_lossy(), format).py_err()
 }
 
 /// The ids (str) and float32 ``(n, d)`` rows of a word2vec text file (``.gz``: compressed).

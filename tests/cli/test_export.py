@@ -211,13 +211,13 @@ def test_streaming_batches_are_bounded_and_deterministic(tmp_path, model, monkey
     # The same through a Python sink (Parquet): batches of at most batch_size rows.
     pytest.importorskip("pyarrow")
     seen = []
-    orig = ex.EmbeddingWriter.write
+    orig = ex._Parquet.write
 
     def spy(self, ids, rows):
         seen.append(len(rows))
         return orig(self, ids, rows)
 
-    monkeypatch.setattr(ex.EmbeddingWriter, "write", spy)
+    monkeypatch.setattr(ex._Parquet, "write", spy)
     ex.write_embeddings(model, g, None, tmp_path / "a.parquet", batch_size=64)
     assert max(seen) == 64 and sum(seen) == 1000
     rows = ex.read_embeddings(tmp_path / "a.parquet")[1]

@@ -173,7 +173,7 @@ def test_open_graph_cache_is_bounded_and_thread_safe(tmp_path):
     clear_cache()
     for p in paths:
         open_graph(p)
-    assert len(batch._graphs) == batch._MAX_OPEN_GRAPHS
+    assert batch._opened.cache_info().currsize == batch._MAX_OPEN_GRAPHS
     first = {}
 
     def work(i: int) -> None:

@@ -8,7 +8,11 @@ path with a model and returns the rows in input order. Every check runs against 
   model and drops a setting changes the rows);
 - a ``max_touched`` that a query does reach fails on the workers with
   :class:`~instant_embedding.BudgetExceededError` (the one setting whose value changes no row);
-- a missing node raises :class:`~instant_embedding.NodeNotFoundError` naming it.
+- a missing node raises :class:`~instant_embedding.NodeNotFoundError` naming it and the graph;
+- an unfitted compressed model fails (:class:`~instant_embedding.NotFittedError`) before any
+  work;
+- ``build_graph`` (engines that build graphs) streams the engine's partitions into the
+  out-of-core builder and gives the in-memory build's graph, for int64 and string ids.
 
 Adding an engine is one entry in ``ENGINES`` (and ``BUILDERS`` if it builds graphs) and its
 public functions in ``DOCUMENTED`` (each parameter documented). Spark and Ray entries carry
@@ -24,7 +28,7 @@ import instant_embedding as ie
 import numpy as np
 import pytest
 from helpers import NON_DEFAULT
-from instant_embedding import batch
+from instant_embedding import _core, batch
 from instant_embedding.embedding import EmbeddingConfig
 
 MODEL = ie.InstantEmbedding(**NON_DEFAULT)  # compressed (wide_dim): fitted per graph below
@@ -175,11 +179,17 @@ def test_max_touched_reaches_the_workers(engine, graphs):
         engine(path, _nodes(path, 8), tight, 2)
 
 
-def test_a_missing_node_is_named(engine, graphs):
+def test_a_missing_node_is_named_with_the_graph(engine, graphs):
     path = graphs["utf8"]
     nodes = [*_nodes(path, 5), "nobody-here"]
-    with pytest.raises(ie.NodeNotFoundError, match="nobody-here"):
+    with pytest.raises(ie.NodeNotFoundError, match=r"nobody-here.*utf8\.graph"):
         engine(path, nodes, fitted(MODEL, path), 2)
+
+
+def test_an_unfitted_compressed_model_fails_before_any_work(engine, graphs):
+    path = graphs["int64"]
+    with pytest.raises(ie.NotFittedError):
+        engine(path, _nodes(path, 4), ie.InstantEmbedding(**NON_DEFAULT), 2)
 
 
 # The adapters' public functions: each parameter documented (shared ones by _docs.doc).
@@ -239,8 +249,29 @@ BUILDERS = [
 
 
 @pytest.fixture(params=BUILDERS)
-def builder(request):
-    return request.param(request)
+def builder(request, monkeypatch):
+    """The engine's ``build_graph``, recording the size of every batch the builder gets."""
+    real = _core.GraphBuilder
+    sizes: list[int] = []
+
+    class Counting:
+        def __init__(self, *args, **kwargs):
+            self._b = real(*args, **kwargs)
+
+        def add_edges(self, src, dst, weights=None):
+            sizes.append(len(src))
+            return self._b.add_edges(src, dst, weights)
+
+        def finish(self, *args, **kwargs):
+            return self._b.finish(*args, **kwargs)
+
+        def abort(self):
+            return self._b.abort()
+
+    monkeypatch.setattr(_core, "GraphBuilder", Counting)
+    build = request.param(request)
+    build.sizes = sizes
+    return build
 
 
 @pytest.mark.parametrize("kind", ["int64", "utf8"])
@@ -256,6 +287,9 @@ def test_build_graph_equals_the_in_memory_build(builder, tmp_path, kind, directe
     pdf = pd.DataFrame({"u": ids(a), "v": ids(b), "w": w})
     out = str(tmp_path / "g.graph")
     built = builder(pdf, out, src_col="u", dst_col="v", weight_col="w", directed=directed)
+    built.validate()
+    # Streamed: a batch per partition (3), never the whole table at once.
+    assert len(builder.sizes) == 3 and sum(builder.sizes) == len(pdf)
     want = ie.Graph.from_edges(ids(a), ids(b), weights=w, directed=directed)
     assert (built.num_nodes, built.num_edges, built.directed, built.weighted) == (
         want.num_nodes,

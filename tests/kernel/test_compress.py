@@ -172,7 +172,7 @@ def test_pickle_save_load_and_clone(graph, model, tmp_path):
 
 
 def test_corrupted_or_foreign_model_file_is_a_format_error(model, tmp_path):
-    data = model.__getstate__()["map"].to_bytes()
+    data = model.__getstate__()["_map"].to_bytes()
     cases = [data[:-1], data[:40], b"", b"IEMAP\x00\x00\x01" + b"\x00" * 40]
     flipped = bytearray(data)
     flipped[len(data) // 2] ^= 0x10
