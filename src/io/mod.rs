@@ -361,10 +361,20 @@ pub fn detect(path: &Path) -> Result<&'static str> {
             let n = n.to_string_lossy();
             n[..n.len() - ".graph".len().min(n.len())].to_string()
         });
+        // METIS and Chaco files are `.graph` text too: a counts line, then one line of
+        // neighbours per vertex.
+        let text = path.is_file() && !sniff::head(path)?.contains(&0);
+        let hint = if text {
+            "; it is text: a METIS or Chaco graph file (a counts line, then one line of \
+             neighbours per vertex) is not read (convert it to an edge list first, e.g. with \
+             networkx), and an edge list is read with format='edgelist'"
+        } else {
+            ""
+        };
         return Err(Error::format(format!(
             "{name} is not an instant-embedding graph file (no IEGRAPH magic), and there is no \
              {root}.properties beside it for a WebGraph BV graph: pass the WebGraph properties \
-             file (properties=PATH, --properties PATH) or the input's format"
+             file (properties=PATH, --properties PATH) or the input's format{hint}"
         )));
     }
     Ok(FORMATS
@@ -619,8 +629,11 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
     match opts.format.as_str() {
         "edgelist" | "csv" | "tsv" => {
             let mut make = |ids: IdMode, _w: bool| Ok(EdgeBuffer::new(ids, Some(g)));
-            let (b, t, _) =
-                text::read_text(inputs, &opts.text()?, mode, opts.merge()?, &mut make, None)?;
+            let text = text::TextOptions {
+                directed: Some(g.directed()),
+                ..opts.text()?
+            };
+            let (b, t, _) = text::read_text(inputs, &text, mode, opts.merge()?, &mut make, None)?;
             Ok(ReadEdges {
                 headers: t.headers,
                 columns: t.columns,
