@@ -134,7 +134,7 @@ pub const FORMATS: &[Format] = &[
     },
     Format {
         name: "arrow",
-        extensions: &[".arrow", ".feather", ".ipc"],
+        extensions: &[".arrow", ".feather", ".ipc", ".arrows"],
         magic: b"ARROW1",
         native: false,
         options: TABLE_OPTIONS,
@@ -142,8 +142,9 @@ pub const FORMATS: &[Format] = &[
         compressed: false,
         directories: true,
         updates: false,
-        files: "`.arrow`, `.feather`, `.ipc`",
-        notes: "Arrow IPC file (Feather v2), streamed by batch",
+        files: "`.arrow`, `.feather`, `.ipc`, `.arrows`",
+        notes: "Arrow IPC file (Feather v2), streamed by batch; an IPC stream (pyarrow \
+                `RecordBatchStreamWriter`, Polars `write_ipc_stream`) is loaded whole",
     },
     Format {
         name: "mtx",

@@ -165,32 +165,32 @@ fn foreign(body: &[u8]) -> Option<Content> {
         .collect();
     let first = lines.first()?;
     let low = first.to_ascii_lowercase();
-    let nx = |what, read| Content::Foreign(what, read);
+    let nx = |what, todo| Content::Foreign(what, todo);
     if low.starts_with(b">>graph6<<")
         || low.starts_with(b">>sparse6<<")
         || low.starts_with(b">>digraph6<<")
     {
         return Some(nx(
             "a graph6/sparse6 file",
-            "networkx.read_graph6 (read_sparse6)",
+            "load it with networkx.read_graph6 (or read_sparse6) and pass the graph to ie.from_networkx",
         ));
     }
     if lines.len() <= 2 && lines.iter().all(|l| is_graph6(l)) {
         return Some(nx(
             "a graph6/sparse6 file",
-            "networkx.read_graph6 (read_sparse6)",
+            "load it with networkx.read_graph6 (or read_sparse6) and pass the graph to ie.from_networkx",
         ));
     }
     if low.starts_with(b"nodedef>") || low.starts_with(b"edgedef>") {
         return Some(nx(
             "a GDF file (GUESS, Gephi)",
-            "Gephi (export it as GraphML)",
+            "open it in Gephi and export it as GraphML (format='graphml')",
         ));
     }
     if low.starts_with(b"*node data") || low.starts_with(b"*tie data") {
         return Some(nx(
             "a NetDraw VNA file",
-            "networkx (from its '*tie data' lines)",
+            "build a networkx graph from its '*tie data' lines and pass it to ie.from_networkx",
         ));
     }
     let words: Vec<&[u8]> = low
@@ -200,7 +200,7 @@ fn foreign(body: &[u8]) -> Option<Content> {
     if words.first() == Some(&&b"dl"[..]) && low.windows(2).any(|w| w == b"n=" || w == b"n ") {
         return Some(nx(
             "a UCINET DL file",
-            "igraph.Graph.Read_DL(path).to_networkx()",
+            "load it with igraph.Graph.Read_DL(path).to_networkx() and pass the graph to ie.from_networkx",
         ));
     }
     // DIMACS: `c` comment lines, then a `p FORMAT n m` problem line.
@@ -214,7 +214,7 @@ fn foreign(body: &[u8]) -> Option<Content> {
     if pw.len() >= 4 && pw[0] == b"p" && pw[2..4].iter().all(|w| w.iter().all(u8::is_ascii_digit)) {
         return Some(nx(
             "a DIMACS graph file (a 'p' problem line; 'a'/'e' lines hold the edges)",
-            "networkx (from its 'a'/'e' lines)",
+            "build a networkx graph from its 'a'/'e' lines and pass it to ie.from_networkx",
         ));
     }
     // TGF (yEd): node lines, a line `#`, then edge lines. Comments never come first here.
@@ -222,7 +222,7 @@ fn foreign(body: &[u8]) -> Option<Content> {
         if h > 0 && h + 1 < lines.len() && !lines[..h].iter().any(|l| l.starts_with(b"#")) {
             return Some(nx(
                 "a Trivial Graph Format (TGF) file (nodes, '#', edges)",
-                "yEd (save it as GraphML)",
+                "open it in yEd and save it as GraphML (format='graphml')",
             ));
         }
     }
@@ -371,10 +371,9 @@ pub fn unsupported(path: &Path, content: &Content) -> Option<Error> {
         Content::Dot => "a Graphviz DOT file".to_string(),
         Content::Gml => "a GML file".to_string(),
         Content::Leda => "a LEDA graph file".to_string(),
-        Content::Foreign(what, read) => {
+        Content::Foreign(what, todo) => {
             return Some(Error::format(format!(
-                "{name} is {what}, which this library does not read: load it with {read} and \
-                 pass the graph to ie.from_networkx"
+                "{name} is {what}, which this library does not read: {todo}"
             )))
         }
         _ => return None,
