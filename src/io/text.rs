@@ -1284,16 +1284,16 @@ impl FileState<'_> {
     /// (a flag, a header's names) says what the others are.
     fn extra_fields(&self, rec: &Rec<'_>, k: usize) -> Option<Error> {
         let t = self.text;
-        let chosen = t.weighted.is_some()
-            || t.weight_col.is_some()
+        let columns = t.weight_col.is_some()
             || t.src_col.is_some()
             || t.dst_col.is_some()
             || self.cols.names.is_some();
-        if chosen || self.used_fields(rec) <= self.cols.need() {
+        if columns || self.used_fields(rec) <= self.cols.need() {
             return None;
         }
         // A row of numbers, most of them 0: a row of an adjacency matrix (igraph
-        // write_adjacency, numpy savetxt of a dense matrix), which no column choice reads.
+        // write_adjacency, numpy savetxt of a dense matrix), which no weighting reads
+        // (`update` gives the graph's).
         let zeros = (0..k).filter(|&i| rec.get(i) == b"0").count();
         if k >= 4 && 2 * zeros >= k && (0..k).all(|i| parse_weight(rec.get(i), false).is_some()) {
             return Some(self.err(
@@ -1305,6 +1305,9 @@ impl FileState<'_> {
                      scipy.sparse.csr_matrix(A) to ie.from_scipy"
                 ),
             ));
+        }
+        if t.weighted.is_some() {
+            return None;
         }
         Some(self.err(
             rec.line,
@@ -1907,21 +1910,27 @@ pub fn read_text<S: EdgeSink>(
         }
         None => None,
     };
-    // A header with one name fewer than the records: the first field is a row name.
-    let row_names = match &names {
-        Some(n) if !unnamed(&n[0]) => {
+    // A first record with one field fewer than the next, and not ids, is a header without
+    // the row names' column (R write.table, pandas to_string): no edge list has that shape.
+    let row_names = match &first {
+        Some(r)
+            if text.header != Some(false)
+                && !unnamed(&String::from_utf8_lossy(&r[0]))
+                && !r.iter().any(|f| f.first() == Some(&b'{')) =>
+        {
             let second = records(&inputs[0], delims[0], &text.comment, 2)?;
-            second.get(1).is_some_and(|r| r.len() == n.len() + 1)
+            second.get(1).is_some_and(|x| x.len() == r.len() + 1)
+                && (names.is_some() || !r.iter().all(|f| int_like(f)))
         }
         _ => false,
     };
-    let names = names.map(|n| {
-        if row_names {
-            std::iter::once(String::new()).chain(n).collect()
-        } else {
-            n
-        }
-    });
+    let names = if row_names {
+        let r = first.as_ref().expect("a first record");
+        let given = r.iter().map(|f| String::from_utf8_lossy(f).into_owned());
+        Some(std::iter::once(String::new()).chain(given).collect())
+    } else {
+        names
+    };
     let mut cols = resolve_columns(&text, names.as_deref()).map_err(|e| match e {
         Error::Format(m) => Error::format(format!("{}:1: {m}", inputs[0].display())),
         e => e,
