@@ -201,7 +201,9 @@ pub const FORMATS: &[Format] = &[
         updates: true,
         files: "`.adjlist`, `.adj`",
         notes: "adjacency list, one node and its neighbours a line: `v n1 n2 ...` (networkx \
-                `write_adjlist`, k-NN graphs); a node alone on its line is kept",
+                `write_adjlist`, k-NN graphs); a node alone on its line is kept; without \
+                `--delimiter`, lines with commas (or `;`) and no blanks are split on them; \
+                a multiline adjacency list (`{}` edge data) is refused",
     },
     Format {
         name: "mat",
