@@ -1,6 +1,6 @@
 //! JSON inputs -> graph file, through the out-of-core builder (`external.rs`).
 //!
-//! Three shapes, told apart by the content (any name, any of the compressions of `text.rs`):
+//! Four shapes, told apart by the content (any name, any of the compressions of `text.rs`):
 //!
 //! - **JSON Lines** (`.jsonl`, `.ndjson`): one edge object per line, streamed:
 //!   `{"source": .., "target": .., "weight": ..}`; the id keys are the first present pair of
