@@ -1910,8 +1910,9 @@ pub fn read_text<S: EdgeSink>(
         }
         None => None,
     };
-    // A first record with one field fewer than the next, and not ids, is a header without
-    // the row names' column (R write.table, pandas to_string): no edge list has that shape.
+    // A first record with one field fewer than the next, and not ids (or pandas' default
+    // labels `0 1`), is a header without the row names' column (R write.table, pandas
+    // to_string): no edge list has that shape.
     let row_names = match &first {
         Some(r)
             if text.header != Some(false)
@@ -1919,8 +1920,10 @@ pub fn read_text<S: EdgeSink>(
                 && !r.iter().any(|f| f.first() == Some(&b'{')) =>
         {
             let second = records(&inputs[0], delims[0], &text.comment, 2)?;
+            // pandas' labels over its RangeIndex: the next record starts with row 0
+            let labels = default_labels(r) && second.get(1).is_some_and(|x| x[0] == b"0");
             second.get(1).is_some_and(|x| x.len() == r.len() + 1)
-                && (names.is_some() || !r.iter().all(|f| int_like(f)))
+                && (names.is_some() || labels || !r.iter().all(|f| int_like(f)))
         }
         _ => false,
     };
@@ -2073,6 +2076,13 @@ mod tests {
                 b"  source target  weight\n0      a      b     1.5\n1      b      c     2.0\n",
                 TextOptions::default(),
                 &["a-b:1.5", "b-c:2"],
+            ),
+            // pandas DataFrame(array).to_string(): default labels `0 1` over `index a b`
+            (
+                "i.txt",
+                b"    0   1\n0  a  b\n1  b  c\n",
+                TextOptions::default(),
+                &["a-b", "b-c"],
             ),
             // networkx write_edgelist(delimiter=','): the data's commas are not delimiters
             (

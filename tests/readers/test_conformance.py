@@ -793,6 +793,9 @@ def more_writer_cases(d: Path) -> Iterator[Case]:
     p = d / "pd_to_string.txt"
     p.write_text(f.to_string())  # a header without the index's column
     yield Case("pandas to_string", "pandas", p, want)
+    p = d / "pd_to_string_labels.txt"
+    p.write_text(pd.DataFrame(np.column_stack([s, t])).to_string())  # `    0   1` over rows
+    yield Case("pandas to_string int labels", "pandas", p, from_pairs(zip(s.tolist(), t.tolist())))
     p = d / "pd_utf16.tsv"
     f.to_csv(p, sep="\t", index=False, encoding="utf-16")  # Excel's "Unicode Text"
     yield Case("pandas utf-16 tsv", "pandas", p, want)
