@@ -181,6 +181,16 @@ fn foreign(body: &[u8]) -> Option<Content> {
             "load it with networkx.read_graph6 (or read_sparse6) and pass the graph to ie.from_networkx",
         ));
     }
+    // networkx write_network_text: a drawing of the graph as a tree.
+    if ["╙── ", "╟── ", "+-- "]
+        .iter()
+        .any(|p| first.starts_with(p.as_bytes()))
+    {
+        return Some(nx(
+            "a drawing of a graph (networkx write_network_text), not its data",
+            "write the graph with networkx.write_edgelist, or pass it to ie.from_networkx",
+        ));
+    }
     if low.starts_with(b"nodedef>") || low.starts_with(b"edgedef>") {
         return Some(nx(
             "a GDF file (GUESS, Gephi)",
@@ -446,6 +456,8 @@ mod tests {
         assert!(foreign(b"c created by igraph\np max 4 3\nn 1 s\na 1 2 1\n"));
         assert!(foreign(b"p edge 3 2\ne 1 2\ne 2 3\n"));
         assert!(foreign(b"1 a\n2 b\n#\n1 2\n"));
+        assert!(foreign("╙── 0\n    └── 1\n".as_bytes()));
+        assert!(foreign(b"+-- 7\n    L-- 3\n"));
         // edge lists stay edge lists
         for t in [
             &b"# SNAP\n#\n# FromNodeId\tToNodeId\n1\t2\n"[..],

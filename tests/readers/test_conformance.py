@@ -770,6 +770,13 @@ def more_writer_cases(d: Path) -> Iterator[Case]:
         p = d / f"nx_noheader_{name}.txt"
         write(KU, p, header=False)
         yield Case(f"{name} without header", "networkx", p, refuse="ie.from_networkx")
+    for ascii_only in (False, True):
+        p = d / f"nx_network_text_{ascii_only}.txt"
+        with open(p, "w") as fh:
+            nx.write_network_text(nx.balanced_tree(2, 3), fh, ascii_only=ascii_only)
+        yield Case(
+            f"write_network_text ascii={ascii_only}", "networkx", p, refuse="ie.from_networkx"
+        )
     p = d / "nx_adjacency_data.json"
     p.write_text(json.dumps(nx.adjacency_data(KU)))
     yield Case("adjacency_data json", "networkx", p, refuse="ie.from_networkx")
