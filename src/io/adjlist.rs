@@ -1,8 +1,12 @@
 //! Adjacency lists as an edge source: one line per node, `v n1 n2 ...` (networkx
 //! `write_adjlist`, k-NN graphs). Every neighbour on a line is an edge `v -> n`; a line with a
 //! node alone adds that node (isolated unless another line names it). Fields are separated by
-//! runs of spaces and tabs, or by one delimiter byte (no quoting); lines whose first non-blank
-//! character is a comment character are skipped, as are blank lines. Ids follow the text
+//! runs of spaces and tabs, or by one delimiter byte (no quoting): without `delimiter`, a file
+//! whose lines have commas (or semicolons) and no spaces or tabs is split on that byte
+//! (networkx `write_adjlist(delimiter=',')`). Lines whose first non-blank character is a
+//! comment character are skipped, as are blank lines. A field that opens edge data (`{`) is a
+//! multiline adjacency list (networkx `write_multiline_adjlist`: `v degree` lines, then one
+//! `n {data}` line per neighbour), which is refused, not read as nodes. Ids follow the text
 //! reader's typing rule: integers only if every id of every file is a canonical int64, else
 //! strings as written. Adjacency lists carry no weights.
 
@@ -96,8 +100,44 @@ fn scan(
             _ => {}
         }
         let f = fields(l, opts.delimiter);
+        if f.iter().any(|t| t.first() == Some(&b'{')) {
+            return Err(err(
+                path,
+                line,
+                l,
+                "edge data where a node id should be: a multiline adjacency list (networkx \
+                 write_multiline_adjlist) is not read; load it with \
+                 networkx.read_multiline_adjlist and pass the graph to ie.from_networkx",
+            ));
+        }
         visit(line, l, &f)?;
     }
+}
+
+/// The delimiter of a file when none is given: `,` or `;` when the data lines of its first
+/// block have that byte and no spaces or tabs (ids in a whitespace-separated file hold none
+/// of them either way), else runs of blanks.
+fn detect_delimiter(path: &Path, comment: &[u8]) -> Result<Option<u8>> {
+    let head = crate::io::sniff::head(path)?;
+    let mut seen = [false; 2];
+    for l in head.split(|&c| c == b'\n').take(1000) {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        let t = l.iter().position(|c| !matches!(c, b' ' | b'\t'));
+        let Some(t) = t else { continue };
+        if comment.contains(&l[t]) {
+            continue;
+        }
+        if l[t..].iter().any(|c| matches!(c, b' ' | b'\t')) {
+            return Ok(None);
+        }
+        seen[0] |= l.contains(&b',');
+        seen[1] |= l.contains(&b';');
+    }
+    Ok(match seen {
+        [true, false] => Some(b','),
+        [false, true] => Some(b';'),
+        _ => None,
+    })
 }
 
 fn err(path: &Path, line: u64, raw: &[u8], msg: impl std::fmt::Display) -> Error {
@@ -123,11 +163,20 @@ pub fn read_adjlist<S: EdgeSink>(
         total += std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len();
     }
     let total = total.max(1);
+    // The delimiter of each file, when none is given.
+    let mut per_file = Vec::with_capacity(inputs.len());
+    for p in inputs {
+        let mut o = opts.clone();
+        if o.delimiter.is_none() {
+            o.delimiter = detect_delimiter(p, &o.comment)?;
+        }
+        per_file.push(o);
+    }
     let mut stats = AdjStats::default();
     let mut mode = ids;
     if mode == IdMode::Auto || mode == IdMode::Implicit {
         let mut ints = true;
-        for p in inputs {
+        for (p, opts) in inputs.iter().zip(&per_file) {
             scan(p, opts, Rc::new(Cell::new(0)), &mut |_, _, f| {
                 ints &= f.iter().all(|t| canonical_int(t).is_some());
                 Ok(())
@@ -142,7 +191,7 @@ pub fn read_adjlist<S: EdgeSink>(
     stats.passes += 1;
     let mut b = make(mode)?;
     let mut before = 0u64;
-    for p in inputs {
+    for (p, opts) in inputs.iter().zip(&per_file) {
         let count = Rc::new(Cell::new(0u64));
         let c2 = count.clone();
         let mut edges = 0u64;
@@ -271,5 +320,44 @@ mod tests {
         assert_eq!(s, vec![0, 0, 0, 1]);
         assert_eq!(d, vec![1, 2, 3, 2]);
         assert_eq!((st.node_lines, st.edges), (3, 4));
+    }
+
+    fn read_str(text: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.adjlist");
+        std::fs::write(&p, text).unwrap();
+        let opts = AdjOptions {
+            delimiter: None,
+            comment: b"#".to_vec(),
+        };
+        let mut make = |m: IdMode| Ok(EdgeBuffer::new(m, None));
+        let (b, _, _) = read_adjlist(&[p], &opts, IdMode::Str, &mut make, None)?;
+        let BufferedIds::Str(s, d) = b.ids else {
+            panic!("str ids")
+        };
+        Ok((s, d))
+    }
+
+    #[test]
+    fn a_comma_separated_adjacency_list_is_split_on_its_commas() {
+        // networkx write_adjlist(G, path, delimiter=',')
+        let (s, d) = read_str("# nx\na,b,c\nb,c\nd\n").unwrap();
+        assert_eq!(s, vec!["a", "a", "b"]);
+        assert_eq!(d, vec!["b", "c", "c"]);
+        // blanks anywhere: whitespace-separated, commas are part of the ids
+        let (s, d) = read_str("a,1 b\nb c\n").unwrap();
+        assert_eq!(
+            (s, d),
+            (vec!["a,1".into(), "b".into()], vec!["b".into(), "c".into()])
+        );
+    }
+
+    #[test]
+    fn a_multiline_adjacency_list_is_refused() {
+        // networkx write_multiline_adjlist: `v degree`, then `n {data}` per neighbour
+        let e = read_str("0 2\n1 {}\n2 {'weight': 3}\n1 1\n2 {}\n2 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2:") && e.contains("ie.from_networkx"), "{e}");
     }
 }

@@ -1,6 +1,6 @@
 //! JSON inputs -> graph file, through the out-of-core builder (`external.rs`).
 //!
-//! Three shapes, told apart by the content (any name, any of the compressions of `text.rs`):
+//! Four shapes, told apart by the content (any name, any of the compressions of `text.rs`):
 //!
 //! - **JSON Lines** (`.jsonl`, `.ndjson`): one edge object per line, streamed:
 //!   `{"source": .., "target": .., "weight": ..}`; the id keys are the first present pair of
@@ -12,6 +12,10 @@
 //!   is used unless the caller sets it. The document is loaded whole.
 //! - **An array of edges**: `[[src, dst], ...]`, `[[src, dst, weight], ...]` or
 //!   `[{"source": .., "target": ..}, ...]`. Loaded whole.
+//! - **A pandas table**, as `DataFrame.to_json` writes it with `orient='split'`
+//!   (`columns`, `index`, `data` rows) or `orient='table'` (a `schema` and `data` records,
+//!   the index among them): its columns are chosen by the column rule of tables (names; the
+//!   index is no column). Loaded whole.
 //!
 //! Ids are JSON integers (int64) or strings; the kind of the first id holds for all (mixing
 //! them is an error that says what to do). `id_kind` "str" reads integers as their decimal
@@ -224,6 +228,83 @@ fn keys_of(obj: &Map<String, Value>) -> String {
     k.join(", ")
 }
 
+/// The rows of a pandas `to_json` table (`orient='split'` or `'table'`) as edge arrays
+/// `[src, dst(, weight)]`, its columns chosen by the column rule of tables; `None` when `obj`
+/// is not such a table.
+fn pandas_rows(
+    obj: &Map<String, Value>,
+    opts: &JsonOptions,
+) -> std::result::Result<Option<Vec<Value>>, String> {
+    let label = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let (names, rows): (Vec<String>, Vec<Vec<Value>>) = match (
+        obj.get("columns"),
+        obj.get("data"),
+        obj.get("schema").and_then(|s| s.get("fields")),
+    ) {
+        (Some(Value::Array(cols)), Some(Value::Array(data)), None) if obj.contains_key("index") => {
+            let names: Vec<String> = cols.iter().map(label).collect();
+            let rows = data
+                .iter()
+                .map(|r| match r {
+                    Value::Array(a) if a.len() == names.len() => Ok(a.clone()),
+                    other => Err(format!(
+                        "a row of the 'split' table is not {} values: {}",
+                        names.len(),
+                        shown(&other.to_string())
+                    )),
+                })
+                .collect::<std::result::Result<_, _>>()?;
+            (names, rows)
+        }
+        (None, Some(Value::Array(data)), Some(Value::Array(fields))) => {
+            let index: Vec<String> = match obj["schema"].get("primaryKey") {
+                Some(Value::Array(k)) => k.iter().map(label).collect(),
+                _ => Vec::new(),
+            };
+            let names: Vec<String> = fields
+                .iter()
+                .filter_map(|f| f.get("name").map(label))
+                .filter(|n| !index.contains(n))
+                .collect();
+            let rows = data
+                .iter()
+                .map(|r| {
+                    names
+                        .iter()
+                        .map(|n| r.get(n).cloned().unwrap_or(Value::Null))
+                        .collect()
+                })
+                .collect();
+            (names, rows)
+        }
+        _ => return Ok(None),
+    };
+    let col = |k: &Option<String>| k.clone().map(crate::io::text::Column::Name);
+    let text = crate::io::text::TextOptions {
+        src_col: col(&opts.src_key),
+        dst_col: col(&opts.dst_key),
+        weight_col: col(&opts.weight_key),
+        weighted: opts.weighted,
+        ..Default::default()
+    };
+    let (s, d, w) = crate::io::text::table_columns(&names, &text).map_err(|e| match e {
+        Error::Format(m) | Error::InvalidParameter(m) => m,
+        e => e.to_string(),
+    })?;
+    Ok(Some(
+        rows.into_iter()
+            .map(|r| {
+                let mut e = vec![r[s].clone(), r[d].clone()];
+                e.extend(w.map(|w| r[w].clone()));
+                Value::Array(e)
+            })
+            .collect(),
+    ))
+}
+
 /// The shape of a file, from its first non-blank line.
 enum Shape {
     Lines,
@@ -275,7 +356,8 @@ fn shape_of(path: &Path, opts: &JsonOptions) -> Result<Shape> {
             "{}: empty file (no edges found)",
             path.display()
         ))),
-        Some(o) if id_keys(&o, opts).is_some() => Ok(Shape::Lines),
+        // pandas `to_json()` (orient 'columns'): one object of columns, not an edge.
+        Some(o) if id_keys(&o, opts).is_some_and(|(k, _)| !o[&k].is_object()) => Ok(Shape::Lines),
         Some(_) => Ok(Shape::Document),
     }
 }
@@ -396,6 +478,15 @@ impl Pass<'_> {
             .weight_key
             .clone()
             .unwrap_or_else(|| "weight".into());
+        let doc = match doc {
+            Value::Object(obj) => match pandas_rows(&obj, self.opts)
+                .map_err(|m| Error::format(format!("{name}: {m}")))?
+            {
+                Some(rows) => Value::Array(rows),
+                None => Value::Object(obj),
+            },
+            doc => doc,
+        };
         match doc {
             Value::Object(obj) => {
                 let links = obj.get("links").or_else(|| obj.get("edges"));
@@ -404,7 +495,10 @@ impl Pass<'_> {
                 else {
                     return Err(Error::format(format!(
                         "{name} is a JSON object with keys {}, not a graph: node-link JSON needs \
-                         'nodes' and 'links' (or 'edges') lists",
+                         'nodes' and 'links' (or 'edges') lists; for another layout, load it \
+                         with its library (networkx.adjacency_graph, cytoscape_graph, \
+                         tree_graph; pandas.read_json) and pass the result to ie.from_networkx \
+                         or ie.from_pandas",
                         keys_of(&obj)
                     )));
                 };
@@ -734,9 +828,45 @@ mod tests {
     }
 
     #[test]
+    fn pandas_tables_by_their_columns() {
+        // pandas DataFrame({"ts": [..], "source": [..], "target": [..], "weight": [..]})
+        // .to_json(orient='split') and orient='table'
+        let split = "{\"columns\":[\"ts\",\"source\",\"target\",\"weight\"],\"index\":[0,1],\
+                     \"data\":[[7,\"a\",\"b\",1.5],[8,\"b\",\"c\",2.0]]}";
+        let table = "{\"schema\":{\"fields\":[{\"name\":\"index\",\"type\":\"integer\"},\
+                     {\"name\":\"ts\",\"type\":\"integer\"},{\"name\":\"source\",\"type\":\"string\"},\
+                     {\"name\":\"target\",\"type\":\"string\"},{\"name\":\"weight\",\"type\":\"number\"}],\
+                     \"primaryKey\":[\"index\"],\"pandas_version\":\"1.4.0\"},\"data\":[\
+                     {\"index\":0,\"ts\":7,\"source\":\"a\",\"target\":\"b\",\"weight\":1.5},\
+                     {\"index\":1,\"ts\":8,\"source\":\"b\",\"target\":\"c\",\"weight\":2.0}]}";
+        for doc in [split, table] {
+            let (g, st) = conv(&[("e.json", doc)], &JsonOptions::default()).unwrap();
+            assert_eq!(ids(&g), ["a", "b", "c"]);
+            assert_eq!((st.edges, st.weighted), (2, true));
+        }
+        // Integer labels (DataFrame(array)): columns "0" and "1".
+        let ints = "{\"columns\":[0,1],\"index\":[0,1],\"data\":[[5,7],[7,9]]}";
+        let (g, _) = conv(&[("e.json", ints)], &JsonOptions::default()).unwrap();
+        assert_eq!(ids(&g), ["5", "7", "9"]);
+        // No known pair among three columns: refused, naming the options.
+        let abc = "{\"columns\":[\"x\",\"y\",\"z\"],\"index\":[0],\"data\":[[1,2,3]]}";
+        let e = conv(&[("e.json", abc)], &JsonOptions::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("src_col"), "{e}");
+    }
+
+    #[test]
     fn refuses_json_that_is_no_graph() {
         for (doc, want) in [
             ("{\"a\": [1, 2], \"b\": [3]}", "not a graph"),
+            // pandas to_json() (orient 'columns') and orient='index'
+            (
+                "{\"source\":{\"0\":1,\"1\":2},\"target\":{\"0\":2,\"1\":3}}",
+                "pandas.read_json",
+            ),
+            ("{\"0\":{\"source\":1,\"target\":2}}", "ie.from_pandas"),
             ("\"text\"", "single string JSON value"),
             (
                 "{\"source\": 1, \"target\": 2}\n{oops\n",

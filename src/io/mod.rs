@@ -134,7 +134,7 @@ pub const FORMATS: &[Format] = &[
     },
     Format {
         name: "arrow",
-        extensions: &[".arrow", ".feather", ".ipc"],
+        extensions: &[".arrow", ".feather", ".ipc", ".arrows"],
         magic: b"ARROW1",
         native: false,
         options: TABLE_OPTIONS,
@@ -142,8 +142,9 @@ pub const FORMATS: &[Format] = &[
         compressed: false,
         directories: true,
         updates: false,
-        files: "`.arrow`, `.feather`, `.ipc`",
-        notes: "Arrow IPC file (Feather v2), streamed by batch",
+        files: "`.arrow`, `.feather`, `.ipc`, `.arrows`",
+        notes: "Arrow IPC file (Feather v2), streamed by batch; an IPC stream (pyarrow \
+                `RecordBatchStreamWriter`, Polars `write_ipc_stream`) is loaded whole",
     },
     Format {
         name: "mtx",
@@ -200,7 +201,9 @@ pub const FORMATS: &[Format] = &[
         updates: true,
         files: "`.adjlist`, `.adj`",
         notes: "adjacency list, one node and its neighbours a line: `v n1 n2 ...` (networkx \
-                `write_adjlist`, k-NN graphs); a node alone on its line is kept",
+                `write_adjlist`, k-NN graphs); a node alone on its line is kept; without \
+                `--delimiter`, lines with commas (or `;`) and no blanks are split on them; \
+                a multiline adjacency list (`{}` edge data) is refused",
     },
     Format {
         name: "mat",
@@ -361,10 +364,20 @@ pub fn detect(path: &Path) -> Result<&'static str> {
             let n = n.to_string_lossy();
             n[..n.len() - ".graph".len().min(n.len())].to_string()
         });
+        // METIS and Chaco files are `.graph` text too: a counts line, then one line of
+        // neighbours per vertex.
+        let text = path.is_file() && !sniff::head(path)?.contains(&0);
+        let hint = if text {
+            "; it is text: a METIS or Chaco graph file (a counts line, then one line of \
+             neighbours per vertex) is not read (convert it to an edge list first, e.g. with \
+             networkx), and an edge list is read with format='edgelist'"
+        } else {
+            ""
+        };
         return Err(Error::format(format!(
             "{name} is not an instant-embedding graph file (no IEGRAPH magic), and there is no \
              {root}.properties beside it for a WebGraph BV graph: pass the WebGraph properties \
-             file (properties=PATH, --properties PATH) or the input's format"
+             file (properties=PATH, --properties PATH) or the input's format{hint}"
         )));
     }
     Ok(FORMATS
@@ -619,8 +632,11 @@ pub fn read_edges(inputs: &[PathBuf], opts: &ReadOptions, g: &Graph) -> Result<R
     match opts.format.as_str() {
         "edgelist" | "csv" | "tsv" => {
             let mut make = |ids: IdMode, _w: bool| Ok(EdgeBuffer::new(ids, Some(g)));
-            let (b, t, _) =
-                text::read_text(inputs, &opts.text()?, mode, opts.merge()?, &mut make, None)?;
+            let text = text::TextOptions {
+                directed: Some(g.directed()),
+                ..opts.text()?
+            };
+            let (b, t, _) = text::read_text(inputs, &text, mode, opts.merge()?, &mut make, None)?;
             Ok(ReadEdges {
                 headers: t.headers,
                 columns: t.columns,

@@ -537,6 +537,7 @@ impl ReadOptions {
             weight_col: self.weight_col.clone(),
             weighted: self.weighted,
             decimal_comma: self.decimal_comma,
+            directed: self.directed,
         })
     }
 

@@ -35,6 +35,9 @@ pub enum Content {
     Gml,
     /// LEDA's native graph format (`LEDA.GRAPH` first).
     Leda,
+    /// A graph format of another tool that no reader here takes and whose lines would
+    /// otherwise pass for an edge list: what it is, and how to load it instead.
+    Foreign(&'static str, &'static str),
     /// Anything else: text edge lists, CSV, binary data.
     Other,
 }
@@ -52,6 +55,7 @@ impl Content {
             Content::Dot => "dot",
             Content::Gml => "gml",
             Content::Leda => "leda",
+            Content::Foreign(..) => "foreign",
             Content::Other => "",
         }
     }
@@ -141,7 +145,111 @@ pub fn classify(head: &[u8]) -> Content {
         }
         break;
     }
-    Content::Other
+    foreign(body).unwrap_or(Content::Other)
+}
+
+/// The graph formats of other tools that look like text edge lists at a glance.
+fn foreign(body: &[u8]) -> Option<Content> {
+    let lines: Vec<&[u8]> = body
+        .split(|&c| c == b'\n')
+        .map(|l| {
+            let l = skip_blank(l);
+            let end = l
+                .iter()
+                .rposition(|c| !c.is_ascii_whitespace())
+                .map_or(0, |i| i + 1);
+            &l[..end]
+        })
+        .filter(|l| !l.is_empty())
+        .take(1000)
+        .collect();
+    let first = lines.first()?;
+    let low = first.to_ascii_lowercase();
+    let nx = |what, todo| Content::Foreign(what, todo);
+    if low.starts_with(b">>graph6<<")
+        || low.starts_with(b">>sparse6<<")
+        || low.starts_with(b">>digraph6<<")
+    {
+        return Some(nx(
+            "a graph6/sparse6 file",
+            "load it with networkx.read_graph6 (or read_sparse6) and pass the graph to ie.from_networkx",
+        ));
+    }
+    if lines.len() <= 2 && lines.iter().all(|l| is_graph6(l)) {
+        return Some(nx(
+            "a graph6/sparse6 file",
+            "load it with networkx.read_graph6 (or read_sparse6) and pass the graph to ie.from_networkx",
+        ));
+    }
+    // networkx write_network_text: a drawing of the graph as a tree.
+    if ["╙── ", "╟── ", "+-- "]
+        .iter()
+        .any(|p| first.starts_with(p.as_bytes()))
+    {
+        return Some(nx(
+            "a drawing of a graph (networkx write_network_text), not its data",
+            "write the graph with networkx.write_edgelist, or pass it to ie.from_networkx",
+        ));
+    }
+    if low.starts_with(b"nodedef>") || low.starts_with(b"edgedef>") {
+        return Some(nx(
+            "a GDF file (GUESS, Gephi)",
+            "open it in Gephi and export it as GraphML (format='graphml')",
+        ));
+    }
+    if low.starts_with(b"*node data") || low.starts_with(b"*tie data") {
+        return Some(nx(
+            "a NetDraw VNA file",
+            "build a networkx graph from its '*tie data' lines and pass it to ie.from_networkx",
+        ));
+    }
+    let words: Vec<&[u8]> = low
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.first() == Some(&&b"dl"[..]) && low.windows(2).any(|w| w == b"n=" || w == b"n ") {
+        return Some(nx(
+            "a UCINET DL file",
+            "load it with igraph.Graph.Read_DL(path).to_networkx() and pass the graph to ie.from_networkx",
+        ));
+    }
+    // DIMACS: `c` comment lines, then a `p FORMAT n m` problem line.
+    let p = lines
+        .iter()
+        .position(|l| !l.starts_with(b"c ") && *l != b"c")?;
+    let pw: Vec<&[u8]> = lines[p]
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty())
+        .collect();
+    if pw.len() >= 4 && pw[0] == b"p" && pw[2..4].iter().all(|w| w.iter().all(u8::is_ascii_digit)) {
+        return Some(nx(
+            "a DIMACS graph file (a 'p' problem line; 'a'/'e' lines hold the edges)",
+            "build a networkx graph from its 'a'/'e' lines and pass it to ie.from_networkx",
+        ));
+    }
+    // TGF (yEd): node lines, a line `#`, then edge lines. Comments never come first here.
+    if let Some(h) = lines.iter().position(|l| *l == b"#") {
+        if h > 0 && h + 1 < lines.len() && !lines[..h].iter().any(|l| l.starts_with(b"#")) {
+            return Some(nx(
+                "a Trivial Graph Format (TGF) file (nodes, '#', edges)",
+                "open it in yEd and save it as GraphML (format='graphml')",
+            ));
+        }
+    }
+    None
+}
+
+/// One graph6 or sparse6 line without its header: printable characters 63..=126 (sparse6
+/// after a `:`), of the length graph6 gives a graph of the size its first character says.
+fn is_graph6(l: &[u8]) -> bool {
+    if let Some(rest) = l.strip_prefix(b":") {
+        return rest.len() >= 2 && rest.iter().all(|c| (63..=126).contains(c));
+    }
+    if l.len() < 2 || !l.iter().all(|c| (63..=126).contains(c)) || l[0] > 62 + 63 {
+        return false;
+    }
+    let n = (l[0] - 63) as usize;
+    l.len() == 1 + (n * n.saturating_sub(1) / 2).div_ceil(6)
 }
 
 /// GML: `graph [` (networkx), or a `Creator "..."` line (igraph) before `graph [`.
@@ -273,6 +381,11 @@ pub fn unsupported(path: &Path, content: &Content) -> Option<Error> {
         Content::Dot => "a Graphviz DOT file".to_string(),
         Content::Gml => "a GML file".to_string(),
         Content::Leda => "a LEDA graph file".to_string(),
+        Content::Foreign(what, todo) => {
+            return Some(Error::format(format!(
+                "{name} is {what}, which this library does not read: {todo}"
+            )))
+        }
         _ => return None,
     };
     let load = match content {
@@ -326,5 +439,40 @@ mod tests {
         assert_eq!(classify(b"graph,node\na,b\n"), Content::Other);
         assert_eq!(classify(b"0 1\n1 2\n"), Content::Other);
         assert_eq!(classify(b"IEGRAPH\0xxxx"), Content::Graph);
+    }
+
+    #[test]
+    fn recognises_the_formats_that_pass_for_edge_lists() {
+        let foreign = |t: &[u8]| matches!(classify(t), Content::Foreign(..));
+        // networkx write_graph6 / write_sparse6, with and without the header
+        assert!(foreign(b">>graph6<<C~\n"));
+        assert!(foreign(b"C~\n")); // K4
+        assert!(foreign(b":Cdv\n"));
+        assert!(foreign(
+            b"nodedef>name VARCHAR\na\nedgedef>node1 VARCHAR,node2 VARCHAR\na,a\n"
+        ));
+        assert!(foreign(b"*node data\nID\na\n*tie data\nfrom to\na b\n"));
+        assert!(foreign(b"DL n=3 format=edgelist1\ndata:\n1 2\n"));
+        assert!(foreign(b"c created by igraph\np max 4 3\nn 1 s\na 1 2 1\n"));
+        assert!(foreign(b"p edge 3 2\ne 1 2\ne 2 3\n"));
+        assert!(foreign(b"1 a\n2 b\n#\n1 2\n"));
+        assert!(foreign("╙── 0\n    └── 1\n".as_bytes()));
+        assert!(foreign(b"+-- 7\n    L-- 3\n"));
+        // edge lists stay edge lists
+        for t in [
+            &b"# SNAP\n#\n# FromNodeId\tToNodeId\n1\t2\n"[..],
+            b"a b\nb c\n",
+            b"Cat\n",      // one id: not graph6 of this length
+            b"c d\nd e\n", // ids named c
+            b"dl x\ny z\n",
+            b"1 2\n# trailing\n",
+        ] {
+            assert_eq!(
+                classify(t),
+                Content::Other,
+                "{}",
+                String::from_utf8_lossy(t)
+            );
+        }
     }
 }

@@ -153,6 +153,10 @@ pub struct TextOptions {
     /// Whether a weight may be written with a decimal comma (`1,5`); `None`: with a `;`
     /// delimiter, as the spreadsheets of the locales that write `;` do.
     pub decimal_comma: Option<bool>,
+    /// The direction given (`None`: not given, the graph is undirected). A Gephi edge table
+    /// says each edge's direction in its `Type` column: a `Directed` edge in a graph read as
+    /// undirected by default is refused, naming `directed`.
+    pub directed: Option<bool>,
 }
 
 impl Default for TextOptions {
@@ -167,6 +171,7 @@ impl Default for TextOptions {
             weight_col: None,
             weighted: None,
             decimal_comma: None,
+            directed: None,
         }
     }
 }
@@ -793,11 +798,16 @@ fn stray_quote(raw: &[u8], delim: u8) -> bool {
 
 /// The first data record of `path` (all fields), read with `delim`.
 fn first_record(path: &Path, delim: Delimiter, comment: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
+    Ok(records(path, delim, comment, 1)?.pop())
+}
+
+/// The fields of the first `n` records of `path`.
+fn records(path: &Path, delim: Delimiter, comment: &[u8], n: usize) -> Result<Vec<Vec<Vec<u8>>>> {
     let mut sc = Scanner::new(delim, comment);
-    let mut got = None;
+    let mut got = Vec::new();
     sc.scan(path, PEEK, Rc::new(Cell::new(0)), &|_| true, &mut |rec| {
-        got = Some(rec.fields());
-        Ok(Step::Stop)
+        got.push(rec.fields());
+        Ok(if got.len() < n { Step::Go } else { Step::Stop })
     })?;
     Ok(got)
 }
@@ -837,6 +847,9 @@ fn detect_delimiter(flavor: Flavor, line: &[u8]) -> Delimiter {
                 Delimiter::Byte(b'\t')
             } else if line.contains(&b',') {
                 Delimiter::Byte(b',')
+            } else if line.first() == Some(&b'"') && line.windows(3).any(|w| w == b"\" \"") {
+                // R write.table: quoted fields separated by one space.
+                Delimiter::Byte(b' ')
             } else {
                 Delimiter::Whitespace
             }
@@ -936,6 +949,11 @@ struct Cols {
     weight: Option<usize>,
     /// Header names of the first file, when it has a header.
     names: Option<Vec<String>>,
+    /// Gephi's `Type` column (`Directed`/`Undirected` per edge), beside `Source`/`Target`.
+    edge_type: Option<usize>,
+    /// The header names every column but the first, which holds row names (R `write.table`,
+    /// pandas `to_string`): `names` starts with an empty name for it.
+    row_names: bool,
 }
 
 impl Cols {
@@ -1117,6 +1135,14 @@ fn resolve_columns(opts: &TextOptions, names: Option<&[String]>) -> Result<Cols>
         dst,
         weight,
         names: names.map(<[String]>::to_vec),
+        edge_type: names.and_then(|n| {
+            let gephi = n.get(src).is_some_and(|x| x.eq_ignore_ascii_case("source"))
+                && n.get(dst).is_some_and(|x| x.eq_ignore_ascii_case("target"));
+            n.iter()
+                .position(|x| x.eq_ignore_ascii_case("type"))
+                .filter(|_| gephi)
+        }),
+        row_names: false,
     })
 }
 
@@ -1166,6 +1192,9 @@ struct FileState<'a> {
     header_seen: Option<(u64, Vec<u8>)>,
     /// A first record of 2 to 4 integers, read as an edge: METIS's `n m [fmt [ncon]]` counts?
     counts: Option<(u64, u64, Vec<u8>)>,
+    /// The first record ended in empty fields (a delimiter at the end of every line): they are
+    /// no column, so a later record with a value there is refused.
+    blank_tail: bool,
 }
 
 enum Flow {
@@ -1255,12 +1284,29 @@ impl FileState<'_> {
     /// (a flag, a header's names) says what the others are.
     fn extra_fields(&self, rec: &Rec<'_>, k: usize) -> Option<Error> {
         let t = self.text;
-        let chosen = t.weighted.is_some()
-            || t.weight_col.is_some()
+        let columns = t.weight_col.is_some()
             || t.src_col.is_some()
             || t.dst_col.is_some()
             || self.cols.names.is_some();
-        if chosen || k <= self.cols.need() {
+        if columns || self.used_fields(rec) <= self.cols.need() {
+            return None;
+        }
+        // A row of numbers, most of them 0: a row of an adjacency matrix (igraph
+        // write_adjacency, numpy savetxt of a dense matrix), which no weighting reads
+        // (`update` gives the graph's).
+        let zeros = (0..k).filter(|&i| rec.get(i) == b"0").count();
+        if k >= 4 && 2 * zeros >= k && (0..k).all(|i| parse_weight(rec.get(i), false).is_some()) {
+            return Some(self.err(
+                rec.line,
+                rec.raw,
+                format!(
+                    "a row of {k} numbers, most of them 0, looks like a row of an adjacency \
+                     matrix, not an edge: load the matrix (e.g. numpy.loadtxt) and pass \
+                     scipy.sparse.csr_matrix(A) to ie.from_scipy"
+                ),
+            ));
+        }
+        if t.weighted.is_some() {
             return None;
         }
         Some(self.err(
@@ -1275,6 +1321,18 @@ impl FileState<'_> {
         ))
     }
 
+    /// The fields of a record up to its last non-empty one, in a delimited file (a delimiter
+    /// ending every line adds an empty field that is no column).
+    fn used_fields(&self, rec: &Rec<'_>) -> usize {
+        let mut k = rec.len();
+        if matches!(self.delim, Delimiter::Byte(_)) {
+            while k > self.cols.need() && rec.get(k - 1).is_empty() {
+                k -= 1;
+            }
+        }
+        k
+    }
+
     fn header(
         &mut self,
         line: u64,
@@ -1283,11 +1341,12 @@ impl FileState<'_> {
         auto: bool,
     ) -> Result<()> {
         if let (Some(names), Some(fields)) = (&self.cols.names, fields) {
+            let names = &names[usize::from(self.cols.row_names)..];
             let these: Vec<String> = fields
                 .iter()
                 .map(|f| String::from_utf8_lossy(f).into_owned())
                 .collect();
-            if &these != names {
+            if these != names {
                 return Err(self.err(
                     line,
                     raw,
@@ -1315,6 +1374,16 @@ impl FileState<'_> {
             let start = rec.ranges[2].0;
             dict = Some(trim(&rec.base[start..]));
             k = 3;
+        } else if k > 2
+            && self.cols.names.is_none()
+            && rec.get(2).first() == Some(&b'{')
+            && !rec.raw.contains(&b'"')
+        {
+            // write_edgelist(delimiter=','): the data's own commas split it into fields.
+            if let Some(i) = memchr::memchr(b'{', rec.raw) {
+                dict = Some(trim(&rec.raw[i..]));
+                k = 3;
+            }
         }
         if k >= 2 && self.delim == Delimiter::Whitespace && rec.get(1).first() == Some(&b'{') {
             return Err(self.err(
@@ -1345,6 +1414,17 @@ impl FileState<'_> {
             }
         }
         match self.ncols {
+            None if self.cols.row_names && self.plan.header[self.index] != Some(false) => {
+                // A header without the row names' column: the records have one field more.
+                self.ncols = Some((k + 1, rec.line));
+                self.header(
+                    rec.line,
+                    rec.raw,
+                    Some(rec.fields()),
+                    self.text.header.is_none(),
+                )?;
+                return Ok(Flow::Go);
+            }
             None => {
                 if k < self.cols.need() {
                     return Err(self.few_columns(rec, k));
@@ -1372,6 +1452,8 @@ impl FileState<'_> {
                     if let Some(e) = self.extra_fields(rec, k) {
                         return Err(e);
                     }
+                    self.blank_tail = self.used_fields(rec) < k
+                        && self.cols.weight.is_none_or(|w| w < self.used_fields(rec));
                 }
                 match first {
                     Some(true) => {
@@ -1412,6 +1494,12 @@ impl FileState<'_> {
                 };
                 let hint = if hint.is_empty() && rec.raw.contains(&b'"') {
                     " (fields are quoted: pass the delimiter, e.g. delimiter=' ')".to_string()
+                } else if hint.is_empty()
+                    && k < c
+                    && self.delim == Delimiter::Byte(b'\t')
+                    && rec.raw.contains(&b' ')
+                {
+                    "; if spaces separate fields too, pass delimiter='whitespace'".to_string()
                 } else if hint.is_empty() {
                     "; if each line lists a node and its neighbours (an adjacency list), pass \
                      format='adjlist'"
@@ -1422,10 +1510,39 @@ impl FileState<'_> {
                 return Err(self.err(
                     rec.line,
                     rec.raw,
-                    format!("found {k} columns, but line {at} has {c}{hint}"),
+                    format!(
+                        "found {k} column{}, but line {at} has {c}{hint}",
+                        if k == 1 { "" } else { "s" }
+                    ),
                 ));
             }
             _ => {}
+        }
+        if self.blank_tail && self.used_fields(rec) > self.cols.need() {
+            return Err(self.err(
+                rec.line,
+                rec.raw,
+                format!(
+                    "{} fields, but the first line's fields after column {} are empty: pass \
+                     weighted=True or weighted=False to say what the others are",
+                    self.used_fields(rec),
+                    self.cols.need() - 1
+                ),
+            ));
+        }
+        if let (Some(t), None) = (self.cols.edge_type, self.text.directed) {
+            let kind = rec.get(t);
+            if !kind.eq_ignore_ascii_case(b"undirected") {
+                return Err(self.err(
+                    rec.line,
+                    rec.raw,
+                    format!(
+                        "an edge of Type {} in a Gephi edge table, read as undirected: pass \
+                         directed=True to keep the directions, or directed=False to merge them",
+                        quote_bytes(kind)
+                    ),
+                ));
+            }
         }
         let (s, d) = (rec.get(self.cols.src), rec.get(self.cols.dst));
         if let Some(h) = &mut self.held {
@@ -1626,6 +1743,7 @@ fn read_pass<S: EdgeSink>(
             headers: Vec::new(),
             header_seen: None,
             counts: None,
+            blank_tail: false,
         };
         let mut need_str = false;
         let mut sc = Scanner::new(delim, &input.text.comment);
@@ -1792,10 +1910,35 @@ pub fn read_text<S: EdgeSink>(
         }
         None => None,
     };
-    let cols = resolve_columns(&text, names.as_deref()).map_err(|e| match e {
+    // A first record with one field fewer than the next, and not ids (or pandas' default
+    // labels `0 1`), is a header without the row names' column (R write.table, pandas
+    // to_string): no edge list has that shape.
+    let row_names = match &first {
+        Some(r)
+            if text.header != Some(false)
+                && !unnamed(&String::from_utf8_lossy(&r[0]))
+                && !r.iter().any(|f| f.first() == Some(&b'{')) =>
+        {
+            let second = records(&inputs[0], delims[0], &text.comment, 2)?;
+            // pandas' labels over its RangeIndex: the next record starts with row 0
+            let labels = default_labels(r) && second.get(1).is_some_and(|x| x[0] == b"0");
+            second.get(1).is_some_and(|x| x.len() == r.len() + 1)
+                && (names.is_some() || labels || !r.iter().all(|f| int_like(f)))
+        }
+        _ => false,
+    };
+    let names = if row_names {
+        let r = first.as_ref().expect("a first record");
+        let given = r.iter().map(|f| String::from_utf8_lossy(f).into_owned());
+        Some(std::iter::once(String::new()).chain(given).collect())
+    } else {
+        names
+    };
+    let mut cols = resolve_columns(&text, names.as_deref()).map_err(|e| match e {
         Error::Format(m) => Error::format(format!("{}:1: {m}", inputs[0].display())),
         e => e,
     })?;
+    cols.row_names = row_names;
     let weighted = cols.weight.is_some();
     let input = PassInput {
         inputs,
@@ -1893,6 +2036,138 @@ mod tests {
         e.finish().unwrap()
     }
 
+    /// The sorted edges of a graph with string ids, as `u-v` (and `:w` when weighted).
+    fn edge_set(g: &Graph) -> Vec<String> {
+        let ids = str_ids(g);
+        let mut out = Vec::new();
+        for v in 0..g.num_nodes() as u32 {
+            let w = g.weights(v).unwrap();
+            for (j, &u) in g.neighbors(v).unwrap().iter().enumerate() {
+                let (a, b) = (&ids[v as usize], &ids[u as usize]);
+                if g.directed() || a <= b {
+                    let w = w.as_ref().map_or(String::new(), |w| format!(":{}", w[j]));
+                    out.push(format!("{a}-{b}{w}"));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn what_tools_write_around_an_edge() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = BuildOptions::default();
+        let w = TextOptions {
+            weighted: Some(true),
+            ..TextOptions::default()
+        };
+        let cases: Vec<(&str, &[u8], TextOptions, &[&str])> = vec![
+            // R write.table(df): a quoted, space-separated header without the row names' column
+            (
+                "r.txt",
+                b"\"from\" \"to\"\n\"1\" \"a\" \"b\"\n\"2\" \"b\" \"c\"\n",
+                TextOptions::default(),
+                &["a-b", "b-c"],
+            ),
+            // pandas to_string(): aligned columns under a header without the index's name
+            (
+                "s.txt",
+                b"  source target  weight\n0      a      b     1.5\n1      b      c     2.0\n",
+                TextOptions::default(),
+                &["a-b:1.5", "b-c:2"],
+            ),
+            // pandas DataFrame(array).to_string(): default labels `0 1` over `index a b`
+            (
+                "i.txt",
+                b"    0   1\n0  a  b\n1  b  c\n",
+                TextOptions::default(),
+                &["a-b", "b-c"],
+            ),
+            // networkx write_edgelist(delimiter=','): the data's commas are not delimiters
+            (
+                "n.csv",
+                b"a,b,{'weight': 2.5, 'color': 'red'}\nb,c,{'weight': 1}\n",
+                TextOptions {
+                    header: Some(false),
+                    ..w.clone()
+                },
+                &["a-b:2.5", "b-c:1"],
+            ),
+            // a delimiter ending every line is no column
+            ("t.csv", b"a,b,\nb,c,\n", csv(), &["a-b", "b-c"]),
+            (
+                "t.tsv",
+                b"a\tb\t\nb\tc\t\n",
+                TextOptions::default(),
+                &["a-b", "b-c"],
+            ),
+            // Gephi's edge table: every edge Undirected
+            (
+                "g.csv",
+                b"Source,Target,Type,Id,Label,Weight\na,b,Undirected,0,,2.0\n",
+                csv(),
+                &["a-b:2"],
+            ),
+        ];
+        for (name, body, text, want) in cases {
+            let (g, _, _) = conv(dir.path(), &[(name, body)], &text, &d)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(edge_set(&g), want, "{name}");
+        }
+        // Refused, naming what settles it.
+        let refused: Vec<(&str, &[u8], &str)> = vec![
+            // a trailing delimiter, then a value there
+            ("u.csv", b"a,b,\nb,c,5\n", "weighted="),
+            // Gephi: a Directed edge in a graph read as undirected
+            (
+                "h.csv",
+                b"Source,Target,Type,Id,Label,Weight\na,b,Directed,0,,1.0\n",
+                "directed=True",
+            ),
+            // a row of an adjacency matrix
+            (
+                "m.txt",
+                b"0 1 0 0\n1 0 1 0\n0 1 0 1\n0 0 1 0\n",
+                "ie.from_scipy",
+            ),
+            // tab-separated, then a line separated by a space
+            ("x.txt", b"1\t2\n2 3\n", "delimiter='whitespace'"),
+        ];
+        for (name, body, want) in refused {
+            let opts = if name.ends_with(".csv") {
+                csv()
+            } else {
+                TextOptions::default()
+            };
+            let _ = std::fs::remove_file(dir.path().join("out.graph"));
+            let e = match conv(dir.path(), &[(name, body)], &opts, &d) {
+                Ok(_) => panic!("{name}: read"),
+                Err(e) => e.to_string(),
+            };
+            assert!(e.contains(want), "{name}: {e}");
+            assert!(!dir.path().join("out.graph").exists(), "{name}");
+        }
+        // Gephi's Directed edges with the direction given
+        let (g, _, _) = conv(
+            dir.path(),
+            &[(
+                "k.csv",
+                b"Source,Target,Type,Id,Label,Weight\na,b,Directed,0,,1.0\nb,a,Directed,1,,2.0\n",
+            )],
+            &TextOptions {
+                directed: Some(true),
+                ..csv()
+            },
+            &BuildOptions {
+                directed: true,
+                ..BuildOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(edge_set(&g), ["a-b:1", "b-a:2"]);
+    }
+
     #[test]
     fn parses_snap_style_and_compressed_inputs() {
         let dir = tempfile::tempdir().unwrap();
@@ -1976,7 +2251,7 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(
-            e.contains("e.csv:4: found 1 columns, but line 1 has 2"),
+            e.contains("e.csv:4: found 1 column, but line 1 has 2"),
             "{e}"
         );
         let open = "a,b\nc,\"d\ne,f\n";
@@ -2168,7 +2443,7 @@ mod tests {
                 b"1 2\n3\n",
                 d.clone(),
                 t.clone(),
-                ":2: found 1 columns, but line 1 has 2; if each line lists a node",
+                ":2: found 1 column, but line 1 has 2; if each line lists a node",
             ),
             (
                 b"# c\n1 2 x\n",
@@ -2247,7 +2522,7 @@ mod tests {
                 ":2: empty node id in column 1",
             ),
             (
-                b"\"a b\" \"c d\"\n",
+                b"\"a b\" c\n",
                 d.clone(),
                 t.clone(),
                 "a quoted field in a whitespace",
@@ -2256,7 +2531,7 @@ mod tests {
                 b"1,2\n1;2\n",
                 d.clone(),
                 t.clone(),
-                ":2: found 1 columns, but line 1 has 2",
+                ":2: found 1 column, but line 1 has 2",
             ),
         ];
         for (content, build, text, want) in cases {

@@ -313,7 +313,7 @@ def test_text_several_files_and_ids(tmp_path):
 @pytest.mark.parametrize(
     "content,kw,match",
     [
-        ("1 2\n3\n", {}, r"in\.txt:2: found 1 columns, but line 1 has 2; .*format='adjlist': '3'"),
+        ("1 2\n3\n", {}, r"in\.txt:2: found 1 column, but line 1 has 2; .*format='adjlist': '3'"),
         (
             "# h\n1 2 3\n4 5\n",
             {},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import os
 import shutil
 import warnings
@@ -295,8 +296,6 @@ def networkx_cases(d: Path) -> Iterator[Case]:
     nx.write_gml(K, p)
     yield Case("gml .txt", "networkx", p, refuse="ie.from_networkx")
     p = d / "nx_karate.json"
-    import json
-
     p.write_text(json.dumps(nx.node_link_data(K, edges="links")))
     yield Case("node-link json", "networkx", p, from_nx(K, True))
 
@@ -654,7 +653,7 @@ def fixture_cases(d: Path) -> Iterator[Case]:
     yield Case("R write.csv", "R", f("r_write_csv.csv"), abc)
     yield Case("R write.csv ints", "R", f("r_write_csv_int.csv"), cyc)
     yield Case("R write.csv row.names=FALSE", "R", f("r_write_csv_rownames_false.csv"), cyc)
-    yield Case("R write.table", "R", f("r_write_table.txt"), refuse="delimiter=")
+    yield Case("R write.table", "R", f("r_write_table.txt"), cyc)
     yield Case(
         "Spark csv",
         "Spark",
@@ -732,6 +731,197 @@ def fixture_cases(d: Path) -> Iterator[Case]:
     )
 
 
+def more_writer_cases(d: Path) -> Iterator[Case]:
+    """Files that tools write around an edge list: delimiters in adjacency lists and edge data,
+    pandas' other layouts, UTF-16 text, formats that look like edge lists."""
+    K, KU = karate(), karate(False)
+    S = named(KU)
+    p = d / "nx_comma.adjlist"
+    nx.write_adjlist(S, p, delimiter=",")  # `n0,n1,n2,...`
+    yield Case("adjlist delimiter=','", "networkx", p, from_nx(S, False))
+    p = d / "nx_multiline.adjlist"
+    nx.write_multiline_adjlist(K, p)  # `0 16` then `1 {'weight': 4}`...
+    yield Case("multiline adjlist .adjlist", "networkx", p, refuse="ie.from_networkx")
+    p = d / "nx_comma_data.csv"
+    nx.write_edgelist(K, p, delimiter=",")  # `0,1,{'weight': 4}`
+    yield Case(
+        "edgelist ',' data",
+        "networkx",
+        p,
+        from_nx(K, True),
+        options={"weighted": True, "header": False},
+    )
+    G = nx.Graph()
+    G.add_edge("a", "b", weight=2.5, color="red")
+    G.add_edge("b", "c", weight=1.0, color="x, y")
+    p = d / "nx_comma_data_multi.txt"
+    nx.write_edgelist(G, p, delimiter=",")  # `a,b,{'weight': 2.5, 'color': 'red'}`
+    yield Case(
+        "edgelist ',' data with commas", "networkx", p, from_nx(G, True), options={"weighted": True}
+    )
+    yield Case("edgelist ',' data, no flag", "networkx", p, refuse="weighted=")
+    for name, write in (
+        ("graph6.g6", nx.write_graph6),
+        ("sparse6.s6", nx.write_sparse6),
+    ):
+        p = d / f"nx_{name}"
+        write(KU, p)
+        yield Case(name, "networkx", p, refuse="ie.from_networkx")
+        p = d / f"nx_noheader_{name}.txt"
+        write(KU, p, header=False)
+        yield Case(f"{name} without header", "networkx", p, refuse="ie.from_networkx")
+    for ascii_only in (False, True):
+        p = d / f"nx_network_text_{ascii_only}.txt"
+        with open(p, "w") as fh:
+            nx.write_network_text(nx.balanced_tree(2, 3), fh, ascii_only=ascii_only)
+        yield Case(
+            f"write_network_text ascii={ascii_only}", "networkx", p, refuse="ie.from_networkx"
+        )
+    p = d / "nx_adjacency_data.json"
+    p.write_text(json.dumps(nx.adjacency_data(KU)))
+    yield Case("adjacency_data json", "networkx", p, refuse="ie.from_networkx")
+    p = d / "nx_to_pandas_edgelist.csv"
+    nx.to_pandas_edgelist(K).to_csv(p, index=False)
+    yield Case("to_pandas_edgelist csv", "networkx", p, from_nx(K, True))
+
+    rng = np.random.default_rng(23)
+    s, t = frame_ids("int", rng, 20, 40)
+    w = np.round(rng.uniform(0.5, 3.0, 40), 2)
+    f = pd.DataFrame({"ts": np.arange(40), "source": s, "target": t, "weight": w})
+    want = from_pairs(zip(s.tolist(), t.tolist()), weights=w)
+    for orient in ("split", "table", "records", "values"):
+        p = d / f"pd_json_{orient}.json"
+        (f if orient != "values" else f[["source", "target", "weight"]]).to_json(p, orient=orient)
+        yield Case(f"pandas to_json {orient}", "pandas", p, want)
+    for orient in ("columns", "index"):
+        p = d / f"pd_json_{orient}.json"
+        f.to_json(p, orient=orient)
+        yield Case(f"pandas to_json {orient}", "pandas", p, refuse="ie.from_pandas")
+    p = d / "pd_to_string.txt"
+    p.write_text(f.to_string())  # a header without the index's column
+    yield Case("pandas to_string", "pandas", p, want)
+    p = d / "pd_to_string_labels.txt"
+    p.write_text(pd.DataFrame(np.column_stack([s, t])).to_string())  # `    0   1` over rows
+    yield Case("pandas to_string int labels", "pandas", p, from_pairs(zip(s.tolist(), t.tolist())))
+    p = d / "pd_utf16.tsv"
+    f.to_csv(p, sep="\t", index=False, encoding="utf-16")  # Excel's "Unicode Text"
+    yield Case("pandas utf-16 tsv", "pandas", p, want)
+    p = d / "pd_utf16_str.txt"
+    fs = pd.DataFrame({"source": [f"z\u00fcrich{x}" for x in s], "target": [f"n{x}" for x in t]})
+    fs.to_csv(p, sep="\t", index=False, encoding="utf-16")
+    yield Case(
+        "pandas utf-16 str ids",
+        "pandas",
+        p,
+        from_pairs(zip(fs.source.tolist(), fs.target.tolist())),
+    )
+    p = d / "np_adjacency.txt"
+    A = nx.to_numpy_array(KU, dtype=int)
+    np.savetxt(p, A, fmt="%d")  # a dense adjacency matrix
+    yield Case("numpy savetxt adjacency matrix", "numpy", p, refuse="ie.from_scipy")
+
+    try:
+        import polars as pl
+    except ImportError:
+        pl = None
+    if pl is not None:
+        p = d / "pl_stream.arrows"
+        pl.DataFrame({"source": s, "target": t, "weight": w}).write_ipc_stream(p)
+        yield Case("polars ipc stream", "polars", p, want)
+        p = d / "pl_stream.arrow"
+        pl.DataFrame({"source": s, "target": t, "weight": w}).write_ipc_stream(p)
+        yield Case("polars ipc stream .arrow", "polars", p, want)
+    try:
+        import igraph
+    except ImportError:
+        igraph = None
+    if igraph is not None:
+        Z = igraph.Graph.Famous("Zachary")
+        p = d / "ig_adjacency.txt"
+        Z.write_adjacency(str(p))
+        yield Case("igraph adjacency", "igraph", p, refuse="ie.from_scipy")
+        p = d / "ig.dimacs"
+        Zd = igraph.Graph(n=4, edges=[(0, 1), (1, 2), (2, 3)], directed=True)
+        Zd.es["capacity"] = [1, 2, 3]
+        Zd.write_dimacs(str(p), source=0, target=3, capacity="capacity")
+        yield Case("igraph dimacs", "igraph", p, refuse="ie.from_networkx")
+    try:
+        import rustworkx as rx
+    except ImportError:
+        rx = None
+    if rx is not None:
+        R = rx.PyGraph()
+        R.add_nodes_from(list(range(6)))
+        redges = [(0, 1, 1.5), (1, 2, 2.0), (2, 3, 0.5), (3, 0, 4.0), (4, 5, 1.0)]
+        R.add_edges_from(redges)
+        pairs = [(u, v) for u, v, _ in redges]
+        p = d / "rx_edge_list.txt"
+        R.write_edge_list(str(p), weight_fn=str)
+        yield Case(
+            "rustworkx edge list",
+            "rustworkx",
+            p,
+            from_pairs(pairs, weights=[x for *_, x in redges]),
+            options={"weighted": True},
+        )
+        p = d / "rx_edge_list.csv"
+        R.write_edge_list(str(p), deliminator=",")  # `0,1` first
+        yield Case("rustworkx edge list ','", "rustworkx", p, refuse="header=")
+
+
+def hand_written_cases(d: Path) -> Iterator[Case]:
+    """Samples of tools that are not test dependencies, as they write them (the command that
+    writes each is beside it)."""
+
+    def f(name: str, text: str, encoding: str = "utf-8") -> Path:
+        p = d / name
+        p.write_bytes(text.encode(encoding))
+        return p
+
+    # R: write.table(data.frame(from=c("a","b"), to=c("b","c")), "r.txt")
+    p = f("r_write_table_rownames.txt", '"from" "to"\n"1" "a" "b"\n"2" "b" "c"\n')
+    yield Case("R write.table row names", "R", p, from_pairs([("a", "b"), ("b", "c")]))
+    # Excel: Save As "Unicode Text" (UTF-16 LE with a BOM, TAB, CRLF)
+    p = f("excel_unicode.txt", "\ufeffSource\tTarget\r\nA\tB\r\nB\tC\r\n", "utf-16-le")
+    yield Case("Excel Unicode Text", "Excel", p, from_pairs([("A", "B"), ("B", "C")]))
+    # Excel: a sheet with an empty column after the data, saved as CSV (a trailing comma)
+    p = f("excel_trailing_comma.csv", "1,2,\r\n2,3,\r\n3,1,\r\n")
+    yield Case("Excel trailing comma", "Excel", p, from_pairs([(1, 2), (2, 3), (3, 1)]))
+    # Gephi: Data Laboratory > Export table (edges) of a directed graph
+    gephi = "Source,Target,Type,Id,Label,Weight\na,b,Directed,0,,1.0\nb,a,Directed,1,,2.0\n"
+    p = f("gephi_directed_edges.csv", gephi)
+    yield Case("Gephi directed edge table", "Gephi", p, refuse="directed=")
+    yield Case(
+        "Gephi directed edge table, directed",
+        "Gephi",
+        p,
+        from_pairs([("a", "b"), ("b", "a")], directed=True, weights=[1.0, 2.0]),
+        options={"directed": True},
+    )
+    # yEd: File > Export > TGF
+    p = f("yed.tgf", "1 Alice\n2 Bob\n3 Carol\n#\n1 2\n2 3 knows\n")
+    yield Case("yEd TGF", "yEd", p, refuse="format='graphml'")
+    p = f("yed_tgf.txt", "1 Alice\n2 Bob\n#\n1 2\n")
+    yield Case("yEd TGF .txt", "yEd", p, refuse="format='graphml'")
+    # Gephi / GUESS: export as GDF
+    p = f(
+        "gephi.gdf",
+        "nodedef>name VARCHAR,label VARCHAR\na,A\nb,B\nedgedef>node1 VARCHAR,node2 VARCHAR\na,b\n",
+    )
+    yield Case("Gephi GDF", "Gephi", p, refuse="format='graphml'")
+    # UCINET / NetDraw
+    p = f("ucinet.txt", "DL n=3\nformat = edgelist1\ndata:\n1 2\n2 3\n")
+    yield Case("UCINET DL", "UCINET", p, refuse="ie.from_networkx")
+    p = f("netdraw.vna", "*node data\nID\na\nb\n*tie data\nfrom to strength\na b 1\n")
+    yield Case("NetDraw VNA", "UCINET", p, refuse="ie.from_networkx")
+    # DIMACS shortest-path challenge (.gr)
+    p = f("dimacs.gr", "c 9th DIMACS\np sp 3 3\na 1 2 5\na 2 3 1\na 3 1 2\n")
+    yield Case("DIMACS .gr", "DIMACS", p, refuse="ie.from_networkx")
+    # METIS / Chaco files are conventionally named .graph
+    p = f("metis.graph", "4 4\n2 3\n1 3 4\n1 2\n2\n")
+    yield Case("METIS .graph", "METIS", p, refuse="METIS")
+
+
 MAKERS: list[Callable[[Path], Iterator[Case]]] = [
     networkx_cases,
     scipy_cases,
@@ -740,6 +930,8 @@ MAKERS: list[Callable[[Path], Iterator[Case]]] = [
     stdlib_numpy_cases,
     optional_cases,
     fixture_cases,
+    more_writer_cases,
+    hand_written_cases,
 ]
 
 

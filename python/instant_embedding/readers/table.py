@@ -119,6 +119,7 @@ def read_table(
     """Streams Parquet or Arrow IPC files (or directories of them) by record batch."""
     need("pyarrow", "arrow", f"reading {opts.format} files")
     import pyarrow.dataset as ds
+    import pyarrow.ipc as ipc
 
     files = [f for p in paths for f in (dataset_files(p) if os.path.isdir(p) else [p])]
     if not files:
@@ -127,7 +128,12 @@ def read_table(
     try:
         dataset = ds.dataset(files, format="parquet" if opts.format == "parquet" else "ipc")
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for unreadable files
-        raise GraphFormatError(f"{where}: cannot read as {opts.format}: {e}") from None
+        try:  # an Arrow IPC stream has no footer to stream batches from: loaded whole
+            if opts.format != "arrow":
+                raise
+            dataset = ds.dataset([ipc.open_stream(f).read_all() for f in files])
+        except Exception:  # noqa: BLE001
+            raise GraphFormatError(f"{where}: cannot read as {opts.format}: {e}") from None
     names = list(dataset.schema.names)
     cols = _core.table_columns(names, opts, where)
     used = [names[c] for c in cols if c is not None]
