@@ -17,10 +17,26 @@ at 10 % and 90 % labels. Maps (``--maps``):
     the top ``dim`` right singular vectors of the sample's wide rows (uncentred): ``x V``.
 ``pca-c``
     the same after centring on the sample's mean: ``(x - mean) V``.
+``spca``
+    the top ``dim`` principal directions (uncentred) of the sample's rows with each entry
+    replaced by its signed square root, applied to the node's own (untransformed) row.
 ``wpca``
     centred and whitened: each component divided by its singular value (times ``sqrt(s)``).
 ``gauss``
     a fixed random Gaussian ``W x dim`` map (``N(0, 1/dim)``): the fit-free baseline.
+``cross<m>``
+    directions along which a node and its neighbours agree: the top ``dim`` eigenvectors
+    (largest eigenvalues) of the symmetrised cross-covariance ``(X^T B + B^T X) / 2`` of the
+    sample's rows ``X`` and the means ``B`` of at most ``m`` seeded random neighbours' rows of
+    each sampled node (``cross0``: all neighbours; an isolated node's own row); applied to the
+    node's own row as every other map.
+``pcross<m>``
+    ``cross<m>`` within the top ``2 dim`` principal directions ``U`` (uncentred) of the sample's
+    rows: ``U`` times the top ``dim`` eigenvectors of ``U^T (X^T B + B^T X) U / 2`` (a fit that
+    needs only the ``2 dim`` projections of each neighbour's row).
+``smooth<m>``
+    the top ``dim`` principal directions (uncentred) of the one-hop smoothed rows
+    ``(X + B) / 2`` (``B`` as above), applied to the node's own row.
 ``kernel``
     the library's own fitted map (``InstantEmbedding(dim, wide_dim=W).fit(g)``), once the
     package has it: the configuration shipped.
@@ -65,10 +81,45 @@ def sample_nodes(n: int, size: int, seed: int) -> np.ndarray:
     return np.sort(rng.choice(n, size=min(n, size), replace=False))
 
 
+def neighbour_means(xw: np.ndarray, adj: Any, idx: np.ndarray, m: int, seed: int) -> np.ndarray:
+    """``B``: for each sampled node (``idx``), the mean of the wide rows of at most ``m``
+    neighbours drawn without replacement by a seeded rule (all of them when ``m == 0`` or the
+    degree is at most ``m``); an isolated node's own row."""
+    rng = np.random.default_rng(seed + 29)
+    b = np.empty((len(idx), xw.shape[1]))
+    for r, v in enumerate(idx):
+        nb = adj.indices[adj.indptr[v] : adj.indptr[v + 1]]
+        if len(nb) == 0:
+            nb = np.array([v])
+        elif 0 < m < len(nb):
+            nb = np.sort(rng.choice(nb, m, replace=False))
+        b[r] = np.asarray(xw[nb], dtype=np.float64).mean(0)
+    return b
+
+
+def cross_directions(x: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """The top ``k`` eigenvectors (largest eigenvalues, W x k) of ``(X^T B + B^T X) / 2``, by
+    Lanczos on the operator (never formed)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    w = x.shape[1]
+    op = LinearOperator(
+        (w, w), matvec=lambda q: (x.T @ (b @ q) + b.T @ (x @ q)) / 2, dtype=np.float64
+    )
+    vals, vecs = eigsh(op, k=min(k, w - 1), which="LA", tol=1e-8, v0=np.ones(w))
+    return np.asarray(vecs[:, np.argsort(vals)[::-1]])
+
+
 def fit_map(
-    x: np.ndarray, kind: str, dim: int, seed: int, cache: dict[Any, Any] | None = None
+    x: np.ndarray,
+    kind: str,
+    dim: int,
+    seed: int,
+    cache: dict[Any, Any] | None = None,
+    b: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(V, mean)`` of the map ``(row - mean) @ V`` fitted on the sample ``x`` (s x W).
+    """``(V, mean)`` of the map ``(row - mean) @ V`` fitted on the sample ``x`` (s x W), with
+    ``b`` the sampled nodes' neighbour means for the ``cross``/``smooth`` maps.
 
     The singular vectors come from ``eigh`` of the sample's s x s Gram matrix (exact in
     f64), computed once per sample and centring (``cache``) and cut to each ``dim``."""
@@ -76,8 +127,26 @@ def fit_map(
     if kind == "gauss":
         rng = np.random.default_rng(seed + 17)
         return rng.standard_normal((w, dim)) / np.sqrt(dim), np.zeros(w)
+    if kind.startswith("cross"):
+        assert b is not None
+        return cross_directions(x.astype(np.float64), b, dim), np.zeros(w)
+    if kind.startswith("pcross"):
+        assert b is not None
+        u, _ = fit_map(x, "pca", 2 * dim, seed, cache)
+        xu, bu = x.astype(np.float64) @ u, b @ u
+        h = xu.T @ bu
+        vals, e = np.linalg.eigh((h + h.T) / 2)
+        return u @ e[:, np.argsort(vals)[::-1][:dim]], np.zeros(w)
     centred = kind in ("pca-c", "wpca")
-    key = (id(x), centred)
+    # Keyed by the sample (and neighbour means) it was computed from, which the caller keeps.
+    key: tuple[Any, ...] = (id(x), centred)
+    if kind.startswith("smooth"):
+        assert b is not None
+        key = (id(x), id(b), "smooth")
+        x = (x.astype(np.float64) + b) / 2
+    if kind == "spca":
+        key = (id(x), "spca")
+        x = np.sign(x) * np.sqrt(np.abs(x.astype(np.float64)))
     if cache is None or key not in cache:
         xf = x.astype(np.float64)
         mean = xf.mean(0) if centred else np.zeros(w)
@@ -131,10 +200,21 @@ def wide_rows(data: Any, w: int, eps: float, value: str, cache: dict[Any, np.nda
     return cache[key]
 
 
+def adjacency(data: Any) -> Any:
+    """The symmetric 0/1 adjacency (scipy CSR, column indices ascending) of ``data``."""
+    import scipy.sparse as sp
+
+    a = sp.coo_matrix((np.ones(len(data.u)), (data.u, data.v)), shape=(data.n, data.n))
+    a = (a + a.T).tocsr()
+    a.sort_indices()
+    return a
+
+
 def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dict[str, Any]]:
     cache: dict[Any, Any] = {}
     svd_cache: dict[Any, Any] = {}
     samples: dict[Any, np.ndarray] = {}
+    adj = None
     rows = []
 
     def record(method: str, dim: int, x: np.ndarray, extra: dict[str, Any], full: bool) -> None:
@@ -199,8 +279,17 @@ def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dic
         skey = (w, eps, value, size)
         if skey not in samples:
             samples[skey] = xw[idx]
+        b = None
+        if kind.startswith(("cross", "pcross", "smooth")):
+            m = int(kind.lstrip("p").removeprefix("cross").removeprefix("smooth") or 0)
+            bkey = (w, eps, value, size, m)
+            if bkey not in samples:
+                if adj is None:
+                    adj = adjacency(data)
+                samples[bkey] = neighbour_means(xw, adj, idx, m, 0)
+            b = samples[bkey]
         t = time.perf_counter()
-        v, mean = fit_map(samples[skey], kind, dim, 0, svd_cache)
+        v, mean = fit_map(samples[skey], kind, dim, 0, svd_cache, b)
         fit_s = time.perf_counter() - t
         z = ((xw.astype(np.float64) - mean) @ v).astype(np.float32)
         tag = f"{kind} W={w} s={size}" + ("" if value == "p+r" else f" {value}")
@@ -367,6 +456,10 @@ def main() -> None:
             "pca:256:100:8",
             "wpca:256:100:8",
             "gauss:256:100:8",
+            "cross4:256:100:8",
+            "pcross4:256:100:8",
+            "spca:256:100:8",
+            "smooth0:256:100:8",
         ]
         try:
             import instant_embedding as ie
