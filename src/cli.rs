@@ -113,10 +113,6 @@ pub fn metavar(name: &str) -> Option<&'static str> {
     lookup(METAVARS, name)
 }
 
-/// The embedding file formats (`.npy`, `.npz` and word2vec text are written by the kernel's
-/// [`output`](crate::output), Parquet by the Python facade).
-pub const OUTPUT_FORMATS: &[&str] = &["npy", "npz", "parquet", "w2v"];
-
 const GRAPH: Flag = Flag::One(arg(&["graph"], "GRAPH", "graph file"));
 const THREADS: Flag = with(
     arg(
@@ -271,7 +267,7 @@ pub const COMMANDS: &[Command] = &[
                     "",
                     "output format (default: from the extension)",
                 ),
-                ArgKind::Choice(OUTPUT_FORMATS, None),
+                ArgKind::Choice(&crate::output::FORMATS, None),
             ),
         ],
     },
@@ -417,9 +413,6 @@ mod tests {
         for name in MERGES {
             let merge = crate::io::options::ReadValue::Text(name.to_string());
             o.set("merge", merge).unwrap();
-        }
-        for name in OUTPUT_FORMATS.iter().filter(|&&f| f != "parquet") {
-            crate::output::Format::parse(name).unwrap();
         }
     }
 }

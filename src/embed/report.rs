@@ -302,13 +302,7 @@ impl Serialize for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
-
-    fn graph(n: usize, edges: &[(u32, u32)], directed: bool) -> Graph {
-        let (src, dst): (Vec<u32>, Vec<u32>) = edges.iter().copied().unzip();
-        let parts = csr_from_edges(n, &src, &dst, None, directed, Merge::Sum, IdTable::Implicit);
-        build_in_memory(&parts.unwrap()).unwrap()
-    }
+    use crate::graph::stats::tests::graph;
 
     fn spread(median: f64, p95: f64, max: f64) -> Spread {
         Spread { median, p95, max }

@@ -35,11 +35,12 @@ pub fn degree_stats(graph: &Graph) -> Result<DegreeStats> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 
-    fn graph(n: usize, edges: &[(u32, u32)], directed: bool) -> Graph {
+    /// An in-memory graph of `n` nodes (implicit ids) and these arcs or edges.
+    pub(crate) fn graph(n: usize, edges: &[(u32, u32)], directed: bool) -> Graph {
         let (src, dst): (Vec<u32>, Vec<u32>) = edges.iter().copied().unzip();
         let parts = csr_from_edges(n, &src, &dst, None, directed, Merge::Sum, IdTable::Implicit);
         build_in_memory(&parts.unwrap()).unwrap()
