@@ -1,5 +1,5 @@
 //! The change log of a live graph: the file `GRAPH.live` next to a graph file `GRAPH`, format
-//! version 3 (specified in docs/FORMAT.md, "Change log").
+//! version 4 (specified in docs/FORMAT.md, "Change log").
 //!
 //! The file is append-only except for two 64-byte superblock slots near its start. Every commit
 //! appends one *segment*: the operations as given (adds and removes by external id, the log
@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::graph::format::checksum;
 
 pub const LOG_MAGIC: [u8; 8] = *b"IELIVE\0\0";
-pub const LOG_VERSION: u32 = 3;
+pub const LOG_VERSION: u32 = 4;
 /// File header: bytes `0..128`.
 pub const LOG_HEADER_LEN: usize = 128;
 /// Superblock slots: bytes `128..192` and `192..256`.
@@ -42,6 +42,27 @@ pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
 /// about as fast as one that built its index in memory.
 pub const LEVEL_BITMAP_MIN_ENTRIES: u64 = 1024;
 pub const RUN_HEADER_LEN: usize = 24;
+/// An index entry whose record word has this bit set holds a one-arc delta on the row beneath
+/// (the base file's, or empty for a created node) instead of a record's offset: the neighbour
+/// in bits 0-31 and in bit 32 whether the arc is set (1) or removed (0); bits 33-62 are 0.
+/// Unweighted graphs only (the entry's value, the degree, is then the row's whole state).
+/// Most rows that a commit changes get one arc: their record would cost 24 bytes or a whole
+/// row, and an extra page for a cold query.
+pub const INLINE_DELTA: u64 = 1 << 63;
+
+/// The index entry's record word for a one-arc delta setting (`set`) or removing the arc to `u`.
+pub const fn inline_delta(u: u32, set: bool) -> u64 {
+    INLINE_DELTA | (set as u64) << 32 | u as u64
+}
+
+/// The arc of an inline delta `word` (see [`INLINE_DELTA`]): its neighbour and whether it is
+/// set; None when the unused bits are not 0.
+pub const fn decode_inline_delta(word: u64) -> Option<(u32, bool)> {
+    if (word & !INLINE_DELTA) >> 33 != 0 {
+        return None;
+    }
+    Some((word as u32, word >> 32 & 1 == 1))
+}
 
 /// A whole-row record's header: `u32 node`, `u32 degree`, and on weighted graphs `f64
 /// strength` (an unweighted row's strength is its degree).
@@ -151,7 +172,7 @@ impl LogHeader {
             return Err(Error::format("not a change log (bad magic)"));
         }
         let version = rd_u32(b, 8);
-        if version == 1 || version == 2 {
+        if (1..LOG_VERSION).contains(&version) {
             return Err(Error::format(format!(
                 "change log version {version} is not read by this library, which reads version \
                  {LOG_VERSION}: fold it into the graph file with the version that wrote it \

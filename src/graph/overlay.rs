@@ -13,8 +13,9 @@ use crate::error::{Error, Result};
 use crate::graph::format::IdKind;
 use crate::graph::format::NodeId;
 use crate::graph::log_format::{
-    delta_header_len, pad8, row_header_len, LogHeader, Slot, Trailer, DATA_START, DELTA_FLAG,
-    DIR_MAGIC, FENCE_STRIDE, LEVEL_HEADER_LEN, LEVEL_MAGIC, RUN_HEADER_LEN, RUN_MAGIC,
+    decode_inline_delta, delta_header_len, pad8, row_header_len, LogHeader, Slot, Trailer,
+    DATA_START, DELTA_FLAG, DIR_MAGIC, FENCE_STRIDE, INLINE_DELTA, LEVEL_HEADER_LEN, LEVEL_MAGIC,
+    RUN_HEADER_LEN, RUN_MAGIC,
 };
 
 /// The change log of the graph file `base`: `base` with `.live` appended.
@@ -123,16 +124,42 @@ pub(crate) struct Rec<'a> {
 }
 
 /// A node's row as a delta on an older row: the neighbours it sets (value > 0: the arc's
-/// weight, 1 on unweighted graphs) or removes (value 0), sorted like rows.
+/// weight, 1 on unweighted graphs) or removes (value 0), sorted like rows (see `nbrs`, `vals`).
 pub(crate) struct Delta<'a> {
-    pub nbrs: &'a [u32],
-    pub vals: &'a [f32],
+    entries: DeltaEntries<'a>,
     pub strength: f64,
     pub degree: u32,
     /// Delta records in the chain, this one included.
     pub chain: u32,
     /// The older record (0: the row beneath is the graph file's, or empty for a created node).
     pub older: u64,
+}
+
+/// Where a delta's entries are: in its record, or in the index entry (one arc, see
+/// `INLINE_DELTA`).
+enum DeltaEntries<'a> {
+    Stored(&'a [u32], &'a [f32]),
+    Inline(u32, f32),
+}
+
+impl Delta<'_> {
+    /// The neighbours the delta sets or removes, sorted like rows.
+    #[inline]
+    pub(crate) fn nbrs(&self) -> &[u32] {
+        match &self.entries {
+            DeltaEntries::Stored(n, _) => n,
+            DeltaEntries::Inline(u, _) => std::slice::from_ref(u),
+        }
+    }
+
+    /// Their values: the arc's weight (1 on unweighted graphs), or 0 for a removal.
+    #[inline]
+    pub(crate) fn vals(&self) -> &[f32] {
+        match &self.entries {
+            DeltaEntries::Stored(_, x) => x,
+            DeltaEntries::Inline(_, x) => std::slice::from_ref(x),
+        }
+    }
 }
 
 /// A record of the log.
@@ -661,6 +688,8 @@ impl Overlay {
         hinted: &mut crate::graph::pages::PageSet,
     ) -> bool {
         match self.leaf(v) {
+            // A one-arc delta is in the index entry: only the row beneath is read.
+            Ok((word, _)) if word & INLINE_DELTA != 0 => true,
             Ok((off, strength)) if off != 0 => {
                 // A whole row's length is known on unweighted graphs (the leaf holds the
                 // degree), a delta's is not: hint at most 16 pages (a delta fits in the first).
@@ -788,10 +817,38 @@ impl Overlay {
     /// a created node). `v < n`.
     #[inline]
     pub(crate) fn record(&self, v: u32) -> Result<Option<Record<'_>>> {
-        match self.entry(v)? {
-            0 => Ok(None),
-            off => self.record_at(v, off).map(Some),
+        match self.leaf(v)? {
+            (0, _) => Ok(None),
+            (word, value) => self.record_of_entry(v, word, value).map(Some),
         }
+    }
+
+    /// The record named by `v`'s index entry: its record word (an offset, or a one-arc
+    /// delta, see `INLINE_DELTA`) and value (the row's degree, or strength when weighted).
+    pub(crate) fn record_of_entry(&self, v: u32, word: u64, value: f64) -> Result<Record<'_>> {
+        if word & INLINE_DELTA == 0 {
+            return self.record_at(v, word);
+        }
+        let corrupted = || {
+            Error::format(format!(
+                "change log corrupted: the index entry of node {v} is malformed"
+            ))
+        };
+        // Unweighted only: the value is then the degree the delta gives.
+        let (u, set) = decode_inline_delta(word).ok_or_else(corrupted)?;
+        if self.header.weighted
+            || !(0.0..=f64::from(u32::MAX)).contains(&value)
+            || value.fract() != 0.0
+        {
+            return Err(corrupted());
+        }
+        Ok(Record::Delta(Delta {
+            entries: DeltaEntries::Inline(u, if set { 1.0 } else { 0.0 }),
+            strength: value,
+            degree: value as u32,
+            chain: 1,
+            older: 0,
+        }))
     }
 
     /// The record of `v` at `off`.
@@ -846,8 +903,7 @@ impl Overlay {
         let nbrs: &[u32] = self.slice(nb_off, count)?;
         let vals: &[f32] = self.slice(pad8(nb_off + 4 * count), count)?;
         Ok(Record::Delta(Delta {
-            nbrs,
-            vals,
+            entries: DeltaEntries::Stored(nbrs, vals),
             strength,
             degree,
             chain,
@@ -875,7 +931,7 @@ impl Overlay {
             tmp,
         } = buf;
         acc.clear();
-        acc.extend(d.nbrs.iter().copied().zip(d.vals.iter().copied()));
+        acc.extend(d.nbrs().iter().copied().zip(d.vals().iter().copied()));
         let mut older = d.older;
         let mut whole: Option<Rec<'_>> = None;
         let mut deltas = 1;
@@ -883,7 +939,7 @@ impl Overlay {
             match self.record_at(v, older)? {
                 Record::Delta(o) => {
                     deltas += 1;
-                    compose((o.nbrs, o.vals), acc, cmp, tmp)?;
+                    compose((o.nbrs(), o.vals()), acc, cmp, tmp)?;
                     std::mem::swap(acc, tmp);
                     older = o.older;
                 }

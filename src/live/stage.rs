@@ -9,7 +9,9 @@ use crate::error::{Error, Result};
 use crate::graph::build::{strength_of, Merge};
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
-use crate::graph::log_format::{delta_header_len, pad8, row_header_len, LogId, Op, DELTA_FLAG};
+use crate::graph::log_format::{
+    delta_header_len, inline_delta, pad8, row_header_len, LogId, Op, DELTA_FLAG,
+};
 
 use crate::graph::overlay::*;
 
@@ -207,8 +209,8 @@ impl Stage {
             loop {
                 match rec {
                     Some(Record::Delta(d)) => {
-                        if let Some(k) = find(d.nbrs)? {
-                            let x = d.vals[k];
+                        if let Some(k) = find(d.nbrs())? {
+                            let x = d.vals()[k];
                             return Ok((x > 0.0).then(|| weighted(x)));
                         }
                         rec = match d.older {
@@ -564,20 +566,20 @@ impl Stage {
             // The committed record and the deltas beneath it: merge the newest deltas into
             // this one while they are not larger (the binary-counter rule: a chain holds
             // O(log) deltas, and each entry is rewritten O(log) times).
-            let mut below = match ov {
-                Some(o) if committed => o.entry(v)?,
-                _ => 0,
+            let (mut below, value) = match ov {
+                Some(o) if committed => o.leaf(v)?,
+                _ => (0, 0.0),
             };
             let o = ov.filter(|_| below != 0);
             let mut rec = match o {
-                Some(o) => Some(o.record_at(v, below)?),
+                Some(o) => Some(o.record_of_entry(v, below, value)?),
                 None => None,
             };
             while let Some(Record::Delta(d)) = &rec {
-                if d.nbrs.len() > entries.len() {
+                if d.nbrs().len() > entries.len() {
                     break;
                 }
-                compose((d.nbrs, d.vals), &entries, &cmp, &mut merged)?;
+                compose((d.nbrs(), d.vals()), &entries, &cmp, &mut merged)?;
                 std::mem::swap(&mut entries, &mut merged);
                 below = d.older;
                 rec = match (o, below) {
@@ -589,7 +591,7 @@ impl Stage {
             let mut r = rec;
             while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
                 chain += 1;
-                total += d.nbrs.len() as u64;
+                total += d.nbrs().len() as u64;
                 r = match d.older {
                     0 => None,
                     off => Some(o.record_at(v, off)?),
@@ -599,6 +601,18 @@ impl Stage {
             let change = self.degree_change.get(&v).copied().unwrap_or(0);
             let degree = u64::try_from(old_degree as i64 + change)
                 .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
+            // One arc on the row beneath (no older record): the index entry holds it.
+            if !self.weighted && below == 0 && entries.len() == 1 {
+                let (u, x) = entries[0];
+                f(
+                    v,
+                    NewRecord::Inline {
+                        word: inline_delta(u, x > 0.0),
+                        degree: degree as u32,
+                    },
+                )?;
+                continue;
+            }
             let delta = committed && delta_pays(total, chain, degree);
             // A weighted row's strength is the sum of its weights in row order, as a rebuild
             // computes it: the merged row is read once for it.
@@ -692,6 +706,9 @@ pub(crate) enum NewRecord<'a> {
         chain: u32,
         strength: f64,
     },
+    /// A one-arc delta on the row beneath, held by the index entry (unweighted graphs; see
+    /// `INLINE_DELTA`): no bytes among the records.
+    Inline { word: u64, degree: u32 },
 }
 
 impl NewRecord<'_> {
@@ -702,6 +719,7 @@ impl NewRecord<'_> {
             NewRecord::Delta { entries, .. } => {
                 delta_header_len(weighted) + 2 * pad8(4 * entries.len() as u64)
             }
+            NewRecord::Inline { .. } => 0,
         }
     }
 
@@ -724,13 +742,19 @@ impl NewRecord<'_> {
                     f64::from(*degree)
                 }
             }
+            NewRecord::Inline { degree, .. } => f64::from(*degree),
         }
     }
 
+    /// The record's bytes in `out` (none for an inline delta).
     pub(crate) fn encode(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
         out.clear();
+        if let NewRecord::Inline { .. } = self {
+            return;
+        }
         out.extend_from_slice(&v.to_le_bytes());
         match self {
+            NewRecord::Inline { .. } => {}
             NewRecord::Row {
                 nbrs,
                 wts,
