@@ -825,15 +825,20 @@ fn large_commits_write_bitmap_levels_that_match_a_rebuild() {
             splitmix64(rng)
         };
         let mut model = Model::new(kind, directed, weighted, Merge::Sum);
-        let span = 1500u64;
-        for _ in 0..3000 {
+        // Ids from a wider range than `id_of`'s: levels of more than 1,024 nodes get bitmaps.
+        let id_of = |kind: Kind, k: u64| match kind {
+            Kind::Str => LogId::Str(format!("n{}", splitmix64(k ^ 5) % 20_000)),
+            _ => LogId::Int((splitmix64(k) % 20_000) as i64 * 37 - 9000),
+        };
+        let span = 4000u64;
+        for _ in 0..8000 {
             let (a, b) = (next() % span, next() % span);
             model.add(id_of(kind, a), id_of(kind, b), 1.0);
         }
         let path = dir.path().join(format!("bitmap{seed}.graph"));
         save(&model.build(), &path).unwrap();
         let mut w = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
-        for (commit, size) in [1400u64, 3, 40, 1200, 1, 1500].into_iter().enumerate() {
+        for (commit, size) in [3000u64, 3, 40, 2500, 1, 3000].into_iter().enumerate() {
             let (mut adds, mut removes) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
             // Removals of existing edges first, then additions (the writer's order below).
             for _ in 0..size / 3 {

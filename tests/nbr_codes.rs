@@ -478,23 +478,29 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
     drop(w);
     let rebuilt = dir.path().join("rebuilt.graph");
     build(&edges, &rebuilt);
-    let live = Graph::open(&path).unwrap();
-    assert!(live.is_live() && live.push_reads_nbr_codes());
     let fresh = Graph::open(&rebuilt).unwrap();
     let mut ws = Workspace::new();
-    for eps in [1e-3, 1e-4, 1.0 / 4096.0] {
-        let cfg = PprConfig {
-            eps,
-            ..PprConfig::default()
-        };
-        // Neighbours of the changed nodes as seeds: their rows (unchanged) store stale codes.
-        for seed in (0..core).step_by(37).chain(10..40) {
-            push(&live, seed, &cfg, &mut ws).unwrap();
-            assert_eq!(
-                state_bits(&live, seed, &cfg),
-                state_bits(&fresh, seed, &cfg),
-                "eps {eps} seed {seed}"
-            );
+    // Both pushes: the plain one and the read-ahead one (files opened with prefetch), which
+    // decides deposits when it queues them.
+    for prefetch in [false, true] {
+        let mut live = Graph::open(&path).unwrap();
+        live.set_prefetch(prefetch);
+        assert!(live.is_live() && live.push_reads_nbr_codes());
+        for eps in [1e-3, 1e-4, 1.0 / 4096.0] {
+            let cfg = PprConfig {
+                eps,
+                ..PprConfig::default()
+            };
+            // Neighbours of the changed nodes as seeds: their rows (unchanged) store stale
+            // codes.
+            for seed in (0..core).step_by(37).chain(10..40) {
+                push(&live, seed, &cfg, &mut ws).unwrap();
+                assert_eq!(
+                    state_bits(&live, seed, &cfg),
+                    state_bits(&fresh, seed, &cfg),
+                    "prefetch {prefetch} eps {eps} seed {seed}"
+                );
+            }
         }
     }
 }

@@ -128,9 +128,17 @@ trait Thresholds {
     /// decide a threshold test without `floor_strength`. Not for the table: one load from it
     /// is cheaper than the bounds test.
     const USES_CODES: bool;
-    /// Bounds `[lo, hi]` on `max(strength(u), 1)` given `u`'s code from a base-file row, or
-    /// None where the code may not hold (a node the change log changed).
-    fn code_bounds(&self, u: u32, code: u8) -> Option<(f64, f64)>;
+    /// What `u`'s code from a base-file row says of `max(strength(u), 1)`: bounds `[lo, hi]`,
+    /// or the exact value where the code may not hold (a node the change log changed: the
+    /// lookup that found it changed found its strength too).
+    fn code_bounds(&self, u: u32, code: u8) -> Result<Floor>;
+}
+
+/// `max(strength(u), 1)` as a deposit knows it (see `Thresholds::code_bounds`).
+enum Floor {
+    Bounds(f64, f64),
+    Exact(f64),
+    Unknown,
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -139,8 +147,8 @@ struct FromTable<'a>(&'a [f64]);
 impl Thresholds for FromTable<'_> {
     const SKIP_BELOW_EPS: bool = false;
     const USES_CODES: bool = false;
-    fn code_bounds(&self, _u: u32, _code: u8) -> Option<(f64, f64)> {
-        None
+    fn code_bounds(&self, _u: u32, _code: u8) -> Result<Floor> {
+        Ok(Floor::Unknown)
     }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
@@ -163,10 +171,14 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const SKIP_BELOW_EPS: bool = true;
     const USES_CODES: bool = true;
     #[inline(always)]
-    fn code_bounds(&self, u: u32, code: u8) -> Option<(f64, f64)> {
-        self.0
-            .codes_hold_for::<LIVE>(u)
-            .then(|| self.1 .0[code as usize])
+    fn code_bounds(&self, u: u32, code: u8) -> Result<Floor> {
+        Ok(match self.0.changed_floor_strength::<LIVE>(u)? {
+            None => {
+                let (lo, hi) = self.1 .0[code as usize];
+                Floor::Bounds(lo, hi)
+            }
+            Some(f) => Floor::Exact(f),
+        })
     }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
@@ -832,9 +844,15 @@ unsafe fn queue_if_crossed_coded<T: Thresholds>(
 ) -> Result<()> {
     // As in `queue_if_crossed`: a residual <= eps cannot cross.
     if new > eps {
-        let by_code = thr
-            .code_bounds(u, code)
-            .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps));
+        let by_code = match thr.code_bounds(u, code)? {
+            Floor::Bounds(lo, hi) => crossing_by_bounds(lo, hi, old, new, eps),
+            Floor::Exact(f) => {
+                // As `threshold` computes it.
+                let t = eps * f;
+                Some(new > t && old <= t)
+            }
+            Floor::Unknown => None,
+        };
         let crossed = match by_code {
             Some(c) => c,
             None => {
@@ -1054,10 +1072,16 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
         *r = keep_touched(new);
         unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
         if new > eps {
-            let state = match code
-                .and_then(|c| thr.code_bounds(u, c))
-                .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps))
-            {
+            // A failed lookup is left undecided: `decide` reports it.
+            let by_code = match code.map(|c| thr.code_bounds(u, c)) {
+                Some(Ok(Floor::Bounds(lo, hi))) => crossing_by_bounds(lo, hi, old, new, eps),
+                Some(Ok(Floor::Exact(f))) => {
+                    let t = eps * f;
+                    Some(new > t && old <= t)
+                }
+                _ => None,
+            };
+            let state = match by_code {
                 Some(false) => return,
                 Some(true) => Decision::Cross,
                 None => {

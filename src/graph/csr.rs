@@ -596,8 +596,11 @@ impl Graph {
                 if v as usize >= self.n {
                     return Err(self.out_of_range(v));
                 }
-                if !l.unchanged(v) || v >= l.base_n() {
-                    return self.live_row(l, v, buf).map(|r| (r.0, r.1, None));
+                // One index lookup: an unchanged node of the file has no entry.
+                let (word, value) = l.leaf(v)?;
+                if word != 0 || v >= l.base_n() {
+                    let source = self.live_source_of(l, v, word, value)?;
+                    return self.merged(l, v, source, buf).map(|r| (r.0, r.1, None));
                 }
             }
         }
@@ -617,16 +620,27 @@ impl Graph {
         }
     }
 
-    /// Whether the neighbour codes in base-file rows hold for node `v`: always, except for a
-    /// node a change log may have changed (its strength then differs from the base file's).
+    /// None when the neighbour codes in base-file rows hold for node `v` (always, except for
+    /// a node the change log changed: its strength may differ from the base file's), else
+    /// `max(strength(v), 1)` as `strength_in::<LIVE>` gives it, from the one index lookup.
     #[inline(always)]
-    pub(crate) fn codes_hold_for<const LIVE: bool>(&self, v: u32) -> bool {
+    pub(crate) fn changed_floor_strength<const LIVE: bool>(&self, v: u32) -> Result<Option<f64>> {
         if LIVE {
             if let Some(l) = self.live.as_deref() {
-                return l.unchanged(v);
+                if v as usize >= self.n {
+                    return Err(self.out_of_range(v));
+                }
+                return match l.strength(v)? {
+                    Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
+                        "corrupted strength at node {v}: {s}"
+                    ))),
+                    Some(s) => Ok(Some(s.max(1.0))),
+                    None if v < l.base_n() => Ok(None),
+                    None => Ok(Some(1.0)),
+                };
             }
         }
-        true
+        Ok(None)
     }
 
     /// Whether the base file's nodes are numbered in id order (it is not a permuted file).
@@ -661,6 +675,20 @@ impl Graph {
         if v as usize >= self.n {
             return Err(self.out_of_range(v));
         }
+        // One lookup: an unchanged node has no record.
+        let (word, value) = l.leaf(v)?;
+        self.live_source_of(l, v, word, value)
+    }
+
+    /// `live_source` given `v`'s index entry (`Overlay::leaf`; `v < n`).
+    #[inline]
+    fn live_source_of<'a>(
+        &'a self,
+        l: &'a Overlay,
+        v: u32,
+        word: u64,
+        value: f64,
+    ) -> Result<LiveSource<'a>> {
         let base = || -> Result<LiveRow<'a>> {
             if v < l.base_n() {
                 let nb = self.neighbors_in::<false>(v)?;
@@ -670,18 +698,25 @@ impl Graph {
                 Ok((&[], &[]))
             }
         };
-        // One lookup: an unchanged node has no record.
-        match l.record(v)? {
-            Some(Record::Row(r)) => Ok(LiveSource::Row((r.nbrs, r.wts))),
-            Some(Record::Delta(d)) => Ok(LiveSource::Delta(d, base()?)),
-            None => base().map(LiveSource::Row),
+        if word == 0 {
+            return base().map(LiveSource::Row);
+        }
+        match l.record_of_entry(v, word, value)? {
+            Record::Row(r) => Ok(LiveSource::Row((r.nbrs, r.wts))),
+            Record::Delta(d) => Ok(LiveSource::Delta(d, base()?)),
         }
     }
 
-    /// `v`'s row, merged into `buf` when it has deltas.
+    /// The row of `source`, merged into `buf` when it is a delta.
     #[inline]
-    fn live_row<'a>(&'a self, l: &'a Overlay, v: u32, buf: &'a mut RowBuf) -> Result<LiveRow<'a>> {
-        match self.live_source(l, v)? {
+    fn merged<'a>(
+        &'a self,
+        l: &'a Overlay,
+        v: u32,
+        source: LiveSource<'a>,
+        buf: &'a mut RowBuf,
+    ) -> Result<LiveRow<'a>> {
+        match source {
             LiveSource::Row(r) => Ok(r),
             LiveSource::Delta(d, base) => {
                 l.merge_row(

@@ -33,13 +33,29 @@ pub const TRAILER_LEN: usize = 104;
 /// binary-counter rule keeps O(log) levels: 64 would take 2^64 entries).
 pub const MAX_LEVELS: u32 = 64;
 pub const LEVEL_HEADER_LEN: usize = 16;
-/// A level's fence holds every `FENCE_STRIDE`-th node: one 4 KiB page of its node array.
-pub const FENCE_STRIDE: usize = 1024;
+/// A level entry: `u32 node`, `u32 degree`, `u64` record word (unweighted graphs); `u32 node`,
+/// `u32` 0, `u64` record word, `f64 strength` (weighted). One read gives a lookup all it needs.
+pub const fn level_entry_len(weighted: bool) -> u64 {
+    if weighted {
+        24
+    } else {
+        16
+    }
+}
+/// A level's fence holds the node of every `fence_stride`-th entry: the first of each 4 KiB
+/// of entries, so that a search reads the fence and then one page.
+pub const fn fence_stride(weighted: bool) -> u64 {
+    4096 / level_entry_len(weighted)
+}
+/// A level's bitmap is in blocks of one 64-byte cache line: `u64` the level's entries before
+/// the block, then 7 words of bits for `BITMAP_BLOCK_NODES` nodes, so a lookup is one line.
+pub const BITMAP_BLOCK_LEN: u64 = 64;
+pub const BITMAP_BLOCK_NODES: u64 = 7 * 64;
 pub const LEVEL_MAGIC: u32 = u32::from_le_bytes(*b"LVL1");
-/// A level of at least this many entries carries a bitmap of its nodes with a rank per word
-/// (when that is no larger than its entries): a lookup in it is then a bit test and a
-/// popcount, not a search, so a reader just opened on a large log looks nodes up at once
-/// about as fast as one that built its index in memory.
+/// A level of at least this many entries carries a bitmap of its nodes (when that is no
+/// larger than its entries): a lookup in it is then a bit test and a popcount in one cache
+/// line, not a search, so a reader just opened on a large log looks nodes up at once about as
+/// fast as one that built its index in memory.
 pub const LEVEL_BITMAP_MIN_ENTRIES: u64 = 1024;
 pub const RUN_HEADER_LEN: usize = 24;
 /// An index entry whose record word has this bit set holds a one-arc delta on the row beneath

@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::graph::format::IdKind;
 use crate::graph::format::NodeId;
 use crate::graph::log_format::{
-    decode_inline_delta, delta_header_len, pad8, row_header_len, LogHeader, Slot, Trailer,
-    DATA_START, DELTA_FLAG, DIR_MAGIC, FENCE_STRIDE, INLINE_DELTA, LEVEL_HEADER_LEN, LEVEL_MAGIC,
-    RUN_HEADER_LEN, RUN_MAGIC,
+    decode_inline_delta, delta_header_len, fence_stride, level_entry_len, pad8, row_header_len,
+    LogHeader, Slot, Trailer, BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DELTA_FLAG,
+    DIR_MAGIC, INLINE_DELTA, LEVEL_HEADER_LEN, LEVEL_MAGIC, RUN_HEADER_LEN, RUN_MAGIC,
 };
 
 /// The change log of the graph file `base`: `base` with `.live` appended.
@@ -279,71 +279,73 @@ const WHOLE_LOG_HINT: u64 = 4 << 20;
 /// (see [`Overlay::build_changed`]): cheaper than the searches of a first query.
 pub(crate) const EAGER_INDEX_ENTRIES: u64 = 1 << 16;
 
-/// A level of the index: `count` nodes ascending, each with its newest record's offset and
-/// its row's strength (its degree on unweighted graphs), so that the push reads a threshold
-/// without touching the record. A node's entry is in the newest level that holds it.
+/// A level of the index: `count` entries ascending by node, each with its newest record (its
+/// offset, or a one-arc delta) and its row's strength (its degree on unweighted graphs), so
+/// that the push reads a threshold without touching the record. A node's entry is in the
+/// newest level that holds it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Level {
     /// Offset of the level's header.
     pub(crate) at: u64,
     pub(crate) count: u64,
-    /// Offsets of `u32[fences]` (every `FENCE_STRIDE`-th node; none in a level of one page
-    /// of nodes), `u32[count]` nodes, `u64[count]` record offsets, and the rows' values:
-    /// `f64[count]` strengths (weighted graphs) or `u32[count]` degrees.
+    /// Offsets of `u32[fences]` (the node of every `fence_stride`-th entry; none in a level of
+    /// one page of entries) and of the entries (`level_entry_len` bytes each).
     pub(crate) fence: u64,
     pub(crate) fences: u64,
-    pub(crate) nodes: u64,
     pub(crate) entries: u64,
-    pub(crate) values: u64,
     pub(crate) weighted: bool,
-    /// Words of the level's bitmap (0: none; see `LEVEL_BITMAP_MIN_ENTRIES`), at `bits`
-    /// (`u64[words]`: bit `v % 64` of word `v / 64` set when `v` is in the level) and `ranks`
-    /// (`u32[words]`: the set bits before each word).
-    pub(crate) words: u64,
+    /// Blocks of the level's bitmap (0: none; see `LEVEL_BITMAP_MIN_ENTRIES`) at `bits`, 64
+    /// bytes each: `u64` the entries before the block, then 7 words, bit `v % 64` of word
+    /// `(v % 448) / 64` of block `v / 448` set when `v` is in the level.
+    pub(crate) blocks: u64,
     pub(crate) bits: u64,
-    pub(crate) ranks: u64,
 }
 
-/// Entries of a level's fence: every `FENCE_STRIDE`-th node, none when the level's nodes fit
-/// in one block (the search is then of the nodes alone).
-pub(crate) fn fence_len(count: u64) -> u64 {
-    if count > FENCE_STRIDE as u64 {
-        count.div_ceil(FENCE_STRIDE as u64)
+/// Entries of a level's fence: the node of every `fence_stride`-th entry, none when the
+/// level's entries fit in one block (the search is then of the entries alone).
+pub(crate) fn fence_len(count: u64, weighted: bool) -> u64 {
+    let stride = fence_stride(weighted);
+    if count > stride {
+        count.div_ceil(stride)
     } else {
         0
     }
 }
 
+/// `x` rounded up to a multiple of 64 (a cache line).
+pub(crate) fn pad64(x: u64) -> Option<u64> {
+    Some(x.checked_add(63)? & !63)
+}
+
 impl Level {
-    /// The level's layout at `at`, whose header says it holds `count` nodes and a bitmap of
-    /// `words` words.
-    pub(crate) fn layout(at: u64, count: u64, words: u64, weighted: bool) -> Option<Level> {
-        let fences = fence_len(count);
+    /// The level's layout at `at`, whose header says it holds `count` entries and a bitmap of
+    /// `blocks` blocks.
+    pub(crate) fn layout(at: u64, count: u64, blocks: u64, weighted: bool) -> Option<Level> {
+        let fences = fence_len(count, weighted);
         let fence = at.checked_add(LEVEL_HEADER_LEN as u64)?;
-        let nodes = fence.checked_add(pad8(fences.checked_mul(4)?))?;
-        let entries = nodes.checked_add(pad8(count.checked_mul(4)?))?;
-        let values = entries.checked_add(count.checked_mul(8)?)?;
-        let value_len = if weighted { 8 } else { 4 };
-        let bits = values.checked_add(pad8(count.checked_mul(value_len)?))?;
-        let ranks = bits.checked_add(words.checked_mul(8)?)?;
-        ranks.checked_add(pad8(words.checked_mul(4)?))?;
+        let entries = fence.checked_add(pad8(fences.checked_mul(4)?))?;
+        let after = entries.checked_add(count.checked_mul(level_entry_len(weighted))?)?;
+        let bits = if blocks > 0 { pad64(after)? } else { after };
+        bits.checked_add(blocks.checked_mul(BITMAP_BLOCK_LEN)?)?;
         Some(Level {
             at,
             count,
             fence,
             fences,
-            nodes,
             entries,
-            values,
             weighted,
-            words,
+            blocks,
             bits,
-            ranks,
         })
     }
 
     pub(crate) fn end(&self) -> u64 {
-        self.ranks + pad8(4 * self.words)
+        self.bits + self.blocks * BITMAP_BLOCK_LEN
+    }
+
+    /// The bitmap blocks a graph of `n` nodes needs.
+    pub(crate) fn blocks_for(n: u64) -> u64 {
+        n.div_ceil(BITMAP_BLOCK_NODES)
     }
 }
 
@@ -503,72 +505,100 @@ impl Overlay {
                 .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
         }
         for l in &self.levels {
-            if let Some(k) = self.find_in(l, v)? {
-                let (off, value) = self.level_entry(l, k)?;
-                return Ok((off, f64::from_bits(value)));
+            if let Some((word, value)) = self.find_in(l, v)? {
+                return Ok((word, f64::from_bits(value)));
             }
         }
         Ok((0, 0.0))
     }
 
-    /// The block of `l`'s nodes that may hold `v`: its first index and its nodes.
+    /// Entry `k` of level `l` (`k < count`): its node, its record word (an offset, or a
+    /// one-arc delta) and its row's strength as f64 bits (the degree on unweighted graphs).
     #[inline]
-    pub(crate) fn block_of(&self, l: &Level, v: u32) -> Result<(u64, &[u32])> {
-        let (first, len) = self.block_range(l, v)?;
-        Ok((first, self.slice(l.nodes + 4 * first, len)?))
-    }
-
-    /// Entry `k` of level `l`: its record's offset and its row's strength as f64 bits (the
-    /// degree on unweighted graphs).
-    #[inline]
-    pub(crate) fn level_entry(&self, l: &Level, k: u64) -> Result<(u64, u64)> {
-        let off = self.slice::<u64>(l.entries + 8 * k, 1)?[0];
-        let value = if l.weighted {
-            self.slice::<u64>(l.values + 8 * k, 1)?[0]
+    pub(crate) fn level_entry(&self, l: &Level, k: u64) -> Result<(u32, u64, u64)> {
+        let at = l.entries + level_entry_len(l.weighted) * k;
+        if l.weighted {
+            let e: &[u64] = self.slice(at, 3)?;
+            if e[0] >> 32 != 0 {
+                return Err(Error::format(
+                    "change log corrupted: an index entry is malformed",
+                ));
+            }
+            Ok((e[0] as u32, e[1], e[2]))
         } else {
-            f64::from(self.slice::<u32>(l.values + 4 * k, 1)?[0]).to_bits()
-        };
-        Ok((off, value))
+            let e: &[u32] = self.slice(at, 4)?;
+            let word = u64::from(e[2]) | u64::from(e[3]) << 32;
+            Ok((e[0], word, f64::from(e[1]).to_bits()))
+        }
     }
 
-    /// The first index and the length of the block of `l`'s nodes that may hold `v` (reads
+    /// The first index and the length of the block of `l`'s entries that may hold `v` (reads
     /// only the level's fence).
     #[inline]
     fn block_range(&self, l: &Level, v: u32) -> Result<(u64, u64)> {
+        let stride = fence_stride(l.weighted);
         let fence: &[u32] = self.slice(l.fence, l.fences)?;
         let b = fence.partition_point(|&x| x <= v).saturating_sub(1) as u64;
-        let first = b * FENCE_STRIDE as u64;
-        Ok((
-            first,
-            (l.count - first.min(l.count)).min(FENCE_STRIDE as u64),
-        ))
+        let first = b * stride;
+        Ok((first, (l.count - first.min(l.count)).min(stride)))
     }
 
-    /// `v`'s position in level `l`, if it has one: from the level's bitmap when it has one
-    /// (checked against the level's node there), else by searching its fence and nodes.
+    /// `v`'s entry in level `l`, if it has one (its record word and value, as `level_entry`):
+    /// from the level's bitmap when it has one (one cache line; the entry found is checked to
+    /// be `v`'s), else by searching its fence and one page of its entries.
     #[inline]
-    pub(crate) fn find_in(&self, l: &Level, v: u32) -> Result<Option<u64>> {
-        if l.words > 0 {
-            let w = u64::from(v / 64);
-            if w >= l.words {
+    pub(crate) fn find_in(&self, l: &Level, v: u32) -> Result<Option<(u64, u64)>> {
+        let k = if l.blocks > 0 {
+            let b = u64::from(v) / BITMAP_BLOCK_NODES;
+            if b >= l.blocks {
                 return Ok(None);
             }
-            let word = self.slice::<u64>(l.bits + 8 * w, 1)?[0];
-            let bit = 1u64 << (v % 64);
+            let block: &[u64] = self.slice(l.bits + BITMAP_BLOCK_LEN * b, 8)?;
+            let i = (u64::from(v) % BITMAP_BLOCK_NODES) as usize;
+            let word = block[1 + i / 64];
+            let bit = 1u64 << (i % 64);
             if word & bit == 0 {
                 return Ok(None);
             }
-            let rank = self.slice::<u32>(l.ranks + 4 * w, 1)?[0];
-            let k = u64::from(rank) + u64::from((word & (bit - 1)).count_ones());
-            if k >= l.count || self.slice::<u32>(l.nodes + 4 * k, 1)?[0] != v {
-                return Err(Error::format(
-                    "change log corrupted: an index level's bitmap is wrong",
-                ));
+            let before: u32 = block[1..1 + i / 64].iter().map(|w| w.count_ones()).sum();
+            block[0].saturating_add(u64::from(before + (word & (bit - 1)).count_ones()))
+        } else {
+            let (first, len) = self.block_range(l, v)?;
+            let per = (level_entry_len(l.weighted) / 4) as usize;
+            let e: &[u32] = self.slice(
+                l.entries + level_entry_len(l.weighted) * first,
+                len * per as u64,
+            )?;
+            // Binary search of the block's nodes (the first word of each entry).
+            let (mut lo, mut hi) = (0usize, len as usize);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match e[mid * per].cmp(&v) {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Greater => hi = mid,
+                    Ordering::Equal => {
+                        lo = mid;
+                        break;
+                    }
+                }
             }
-            return Ok(Some(k));
+            if lo >= len as usize || e[lo * per] != v {
+                return Ok(None);
+            }
+            first + lo as u64
+        };
+        if k >= l.count {
+            return Err(Error::format(
+                "change log corrupted: an index level's bitmap is wrong",
+            ));
         }
-        let (first, block) = self.block_of(l, v)?;
-        Ok(block.binary_search(&v).ok().map(|k| first + k as u64))
+        let (node, word, value) = self.level_entry(l, k)?;
+        if node != v {
+            return Err(Error::format(
+                "change log corrupted: an index level's bitmap is wrong",
+            ));
+        }
+        Ok(Some((word, value)))
     }
 
     /// Reads the level directory named by the trailer (O(levels)).
@@ -582,16 +612,16 @@ impl Overlay {
         let mut out = Vec::with_capacity(offs.len());
         for &at in offs {
             let head: &[u32] = self.slice(at, 4)?;
-            let (count, words) = (u64::from(head[1]), u64::from(head[2]));
+            let (count, blocks) = (u64::from(head[1]), u64::from(head[2]));
             // A bitmap covers at most the nodes of the snapshot that wrote the level.
             if head[0] != LEVEL_MAGIC
                 || count == 0
-                || words > u64::from(self.n).div_ceil(64)
+                || blocks > Level::blocks_for(u64::from(self.n))
                 || head[3] != 0
             {
                 return Err(bad());
             }
-            let l = Level::layout(at, count, words, self.header.weighted).ok_or_else(bad)?;
+            let l = Level::layout(at, count, blocks, self.header.weighted).ok_or_else(bad)?;
             if l.end() > self.end {
                 return Err(bad());
             }
@@ -629,8 +659,8 @@ impl Overlay {
     }
 
     /// Read-ahead hints (asynchronous) for the index, for a graph opened with `prefetch`:
-    /// each level's bitmap and ranks (12 bytes per 64 nodes) when it has them, else its fence
-    /// (4 bytes per 1,024 nodes), which every lookup reads and a cold file would otherwise
+    /// each level's bitmap (64 bytes per 448 nodes) when it has one, else its fence (4 bytes
+    /// per 4 KiB of entries), which every lookup reads and a cold file would otherwise
     /// serve one synchronous fault at a time. A log of at most `WHOLE_LOG_HINT` bytes is
     /// hinted whole instead: a cold query on a graph with a small log would otherwise fault
     /// most of it in one page at a time.
@@ -644,10 +674,8 @@ impl Overlay {
             return;
         }
         for l in &self.levels {
-            // A level's bitmap and ranks (12 bytes per 64 nodes) when it has them, else its
-            // fence.
-            let (at, len) = if l.words > 0 {
-                (l.bits, 8 * l.words + 4 * l.words)
+            let (at, len) = if l.blocks > 0 {
+                (l.bits, BITMAP_BLOCK_LEN * l.blocks)
             } else {
                 (l.fence, 4 * l.fences)
             };
@@ -656,8 +684,8 @@ impl Overlay {
         }
     }
 
-    /// Hints the index entry of `v` (its threshold): in each level, the page of nodes that
-    /// may hold it and the entries of that page (reads only the fences).
+    /// Hints the index entry of `v` (its threshold): in each level without a bitmap, the page
+    /// of entries that may hold it (reads only the fences).
     #[cfg(unix)]
     pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut crate::graph::pages::PageSet) {
         // In memory (the index built), or hinted whole at open (a small log): nothing to do.
@@ -665,17 +693,15 @@ impl Overlay {
             return;
         }
         for l in &self.levels {
-            if l.words > 0 {
-                // Bitmap and ranks hinted at open; the entry's position needs them.
+            if l.blocks > 0 {
+                // The bitmap was hinted at open; the entry's position needs it.
                 continue;
             }
             let Ok((first, len)) = self.block_range(l, v) else {
                 return;
             };
-            self.will_need(l.nodes + 4 * first, 4 * len, hinted);
-            self.will_need(l.entries + 8 * first, 8 * len, hinted);
-            let value_len = if l.weighted { 8 } else { 4 };
-            self.will_need(l.values + value_len * first, value_len * len, hinted);
+            let e = level_entry_len(l.weighted);
+            self.will_need(l.entries + e * first, e * len, hinted);
         }
     }
 
@@ -704,23 +730,6 @@ impl Overlay {
                 true
             }
             _ => false,
-        }
-    }
-
-    /// Whether `v`'s row is not in the log: a bit test once the index is built in memory
-    /// (`build_changed`), else a lookup in every level (a bit test in a level with a bitmap).
-    /// False when the index cannot be read: the record lookup that follows reports why.
-    #[inline(always)]
-    pub(crate) fn unchanged(&self, v: u32) -> bool {
-        match self.changed.get() {
-            Some(c) => c
-                .bits
-                .get(v as usize / 64)
-                .is_some_and(|w| w & (1 << (v % 64)) == 0),
-            None => self
-                .levels
-                .iter()
-                .all(|l| matches!(self.find_in(l, v), Ok(None))),
         }
     }
 
@@ -763,12 +772,12 @@ impl Overlay {
         let n = self.n as usize;
         let mut bits = vec![0u64; n.div_ceil(64)];
         for l in &self.levels {
-            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
-            if nodes.iter().any(|&v| v as usize >= n) {
-                return Err(Error::format("change log corrupted: a node out of range"));
-            }
-            for &v in nodes {
-                bits[v as usize / 64] |= 1 << (v % 64);
+            for k in 0..l.count {
+                let v = self.level_entry(l, k)?.0 as usize;
+                if v >= n {
+                    return Err(Error::format("change log corrupted: a node out of range"));
+                }
+                bits[v / 64] |= 1 << (v % 64);
             }
         }
         let mut ranks = Vec::with_capacity(bits.len());
@@ -786,12 +795,11 @@ impl Overlay {
         // 0, the log's head is there).
         let mut entries = vec![[0u64; 2]; total as usize];
         for l in &self.levels {
-            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
-            for (k, &v) in nodes.iter().enumerate() {
+            for k in 0..l.count {
+                let (v, word, value) = self.level_entry(l, k)?;
                 if let Some(e) = index.rank(v).map(|r| &mut entries[r]) {
                     if e[0] == 0 {
-                        let (off, value) = self.level_entry(l, k as u64)?;
-                        *e = [off, value];
+                        *e = [word, value];
                     }
                 }
             }
@@ -1157,44 +1165,52 @@ impl Overlay {
         let bad = |m: &str| Error::format(format!("change log corrupted: {m}"));
         let mut out = Vec::new();
         for l in &self.levels {
-            let nodes: &[u32] = self.slice(l.nodes, l.count)?;
+            let nodes = (0..l.count)
+                .map(|k| self.level_entry(l, k).map(|e| e.0))
+                .collect::<Result<Vec<u32>>>()?;
             if nodes.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(bad("an index level is not sorted"));
             }
+            let stride = fence_stride(l.weighted) as usize;
             let fence: &[u32] = self.slice(l.fence, l.fences)?;
             if fence
                 .iter()
                 .enumerate()
-                .any(|(b, &x)| nodes[b * FENCE_STRIDE] != x)
+                .any(|(b, &x)| nodes[b * stride] != x)
             {
                 return Err(bad("an index level's fence is wrong"));
             }
             if nodes.last().is_some_and(|&v| v >= self.n) {
                 return Err(bad("a row for a node that does not exist"));
             }
-            if l.words > 0 {
-                // Every node's bit set, ranks counting them, and no other bit: then a bitmap
-                // lookup finds exactly the nodes a search would.
-                let bits: &[u64] = self.slice(l.bits, l.words)?;
-                let ranks: &[u32] = self.slice(l.ranks, l.words)?;
-                let mut seen = 0u64;
-                for (w, (&word, &rank)) in bits.iter().zip(ranks).enumerate() {
-                    let first = nodes.partition_point(|&v| (v as usize) < 64 * w);
-                    let last = nodes.partition_point(|&v| (v as usize) < 64 * (w + 1));
-                    let mut want = 0u64;
-                    for &v in &nodes[first..last] {
-                        want |= 1 << (v % 64);
-                    }
-                    if word != want || u64::from(rank) != seen {
-                        return Err(bad("an index level's bitmap is wrong"));
-                    }
-                    seen += u64::from(word.count_ones());
+            if l.blocks > 0 {
+                // Every node's bit set, each block counting the entries before it, and no
+                // other bit: then a bitmap lookup finds exactly the nodes a search would.
+                let blocks: &[u64] = self.slice(l.bits, 8 * l.blocks)?;
+                let mut want = vec![0u64; 8 * l.blocks as usize];
+                for &v in &nodes {
+                    let (b, i) = (
+                        (u64::from(v) / BITMAP_BLOCK_NODES) as usize,
+                        (u64::from(v) % BITMAP_BLOCK_NODES) as usize,
+                    );
+                    let w = want
+                        .get_mut(8 * b + 1 + i / 64)
+                        .ok_or_else(|| bad("an index level's bitmap is wrong"))?;
+                    *w |= 1 << (i % 64);
                 }
-                if seen != l.count {
+                let mut seen = 0u64;
+                for b in 0..l.blocks as usize {
+                    want[8 * b] = seen;
+                    seen += want[8 * b + 1..8 * b + 8]
+                        .iter()
+                        .map(|w| u64::from(w.count_ones()))
+                        .sum::<u64>();
+                }
+                if blocks != &want[..] {
                     return Err(bad("an index level's bitmap is wrong"));
                 }
             }
-            out.extend_from_slice(nodes);
+            out.extend_from_slice(&nodes);
         }
         out.sort_unstable();
         out.dedup();

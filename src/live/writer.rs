@@ -11,9 +11,9 @@ use crate::graph::csr::base_identity;
 use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::graph::log_format::{
-    best_slot, LogHeader, LogId, Op, SegmentBuf, Slot, Trailer, DATA_START, DIR_MAGIC,
-    FENCE_STRIDE, LEVEL_BITMAP_MIN_ENTRIES, LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN,
-    SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+    best_slot, fence_stride, level_entry_len, LogHeader, LogId, Op, SegmentBuf, Slot, Trailer,
+    BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DIR_MAGIC, LEVEL_BITMAP_MIN_ENTRIES,
+    LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 use crate::graph::overlay::*;
@@ -708,17 +708,17 @@ pub(crate) fn write_levels(
             if l.count > merged.len() as u64 {
                 break;
             }
-            let nodes: &[u32] = o.slice(l.nodes, l.count)?;
-
-            let mut out = Vec::with_capacity(merged.len() + nodes.len());
+            let older = (0..l.count)
+                .map(|k| o.level_entry(l, k))
+                .collect::<Result<Vec<_>>>()?;
+            let mut out = Vec::with_capacity(merged.len() + older.len());
             let (mut i, mut j) = (0, 0);
-            while i < nodes.len() || j < merged.len() {
-                if j == merged.len() || i < nodes.len() && nodes[i] < merged[j].0 {
-                    let (off, value) = o.level_entry(l, i as u64)?;
-                    out.push((nodes[i], off, value));
+            while i < older.len() || j < merged.len() {
+                if j == merged.len() || i < older.len() && older[i].0 < merged[j].0 {
+                    out.push(older[i]);
                     i += 1;
                 } else {
-                    i += usize::from(i < nodes.len() && nodes[i] == merged[j].0);
+                    i += usize::from(i < older.len() && older[i].0 == merged[j].0);
                     out.push(merged[j]);
                     j += 1;
                 }
@@ -735,59 +735,64 @@ pub(crate) fn write_levels(
     seg.align8();
     let at = seg.pos();
     let count = merged.len() as u64;
-    // A bitmap (12 bytes per 64 nodes of the graph) where it is no larger than the entries.
-    let words = u64::from(num_nodes).div_ceil(64);
-    let entry_bytes = if weighted { 20 } else { 16 };
-    let words = if count >= LEVEL_BITMAP_MIN_ENTRIES && 12 * words <= entry_bytes * count {
-        words
-    } else {
-        0
-    };
+    // A bitmap (64 bytes per 448 nodes of the graph) where it is no larger than the entries.
+    let blocks = Level::blocks_for(u64::from(num_nodes));
+    let entry_len = level_entry_len(weighted);
+    let blocks =
+        if count >= LEVEL_BITMAP_MIN_ENTRIES && BITMAP_BLOCK_LEN * blocks <= entry_len * count {
+            blocks
+        } else {
+            0
+        };
     // Counts fit in u32: at most one entry per node.
     seg.put(&LEVEL_MAGIC.to_le_bytes());
     seg.put(&(count as u32).to_le_bytes());
-    seg.put(&(words as u32).to_le_bytes());
+    seg.put(&(blocks as u32).to_le_bytes());
     seg.put(&0u32.to_le_bytes());
-    if fence_len(count) > 0 {
-        for e in merged.iter().step_by(FENCE_STRIDE) {
+    if fence_len(count, weighted) > 0 {
+        for e in merged.iter().step_by(fence_stride(weighted) as usize) {
             seg.put(&e.0.to_le_bytes());
         }
         seg.align8();
     }
+    // Entries: node, then degree (exact in u32) and record word, or record word and strength.
     for e in &merged {
         seg.put(&e.0.to_le_bytes());
-    }
-    seg.align8();
-    for e in &merged {
-        seg.put(&e.1.to_le_bytes());
-    }
-    // Strengths, or degrees (exact in u32) on unweighted graphs.
-    for e in &merged {
         if weighted {
+            seg.put(&0u32.to_le_bytes());
+            seg.put(&e.1.to_le_bytes());
             seg.put(&e.2.to_le_bytes());
         } else {
             seg.put(&(f64::from_bits(e.2) as u32).to_le_bytes());
+            seg.put(&e.1.to_le_bytes());
         }
     }
-    seg.align8();
-    if words > 0 {
-        let mut bits = vec![0u64; words as usize];
+    if blocks > 0 {
+        let pad = pad64(seg.pos()).ok_or_else(|| Error::format("change log too large"))?;
+        seg.put(&vec![0u8; (pad - seg.pos()) as usize]);
+        let mut bits = vec![0u64; 8 * blocks as usize];
         for e in &merged {
+            let (b, i) = (
+                (u64::from(e.0) / BITMAP_BLOCK_NODES) as usize,
+                (u64::from(e.0) % BITMAP_BLOCK_NODES) as usize,
+            );
             // An older level of a corrupted log may hold any node.
-            let w = bits.get_mut(e.0 as usize / 64).ok_or_else(|| {
+            let w = bits.get_mut(8 * b + 1 + i / 64).ok_or_else(|| {
                 Error::format("change log corrupted: a row for a node that does not exist")
             })?;
-            *w |= 1 << (e.0 % 64);
+            *w |= 1 << (i % 64);
+        }
+        let mut before = 0u64;
+        for b in 0..blocks as usize {
+            bits[8 * b] = before;
+            before += bits[8 * b + 1..8 * b + 8]
+                .iter()
+                .map(|w| u64::from(w.count_ones()))
+                .sum::<u64>();
         }
         for w in &bits {
             seg.put(&w.to_le_bytes());
         }
-        let mut rank = 0u32;
-        for w in &bits {
-            seg.put(&rank.to_le_bytes());
-            rank += w.count_ones();
-        }
-        seg.align8();
     }
     // The directory, newest first (the trailer holds its length).
     let dir = seg.pos();
