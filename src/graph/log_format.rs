@@ -705,6 +705,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn inline_deltas_roundtrip_and_refuse_stray_bits() {
+        for (u, set) in [(0u32, true), (7, false), (u32::MAX, true), (u32::MAX, false)] {
+            let w = inline_delta(u, set);
+            assert_ne!(w & INLINE_DELTA, 0);
+            assert_eq!(decode_inline_delta(w), Some((u, set)));
+        }
+        for bit in 33..63 {
+            assert_eq!(decode_inline_delta(inline_delta(5, true) | 1 << bit), None);
+        }
+    }
+
+    #[test]
     fn ops_roundtrip_and_reject_garbage() {
         let ops = vec![
             Op::Add(LogId::Str("a".into()), LogId::Str("ü".into()), Some(2.5)),
