@@ -481,9 +481,13 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
     let fresh = Graph::open(&rebuilt).unwrap();
     let mut ws = Workspace::new();
     // Both pushes: the plain one and the read-ahead one (files opened with prefetch), which
-    // decides deposits when it queues them.
-    for prefetch in [false, true] {
+    // decides deposits when it queues them; with the log's index in memory (its codes of
+    // changed nodes) and on disk (their strengths).
+    for (prefetch, on_disk) in [(false, false), (true, false), (false, true), (true, true)] {
         let mut live = Graph::open(&path).unwrap();
+        if on_disk {
+            live = live.with_index_on_disk();
+        }
         live.set_prefetch(prefetch);
         assert!(live.is_live() && live.push_reads_nbr_codes());
         for eps in [1e-3, 1e-4, 1.0 / 4096.0] {
@@ -498,7 +502,7 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
                 assert_eq!(
                     state_bits(&live, seed, &cfg),
                     state_bits(&fresh, seed, &cfg),
-                    "prefetch {prefetch} eps {eps} seed {seed}"
+                    "prefetch {prefetch} index on disk {on_disk} eps {eps} seed {seed}"
                 );
             }
         }

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::{Graph, PageSet};
-use crate::graph::overlay::RowBuf;
+use crate::graph::overlay::{ChangedStrength, RowBuf};
 use crate::graph::strength_code::CodeBounds;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
@@ -172,13 +172,14 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const USES_CODES: bool = true;
     #[inline(always)]
     fn code_bounds(&self, u: u32, code: u8) -> Result<Floor> {
-        Ok(match self.0.changed_floor_strength::<LIVE>(u)? {
-            None => {
-                let (lo, hi) = self.1 .0[code as usize];
-                Floor::Bounds(lo, hi)
-            }
-            Some(f) => Floor::Exact(f),
-        })
+        let code = match self.0.changed_floor_strength::<LIVE>(u)? {
+            ChangedStrength::Unchanged => code,
+            // The code of its current strength (the log's index in memory).
+            ChangedStrength::Code(c) => c,
+            ChangedStrength::Exact(f) => return Ok(Floor::Exact(f)),
+        };
+        let (lo, hi) = self.1 .0[code as usize];
+        Ok(Floor::Bounds(lo, hi))
     }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {

@@ -20,7 +20,7 @@ use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NA
 use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
-use crate::graph::overlay::{LogState, Overlay, Record, RowBuf};
+use crate::graph::overlay::{ChangedStrength, LogState, Overlay, Record, RowBuf};
 pub use crate::graph::pages::PageSet;
 
 /// See [`Graph::scan`].
@@ -620,27 +620,34 @@ impl Graph {
         }
     }
 
-    /// None when the neighbour codes in base-file rows hold for node `v` (always, except for
-    /// a node the change log changed: its strength may differ from the base file's), else
-    /// `max(strength(v), 1)` as `strength_in::<LIVE>` gives it, from the one index lookup.
+    /// What the push's threshold test knows of node `v` from one lookup: `Unchanged` when
+    /// the neighbour codes in base-file rows hold for it (always, except for a node the
+    /// change log changed: its strength may differ from the base file's), else its current
+    /// code, or `max(strength(v), 1)` as `strength_in::<LIVE>` gives it.
     #[inline(always)]
-    pub(crate) fn changed_floor_strength<const LIVE: bool>(&self, v: u32) -> Result<Option<f64>> {
+    pub(crate) fn changed_floor_strength<const LIVE: bool>(
+        &self,
+        v: u32,
+    ) -> Result<ChangedStrength> {
         if LIVE {
             if let Some(l) = self.live.as_deref() {
                 if v as usize >= self.n {
                     return Err(self.out_of_range(v));
                 }
-                return match l.strength(v)? {
-                    Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
-                        "corrupted strength at node {v}: {s}"
-                    ))),
-                    Some(s) => Ok(Some(s.max(1.0))),
-                    None if v < l.base_n() => Ok(None),
-                    None => Ok(Some(1.0)),
+                return match l.changed_strength(v)? {
+                    ChangedStrength::Exact(s) if !(s.is_finite() && s >= 0.0) => Err(
+                        Error::format(format!("corrupted strength at node {v}: {s}")),
+                    ),
+                    ChangedStrength::Exact(s) => Ok(ChangedStrength::Exact(s.max(1.0))),
+                    // A created node without a record: strength 0.
+                    ChangedStrength::Unchanged if v >= l.base_n() => {
+                        Ok(ChangedStrength::Exact(1.0))
+                    }
+                    other => Ok(other),
                 };
             }
         }
-        Ok(None)
+        Ok(ChangedStrength::Unchanged)
     }
 
     /// Whether the base file's nodes are numbered in id order (it is not a permuted file).

@@ -706,7 +706,12 @@ mod tests {
 
     #[test]
     fn inline_deltas_roundtrip_and_refuse_stray_bits() {
-        for (u, set) in [(0u32, true), (7, false), (u32::MAX, true), (u32::MAX, false)] {
+        for (u, set) in [
+            (0u32, true),
+            (7, false),
+            (u32::MAX, true),
+            (u32::MAX, false),
+        ] {
             let w = inline_delta(u, set);
             assert_ne!(w & INLINE_DELTA, 0);
             assert_eq!(decode_inline_delta(w), Some((u, set)));

@@ -162,6 +162,13 @@ impl Delta<'_> {
     }
 }
 
+/// See [`Overlay::changed_strength`].
+pub(crate) enum ChangedStrength {
+    Unchanged,
+    Code(u8),
+    Exact(f64),
+}
+
 /// A record of the log.
 pub(crate) enum Record<'a> {
     Row(Rec<'a>),
@@ -249,9 +256,19 @@ pub(crate) struct ChangedIndex {
     pub(crate) bits: Box<[u64]>,
     pub(crate) ranks: Box<[u32]>,
     pub(crate) entries: Box<[[u64; 2]]>,
+    /// Each such node's neighbour code (`strength_code.rs`) of its current strength: the
+    /// push's threshold tests read these 1-byte codes, not the 16-byte entries (a cache
+    /// miss per deposit on a large log).
+    pub(crate) codes: Box<[u8]>,
 }
 
 impl ChangedIndex {
+    /// `v`'s code, or None when it has no record (see `entry`).
+    #[inline(always)]
+    pub(crate) fn code(&self, v: u32) -> Option<u8> {
+        self.codes.get(self.rank(v)?).copied()
+    }
+
     /// `v`'s entry, or None when it has no record (`v < n`; a failed build holds nothing and
     /// answers None for every node, and `unchanged` is then false for every node).
     #[inline(always)]
@@ -790,6 +807,7 @@ impl Overlay {
             bits: bits.into_boxed_slice(),
             ranks: ranks.into_boxed_slice(),
             entries: Box::new([]),
+            codes: Box::new([]),
         };
         // Newest level first: a node's entry is the first one found (record offsets are never
         // 0, the log's head is there).
@@ -804,8 +822,40 @@ impl Overlay {
                 }
             }
         }
+        // A code decides tests without the value's checks: every value is checked here.
+        let weighted = self.header.weighted;
+        let codes = entries
+            .iter()
+            .map(|e| {
+                let s = f64::from_bits(e[1]);
+                if s.is_finite() && s >= 0.0 {
+                    Ok(crate::graph::strength_code::code_of(weighted, s))
+                } else {
+                    Err(Error::format(format!(
+                        "change log corrupted: a strength of {s}"
+                    )))
+                }
+            })
+            .collect::<Result<Box<[u8]>>>()?;
         index.entries = entries.into_boxed_slice();
+        index.codes = codes;
         Ok(index)
+    }
+
+    /// What the push's threshold test may read for `v` (`v < n`), from one lookup: nothing
+    /// when its row is the base file's (`Unchanged`), else its code once the index is in
+    /// memory, or its strength.
+    #[inline(always)]
+    pub(crate) fn changed_strength(&self, v: u32) -> Result<ChangedStrength> {
+        if let Some(c) = self.changed.get().filter(|c| !c.bits.is_empty()) {
+            return Ok(c
+                .code(v)
+                .map_or(ChangedStrength::Unchanged, ChangedStrength::Code));
+        }
+        Ok(match self.leaf(v)? {
+            (0, _) => ChangedStrength::Unchanged,
+            (_, s) => ChangedStrength::Exact(s),
+        })
     }
 
     #[inline]
