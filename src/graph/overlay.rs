@@ -290,7 +290,7 @@ impl ChangedIndex {
 
 /// A log of at most this many bytes is hinted whole when a graph is opened with `prefetch`
 /// (see [`Overlay::hint_at_open`]).
-const WHOLE_LOG_HINT: u64 = 4 << 20;
+pub(crate) const WHOLE_LOG_HINT: u64 = 4 << 20;
 
 /// A log whose index holds at most this many entries has it built in memory when it is opened
 /// (see [`Overlay::build_changed`]): cheaper than the searches of a first query.

@@ -81,7 +81,15 @@ pub(crate) fn attach(
     // the file is never truncated (a compaction replaces it by rename).
     let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(lp, e))?;
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Random);
+    {
+        let _ = map.advise(memmap2::Advice::Random);
+        // A small log is read whole for a cold query (see `Overlay::hint_at_open`): asked for
+        // now, the header, trailer and index reads below wait for that one read instead of
+        // faulting their pages in one after another.
+        if g.prefetch() && len <= WHOLE_LOG_HINT {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
+    }
     let header = LogHeader::decode(&map).map_err(fmt)?;
     // The slots are read with a plain read: the map may not show a concurrent slot write as
     // atomically, and a torn read of both would look like corruption. Retried a few times.
