@@ -427,6 +427,12 @@ fn push_on_a_renumbered_file_decides_as_with_exact_degrees() {
 /// its bitmap of changed nodes (it then trusts codes of unchanged nodes only).
 #[test]
 fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
+    for directed in [false, true] {
+        live_graph_decides_as_a_rebuild(directed);
+    }
+}
+
+fn live_graph_decides_as_a_rebuild(directed: bool) {
     let dir = tempfile::tempdir().unwrap();
     let core = 3000u32;
     let n = (1usize << 20) + 10;
@@ -435,31 +441,42 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
         rng = splitmix64(rng);
         rng % k
     };
+    let key = |a: u32, b: u32| {
+        if directed {
+            (a, b)
+        } else {
+            (a.min(b), a.max(b))
+        }
+    };
     let mut edges: std::collections::BTreeSet<(u32, u32)> = Default::default();
     for v in 0..core {
         for _ in 0..(1 << next(4)) {
             let u = next(u64::from(core)) as u32;
-            edges.insert((v.min(u), v.max(u)));
+            edges.insert(key(v, u));
         }
     }
     let build = |edges: &std::collections::BTreeSet<(u32, u32)>, path: &Path| {
         let (s, d): (Vec<u32>, Vec<u32>) = edges.iter().copied().unzip();
-        let parts = csr_from_edges(n, &s, &d, None, false, Merge::Sum, IdTable::Implicit).unwrap();
+        let parts =
+            csr_from_edges(n, &s, &d, None, directed, Merge::Sum, IdTable::Implicit).unwrap();
         save(&build_in_memory(&parts).unwrap(), path).unwrap();
     };
     let path = dir.path().join("live.graph");
     build(&edges, &path);
     // Changes: nodes 10..20 gain 200 arcs each (code of degree ~2 becomes stale by 100x);
-    // nodes 30..40 lose all their arcs.
+    // nodes 30..40 lose all their arcs; every 7th node from 100 gains one arc (a one-arc
+    // delta on its file row: the push reads the merged row's codes, and on a directed graph
+    // the added neighbour is unchanged, so its code is used).
     let mut w = LiveWriter::open(&path, None, false).unwrap();
     let (mut add_s, mut add_d) = (Vec::new(), Vec::new());
-    for v in 10..20u32 {
-        for k in 0..200u32 {
-            let u = (v * 7919 + k * 13) % core;
-            if u != v && edges.insert((v.min(u), v.max(u))) {
-                add_s.push(i64::from(v));
-                add_d.push(i64::from(u));
-            }
+    let one_arc = (100..core).step_by(7);
+    let pairs = (10..20u32)
+        .flat_map(|v| (0..200u32).map(move |k| (v, (v * 7919 + k * 13) % core)))
+        .chain(one_arc.clone().map(|a| (a, (a * 31 + 17) % core)));
+    for (v, u) in pairs {
+        if u != v && !(30..40).contains(&u) && edges.insert(key(v, u)) {
+            add_s.push(i64::from(v));
+            add_d.push(i64::from(u));
         }
     }
     w.add_edges(&Ids::Int(add_s), &Ids::Int(add_d), None)
@@ -496,13 +513,18 @@ fn live_graph_with_changed_degrees_decides_as_a_rebuild() {
                 ..PprConfig::default()
             };
             // Neighbours of the changed nodes as seeds: their rows (unchanged) store stale
-            // codes.
-            for seed in (0..core).step_by(37).chain(10..40) {
+            // codes; and nodes with a one-arc delta.
+            let seeds = (0..core)
+                .step_by(37)
+                .chain(10..40)
+                .chain(one_arc.clone().step_by(3));
+            for seed in seeds {
                 push(&live, seed, &cfg, &mut ws).unwrap();
                 assert_eq!(
                     state_bits(&live, seed, &cfg),
                     state_bits(&fresh, seed, &cfg),
-                    "prefetch {prefetch} index on disk {on_disk} eps {eps} seed {seed}"
+                    "directed {directed} prefetch {prefetch} index on disk {on_disk} eps {eps} \
+                     seed {seed}"
                 );
             }
         }

@@ -599,8 +599,41 @@ impl Graph {
                 // One index lookup: an unchanged node of the file has no entry.
                 let (word, value) = l.leaf(v)?;
                 if word != 0 || v >= l.base_n() {
-                    let source = self.live_source_of(l, v, word, value)?;
-                    return self.merged(l, v, source, buf).map(|r| (r.0, r.1, None));
+                    return match self.live_source_of(l, v, word, value)? {
+                        LiveSource::Row(r) => Ok((r.0, r.1, None)),
+                        LiveSource::Delta(d, base) => {
+                            // A delta on the file's row keeps the row's codes (an added
+                            // neighbour's is computed): the push decides as on the file.
+                            let base_codes = if CODES && v < l.base_n() {
+                                self.base_codes(v)?
+                            } else {
+                                None
+                            };
+                            let weighted = self.weighted();
+                            let code_of = |u: u32| -> Result<u8> {
+                                Ok(if u < l.base_n() {
+                                    crate::graph::strength_code::code_of(
+                                        weighted,
+                                        self.strength_in::<false>(u)?,
+                                    )
+                                } else {
+                                    // A created node is always looked up (it is not in the
+                                    // file): its code is never read.
+                                    0
+                                })
+                            };
+                            let coded = l.merge_row(
+                                v,
+                                &d,
+                                base,
+                                self.rows_by_index(),
+                                &|a, b| self.row_order(a, b),
+                                base_codes.map(|c| (c, &code_of as &dyn Fn(u32) -> Result<u8>)),
+                                buf,
+                            )?;
+                            Ok((&buf.nbrs, &buf.wts, coded.then_some(&buf.codes[..])))
+                        }
+                    };
                 }
             }
         }
@@ -618,6 +651,20 @@ impl Graph {
             };
             Ok((nbrs, wts, codes))
         }
+    }
+
+    /// The neighbour codes of the file's row of `v` (`v` < the file's node count), or None
+    /// when the push does not read them.
+    #[inline]
+    fn base_codes(&self, v: u32) -> Result<Option<&[u8]>> {
+        if self.hot.codes.is_null() {
+            return Ok(None);
+        }
+        let (s, e) = self.row(v)?;
+        // SAFETY: s <= e <= m = len(nbr_codes), checked by `row` and Header::decode.
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts(self.hot.codes.add(s), e - s)
+        }))
     }
 
     /// What the push's threshold test knows of node `v` from one lookup: `Unchanged` when
@@ -714,31 +761,6 @@ impl Graph {
         }
     }
 
-    /// The row of `source`, merged into `buf` when it is a delta.
-    #[inline]
-    fn merged<'a>(
-        &'a self,
-        l: &'a Overlay,
-        v: u32,
-        source: LiveSource<'a>,
-        buf: &'a mut RowBuf,
-    ) -> Result<LiveRow<'a>> {
-        match source {
-            LiveSource::Row(r) => Ok(r),
-            LiveSource::Delta(d, base) => {
-                l.merge_row(
-                    v,
-                    &d,
-                    base,
-                    self.rows_by_index(),
-                    &|a, b| self.row_order(a, b),
-                    buf,
-                )?;
-                Ok((&buf.nbrs, &buf.wts))
-            }
-        }
-    }
-
     /// `live_row`, owned where it was merged.
     fn owned_live_row<'a>(&'a self, l: &'a Overlay, v: u32) -> Result<OwnedRow<'a>> {
         match self.live_source(l, v)? {
@@ -751,6 +773,7 @@ impl Graph {
                     base,
                     self.rows_by_index(),
                     &|a, b| self.row_order(a, b),
+                    None,
                     &mut buf,
                 )?;
                 let RowBuf { nbrs, wts, .. } = buf;

@@ -189,6 +189,8 @@ impl Record<'_> {
 pub struct RowBuf {
     pub(crate) nbrs: Vec<u32>,
     pub(crate) wts: Vec<f32>,
+    /// The merged row's neighbour codes, when `merge_row` was given the base row's.
+    pub(crate) codes: Vec<u8>,
     acc: Vec<(u32, f32)>,
     tmp: Vec<(u32, f32)>,
 }
@@ -973,6 +975,11 @@ impl Overlay {
     /// (`base`: the graph file's row, or empty for a created node) into `buf`. Rows are sorted
     /// by index when `by_index`, else by `cmp` (by id, in a permuted graph). The deltas are composed first (newest wins), then merged with the
     /// row in one pass: O(row + deltas).
+    ///
+    /// With `codes` (the base row's neighbour codes, and the code of a neighbour a delta
+    /// adds), a row merged from the base row by index also gets its codes in `buf.codes`, so
+    /// the push decides its deposits as on the file's rows; returns whether it did.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn merge_row(
         &self,
         v: u32,
@@ -980,14 +987,17 @@ impl Overlay {
         base: (&[u32], &[f32]),
         by_index: bool,
         cmp: &impl Fn(u32, u32) -> Result<Ordering>,
+        codes: Option<(&[u8], &dyn Fn(u32) -> Result<u8>)>,
         buf: &mut RowBuf,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let RowBuf {
             nbrs,
             wts,
+            codes: out_codes,
             acc,
             tmp,
         } = buf;
+        out_codes.clear();
         acc.clear();
         acc.extend(d.nbrs().iter().copied().zip(d.vals().iter().copied()));
         let mut older = d.older;
@@ -1020,6 +1030,8 @@ impl Overlay {
         nbrs.clear();
         wts.clear();
         if by_index {
+            // Codes only over the base file's row (a whole row in the log has none).
+            let codes = codes.filter(|c| whole.is_none() && c.0.len() == bn.len());
             // Rows sorted by index: copy the row's runs between the deltas' entries, each
             // found by binary search (O(row) copying plus O(deltas log row) comparisons).
             let mut i = 0;
@@ -1029,23 +1041,34 @@ impl Overlay {
                 if weighted {
                     wts.extend_from_slice(&bw[i..k]);
                 }
-                i = k + usize::from(bn.get(k) == Some(&u));
+                if let Some((c, _)) = codes {
+                    out_codes.extend_from_slice(&c[i..k]);
+                }
+                let present = bn.get(k) == Some(&u);
                 if x > 0.0 {
                     nbrs.push(u);
                     if weighted {
                         wts.push(x);
+                    }
+                    if let Some((c, code_of)) = codes {
+                        out_codes.push(if present { c[k] } else { code_of(u)? });
                     }
                 } else if x != 0.0 {
                     return Err(Error::format(format!(
                         "change log corrupted: a delta of node {v} holds the value {x}"
                     )));
                 }
+                i = k + usize::from(present);
             }
             nbrs.extend_from_slice(&bn[i..]);
             if weighted {
                 wts.extend_from_slice(&bw[i..]);
             }
-            return self.check_merged(v, d, nbrs.len());
+            if let Some((c, _)) = codes {
+                out_codes.extend_from_slice(&c[i..]);
+            }
+            self.check_merged(v, d, nbrs.len())?;
+            return Ok(codes.is_some());
         }
         let (mut i, mut j) = (0, 0);
         while i < bn.len() || j < acc.len() {
@@ -1078,7 +1101,8 @@ impl Overlay {
                 j += 1;
             }
         }
-        self.check_merged(v, d, nbrs.len())
+        self.check_merged(v, d, nbrs.len())?;
+        Ok(false)
     }
 
     /// A merged row must have the degree its newest delta records.
