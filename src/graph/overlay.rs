@@ -184,6 +184,10 @@ impl Record<'_> {
     }
 }
 
+/// A file row's neighbour codes and the code of a neighbour that a delta adds (see
+/// [`Overlay::merge_row`]).
+pub(crate) type RowCodes<'a> = (&'a [u8], &'a dyn Fn(u32) -> Result<u8>);
+
 /// A row merged from the log's deltas, and the work space that merging needs.
 #[derive(Default)]
 pub struct RowBuf {
@@ -987,7 +991,7 @@ impl Overlay {
         base: (&[u32], &[f32]),
         by_index: bool,
         cmp: &impl Fn(u32, u32) -> Result<Ordering>,
-        codes: Option<(&[u8], &dyn Fn(u32) -> Result<u8>)>,
+        codes: Option<RowCodes<'_>>,
         buf: &mut RowBuf,
     ) -> Result<bool> {
         let RowBuf {
