@@ -910,3 +910,99 @@ fn one_edge_on_a_hub_writes_at_most_256_bytes() {
     assert!(max <= 256, "commit sizes {sizes:?}");
     Graph::open(&path).unwrap().validate().unwrap();
 }
+
+/// Commits large enough to be staged and written in parallel (calls of more than 8,192
+/// operations, records of several tasks) write the same log bytes for any thread count, and
+/// the graph they give is a rebuild's.
+#[test]
+fn commits_write_the_same_bytes_for_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for (seed, kind, directed, weighted) in [
+        (700u64, Kind::Int, false, false),
+        (701, Kind::Str, true, true),
+    ] {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut next = || {
+            rng = rng.wrapping_add(1);
+            splitmix64(rng)
+        };
+        // Ids spread so that new ones fall between existing ones (a permuted graph).
+        let id = |k: u64| match kind {
+            Kind::Str => LogId::Str(format!("u{k}")),
+            _ => LogId::Int(k as i64 * 3 - 4000),
+        };
+        let span = 6000u64;
+        let mut model = Model::new(kind, directed, weighted, Merge::Sum);
+        for k in 0..30_000u64 {
+            // A few hubs, whose rows get deltas.
+            let a = if k % 8 == 0 {
+                next() % 4
+            } else {
+                next() % span
+            };
+            model.add(id(a), id(next() % span), 1.0 + (k % 3) as f32);
+        }
+        let base = dir.path().join(format!("threads{seed}.graph"));
+        save(&model.build(), &base).unwrap();
+        // The calls of three commits: (removals, additions).
+        let mut commits = Vec::new();
+        for size in [12_000u64, 40, 10_000] {
+            let (mut rs, mut rd, mut s, mut d, mut w) = (vec![], vec![], vec![], vec![], vec![]);
+            for _ in 0..size / 4 {
+                let i = (next() % model.edges.len() as u64) as usize;
+                let e = model.edges.keys().nth(i).unwrap().clone();
+                model.remove(&e.0, &e.1);
+                rs.push(e.0);
+                rd.push(e.1);
+            }
+            for k in size / 4..size {
+                let top = if k % 10 == 0 { 2 * span } else { span };
+                let a = if k % 16 == 0 {
+                    next() % 4
+                } else {
+                    next() % top
+                };
+                let (a, b, x) = (id(a), id(next() % top), 0.5 + (k % 5) as f32);
+                model.add(a.clone(), b.clone(), x);
+                s.push(a);
+                d.push(b);
+                w.push(x);
+            }
+            commits.push((rs, rd, s, d, w));
+        }
+        let mut logs: Vec<Vec<Vec<u8>>> = Vec::new();
+        for threads in [1usize, 2, 3] {
+            let path = dir.path().join(format!("threads{seed}-{threads}.graph"));
+            std::fs::copy(&base, &path).unwrap();
+            let mut w = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
+            w.set_threads(Some(threads)).unwrap();
+            let mut bytes = Vec::new();
+            for (rs, rd, s, d, x) in &commits {
+                w.remove_edges(&ids(kind, rs), &ids(kind, rd)).unwrap();
+                w.add_edges(&ids(kind, s), &ids(kind, d), weighted.then_some(&x[..]))
+                    .unwrap();
+                assert!(w.commit().unwrap());
+                bytes.push(std::fs::read(log_path(&path)).unwrap());
+            }
+            if threads == 2 {
+                let g = Graph::open(&path).unwrap();
+                g.validate().unwrap();
+                assert_same(
+                    &g,
+                    &model.build(),
+                    &format!("seed {seed}, {threads} threads"),
+                );
+            }
+            logs.push(bytes);
+        }
+        for (k, log) in logs.iter().enumerate().skip(1) {
+            for (c, (a, b)) in logs[0].iter().zip(log).enumerate() {
+                assert!(
+                    a == b,
+                    "seed {seed}: commit {c} with {} threads differs from 1 thread",
+                    k + 1
+                );
+            }
+        }
+    }
+}

@@ -19,6 +19,19 @@ type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing
 
 pub use crate::io::ids::Ids;
 
+/// What [`Stage::look_ahead`] found for an operation: its endpoints' committed nodes, and
+/// the committed weights of its arcs (forward and reverse), each `None` where not looked up.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Known {
+    a: Option<Option<u32>>,
+    b: Option<Option<u32>>,
+    fwd: Option<Option<f32>>,
+    rev: Option<Option<f32>>,
+}
+
+/// Operations looked up per parallel task.
+const LOOK_AHEAD_CHUNK: usize = 4096;
+
 /// A changed arc `(a, b)` and its weight now (None: removed).
 pub(crate) type ArcChange = (u32, u32, Option<f32>);
 
@@ -152,6 +165,12 @@ impl Stage {
             self.n = *i as u32 + 1;
             return Ok(*i as u32);
         }
+        self.create(id)
+    }
+
+    /// A new node for `id`, which neither the committed graph nor this batch has (int or
+    /// string ids).
+    fn create(&mut self, id: &LogId) -> Result<u32> {
         if self.n == u32::MAX {
             return Err(Error::input("the graph would exceed 2**32-1 nodes"));
         }
@@ -235,19 +254,22 @@ impl Stage {
 
     /// Sets arc `(a, b)` to `w` (`f` of its current weight, if it has one, with this batch
     /// applied; it may refuse) and returns its current weight. One lookup of the staged arcs:
-    /// the committed graph is searched only for an arc the batch has not set.
+    /// the committed graph is searched only for an arc the batch has not set, unless `known`
+    /// holds that search's answer already.
     fn update_arc(
         &mut self,
         g: &Graph,
         a: u32,
         b: u32,
+        known: Option<Option<f32>>,
         f: impl FnOnce(Option<f32>) -> Result<Option<Option<f32>>>,
     ) -> Result<Option<f32>> {
         use std::collections::hash_map::Entry;
         let entry = self.arcs_set.entry((a, b));
-        let old = match &entry {
-            Entry::Occupied(o) => *o.get(),
-            Entry::Vacant(_) => Stage::committed_arc(g, a, b)?,
+        let old = match (&entry, known) {
+            (Entry::Occupied(o), _) => *o.get(),
+            (Entry::Vacant(_), Some(w)) => w,
+            (Entry::Vacant(_), None) => Stage::committed_arc(g, a, b)?,
         };
         let Some(w) = f(old)? else {
             return Ok(old);
@@ -261,15 +283,25 @@ impl Stage {
         };
         // `a`'s degree: one more when the arc appears, one less when it goes.
         let delta = i8::from(old.is_none() && w.is_some()) - i8::from(old.is_some() && w.is_none());
-        *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
+        if delta != 0 {
+            *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
+        }
         self.undo.push(Undo(a, b, before, delta));
         Ok(old)
     }
 
-    /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
-    pub(crate) fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
+    /// Adds the arc `a -> b` with weight `w`, merging with an existing one (`known`: its
+    /// committed weight, if already looked up).
+    pub(crate) fn add_arc(
+        &mut self,
+        g: &Graph,
+        a: u32,
+        b: u32,
+        w: f32,
+        known: Option<Option<f32>>,
+    ) -> Result<()> {
         let (weighted, merge) = (self.weighted, self.merge);
-        let old = self.update_arc(g, a, b, |old| {
+        let old = self.update_arc(g, a, b, known, |old| {
             let new = match old {
                 None => w,
                 Some(_) if !weighted => 1.0,
@@ -296,9 +328,15 @@ impl Stage {
     }
 
     /// Removes the arc `a -> b` if it exists; returns whether it did.
-    pub(crate) fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<bool> {
+    pub(crate) fn remove_arc(
+        &mut self,
+        g: &Graph,
+        a: u32,
+        b: u32,
+        known: Option<Option<f32>>,
+    ) -> Result<bool> {
         // Only an existing arc is set (to removed): an absent one stays out of the stage.
-        let old = self.update_arc(g, a, b, |old| Ok(old.map(|_| None)))?;
+        let old = self.update_arc(g, a, b, known, |old| Ok(old.map(|_| None)))?;
         if old.is_some() {
             self.arcs -= 1;
             if a == b && !self.directed {
@@ -308,39 +346,105 @@ impl Stage {
         Ok(old.is_some())
     }
 
+    /// Node of `id`, created if it has none; `known` is its committed node if already looked
+    /// up (`Some(None)`: the committed graph has no such id).
+    fn resolve_known(&mut self, g: &Graph, id: &LogId, known: Option<Option<u32>>) -> Result<u32> {
+        match known {
+            Some(Some(v)) => Ok(v),
+            Some(None) => match self.created.get(id) {
+                Some(&v) => Ok(v),
+                None => self.create(id),
+            },
+            None => self.resolve_or_create(g, id),
+        }
+    }
+
     pub(crate) fn apply_add(
         &mut self,
         g: &Graph,
         a: &LogId,
         b: &LogId,
         w: Option<f32>,
+        known: &Known,
     ) -> Result<()> {
-        let s = self.resolve_or_create(g, a)?;
-        let d = self.resolve_or_create(g, b)?;
+        let s = self.resolve_known(g, a, known.a)?;
+        let d = self.resolve_known(g, b, known.b)?;
         let w = w.unwrap_or(1.0);
-        self.add_arc(g, s, d, w)?;
+        self.add_arc(g, s, d, w, known.fwd)?;
         if !self.directed && s != d {
-            self.add_arc(g, d, s, w)?;
+            self.add_arc(g, d, s, w, known.rev)?;
         }
         self.adds += 1;
         Ok(())
     }
 
     /// Returns whether the edge existed.
-    pub(crate) fn apply_remove(&mut self, g: &Graph, a: &LogId, b: &LogId) -> Result<bool> {
-        let (Some(s), Some(d)) = (self.lookup(g, a)?, self.lookup(g, b)?) else {
-            self.removes += 1;
+    pub(crate) fn apply_remove(
+        &mut self,
+        g: &Graph,
+        a: &LogId,
+        b: &LogId,
+        known: &Known,
+    ) -> Result<bool> {
+        let found = |st: &Stage, id: &LogId, k: Option<Option<u32>>| match k {
+            Some(Some(v)) => Ok(Some(v)),
+            _ => st.lookup(g, id),
+        };
+        let s = found(self, a, known.a)?;
+        let d = found(self, b, known.b)?;
+        self.removes += 1;
+        let (Some(s), Some(d)) = (s, d) else {
             return Ok(false);
         };
-        self.removes += 1;
-        if !self.remove_arc(g, s, d)? {
+        if !self.remove_arc(g, s, d, known.fwd)? {
             return Ok(false);
         }
         if !self.directed && s != d {
             // The reverse arc is looked up too: a damaged file may lack it.
-            self.remove_arc(g, d, s)?;
+            self.remove_arc(g, d, s, known.rev)?;
         }
         Ok(true)
+    }
+
+    /// What an operation finds in the committed graph, looked up ahead of applying it (a pure
+    /// function of the graph, so computed for many operations in parallel): its endpoints'
+    /// committed nodes and, when both exist, the committed weights of the arcs between them.
+    /// `None` where it was not looked up (or the lookup failed: applying the operation looks
+    /// it up again and reports the error in operation order).
+    pub(crate) fn look_ahead(&self, g: &Graph, op: &Op) -> Known {
+        let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+        let node = |id: &LogId| -> Option<Option<u32>> {
+            match (self.kind, id) {
+                (IdKind::Int64, LogId::Int(i)) => g.lookup_int(*i).ok(),
+                (IdKind::Utf8, LogId::Str(s)) => g.lookup_str(s).ok(),
+                // Implicit ids are their nodes: nothing to look up.
+                _ => None,
+            }
+        };
+        let (ka, kb) = match (self.kind, a, b) {
+            (IdKind::Implicit, LogId::Int(x), LogId::Int(y)) => {
+                let n = g.num_nodes() as i64;
+                let node = |i: i64| (0..n).contains(&i).then_some(i as u32);
+                // Nodes of this batch are looked up when applied.
+                match (node(*x), node(*y)) {
+                    (Some(s), Some(d)) => (Some(Some(s)), Some(Some(d))),
+                    _ => (None, None),
+                }
+            }
+            _ => (node(a), node(b)),
+        };
+        let mut known = Known {
+            a: ka,
+            b: kb,
+            ..Known::default()
+        };
+        if let (Some(Some(s)), Some(Some(d))) = (ka, kb) {
+            known.fwd = Stage::committed_arc(g, s, d).ok();
+            if !self.directed && s != d {
+                known.rev = Stage::committed_arc(g, d, s).ok();
+            }
+        }
+        known
     }
 
     /// Applies one operation whose ids may not have been checked (a log's, replayed by
@@ -349,14 +453,25 @@ impl Stage {
         let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
         self.check_id(a)?;
         self.check_id(b)?;
+        self.apply_known(g, op, &Known::default())
+    }
+
+    fn apply_known(&mut self, g: &Graph, op: &Op, known: &Known) -> Result<bool> {
         match op {
-            Op::Add(a, b, w) => self.apply_add(g, a, b, *w).map(|_| true),
-            Op::Remove(a, b) => self.apply_remove(g, a, b),
+            Op::Add(a, b, w) => self.apply_add(g, a, b, *w, known).map(|_| true),
+            Op::Remove(a, b) => self.apply_remove(g, a, b, known),
         }
     }
 
-    /// Applies one call's operations, all or none: on an error the stage is as before.
-    pub(crate) fn apply_call(&mut self, g: &Graph, ops: &[Op]) -> Result<u64> {
+    /// Applies one call's operations, all or none: on an error the stage is as before. The
+    /// committed graph is searched for all of them first, in parallel on `pool` (see
+    /// [`Stage::look_ahead`]); then they are applied in order, one thread.
+    pub(crate) fn apply_call(
+        &mut self,
+        g: &Graph,
+        ops: &[Op],
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<u64> {
         for op in ops {
             let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
             self.check_id(a)?;
@@ -373,9 +488,18 @@ impl Stage {
             self.max_id.clone(),
             self.new_ids.len(),
         );
+        let known: Vec<Known> = {
+            let this = &*self;
+            crate::parallel::map_chunks(pool, ops, LOOK_AHEAD_CHUNK, |op| this.look_ahead(g, op))
+        };
+        // Most operations make a new entry: room for them at once.
+        self.arcs_set
+            .reserve(ops.len() * (1 + usize::from(!self.directed)));
+        self.undo
+            .reserve(ops.len() * (1 + usize::from(!self.directed)));
         let mut changed = 0u64;
-        let result = ops.iter().try_for_each(|op| {
-            changed += u64::from(self.apply(g, op)?);
+        let result = ops.iter().zip(&known).try_for_each(|(op, k)| {
+            changed += u64::from(self.apply_known(g, op, k)?);
             Ok(())
         });
         match result {
@@ -389,7 +513,9 @@ impl Stage {
             }
             Err(e) => {
                 while let Some(Undo(a, b, before, delta)) = self.undo.pop() {
-                    *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
+                    if delta != 0 {
+                        *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
+                    }
                     match before {
                         Some(w) => self.arcs_set.insert((a, b), w),
                         None => self.arcs_set.remove(&(a, b)),
@@ -437,15 +563,25 @@ impl Stage {
 
     /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
     /// by node, then by the neighbours' ids (by index while internal order is id order).
-    pub(crate) fn sorted_changes(&self, g: &Graph) -> Result<Vec<ArcChange>> {
+    /// Sorted on `pool` if given; the keys are distinct, so the order is the same either way.
+    pub(crate) fn sorted_changes(
+        &self,
+        g: &Graph,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Vec<ArcChange>> {
+        use rayon::prelude::*;
         let mut changes: Vec<ArcChange> = self
             .arcs_set
             .iter()
             .map(|(&(a, b), &w)| (a, b, w))
             .collect();
-        changes.sort_unstable_by_key(|c| (c.0, c.1));
+        let key = |c: &ArcChange| (u64::from(c.0) << 32) | u64::from(c.1);
+        match pool {
+            Some(p) => p.install(|| changes.par_sort_unstable_by_key(key)),
+            None => changes.sort_unstable_by_key(key),
+        }
         if !self.rows_by_index() {
-            for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
+            let by_id = |group: &mut [ArcChange]| -> Result<()> {
                 let mut keyed = group
                     .iter()
                     .map(|c| Ok((self.id_of(g, c.1)?, *c)))
@@ -454,6 +590,17 @@ impl Stage {
                 for (slot, (_, c)) in group.iter_mut().zip(keyed) {
                     *slot = c;
                 }
+                Ok(())
+            };
+            match pool {
+                Some(p) => p.install(|| {
+                    changes
+                        .par_chunk_by_mut(|x, y| x.0 == y.0)
+                        .try_for_each(by_id)
+                })?,
+                None => changes
+                    .chunk_by_mut(|x, y| x.0 == y.0)
+                    .try_for_each(by_id)?,
             }
         }
         Ok(changes)
@@ -536,15 +683,17 @@ impl Stage {
         Ok(())
     }
 
-    /// Calls `f(v, row)` with the record that the segment gets for every node this batch
-    /// changed, ascending by node: a delta on the node's committed row, or its whole new row
-    /// (see [`delta_pays`]). Deterministic: the writer calls it twice per commit.
-    pub(crate) fn for_each_record(
+    /// The record that the segment gets for node `group[0].0`, whose changed arcs are
+    /// `group` (a run of [`Stage::sorted_changes`]), passed to `f`: a delta on the node's
+    /// committed row, or its whole new row (see [`delta_pays`]). A function of the committed
+    /// graph and the stage: the records of different nodes may be built on different threads.
+    pub(crate) fn record<R>(
         &self,
         g: &Graph,
-        changes: &[ArcChange],
-        mut f: impl FnMut(u32, NewRecord<'_>) -> Result<()>,
-    ) -> Result<()> {
+        group: &[ArcChange],
+        sc: &mut RecordScratch,
+        f: impl FnOnce(u32, NewRecord<'_>) -> Result<R>,
+    ) -> Result<R> {
         let by_index = self.rows_by_index();
         let cmp = |a: u32, b: u32| -> Result<Ordering> {
             if by_index {
@@ -554,93 +703,103 @@ impl Stage {
             }
         };
         let ov = g.overlay();
-        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
-        let (mut entries, mut merged) = (Vec::new(), Vec::new());
-        for group in changes.chunk_by(|x, y| x.0 == y.0) {
-            let v = group[0].0;
-            let committed = (v as usize) < g.num_nodes();
-            entries.clear();
-            entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
-            // The committed record and the deltas beneath it: merge the newest deltas into
-            // this one while they are not larger (the binary-counter rule: a chain holds
-            // O(log) deltas, and each entry is rewritten O(log) times).
-            let mut below = match ov {
-                Some(o) if committed => o.entry(v)?,
-                _ => 0,
-            };
-            let o = ov.filter(|_| below != 0);
-            let mut rec = match o {
-                Some(o) => Some(o.record_at(v, below)?),
-                None => None,
-            };
-            while let Some(Record::Delta(d)) = &rec {
-                if d.nbrs.len() > entries.len() {
-                    break;
-                }
-                compose((d.nbrs, d.vals), &entries, &cmp, &mut merged)?;
-                std::mem::swap(&mut entries, &mut merged);
-                below = d.older;
-                rec = match (o, below) {
-                    (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
-                    _ => None,
-                };
+        let RecordScratch {
+            nbrs,
+            wts,
+            entries,
+            merged,
+        } = sc;
+        let v = group[0].0;
+        let committed = (v as usize) < g.num_nodes();
+        entries.clear();
+        entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
+        // The committed record and the deltas beneath it: merge the newest deltas into
+        // this one while they are not larger (the binary-counter rule: a chain holds
+        // O(log) deltas, and each entry is rewritten O(log) times).
+        let mut below = match ov {
+            Some(o) if committed => o.entry(v)?,
+            _ => 0,
+        };
+        let o = ov.filter(|_| below != 0);
+        let mut rec = match o {
+            Some(o) => Some(o.record_at(v, below)?),
+            None => None,
+        };
+        while let Some(Record::Delta(d)) = &rec {
+            if d.nbrs.len() > entries.len() {
+                break;
             }
-            let (mut chain, mut total) = (1u32, entries.len() as u64);
-            let mut r = rec;
-            while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
-                chain += 1;
-                total += d.nbrs.len() as u64;
-                r = match d.older {
-                    0 => None,
-                    off => Some(o.record_at(v, off)?),
-                };
+            compose((d.nbrs, d.vals), entries, &cmp, merged)?;
+            std::mem::swap(entries, merged);
+            below = d.older;
+            rec = match (o, below) {
+                (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
+                _ => None,
+            };
+        }
+        let (mut chain, mut total) = (1u32, entries.len() as u64);
+        let mut r = rec;
+        while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
+            chain += 1;
+            total += d.nbrs.len() as u64;
+            r = match d.older {
+                0 => None,
+                off => Some(o.record_at(v, off)?),
+            };
+        }
+        let old_degree = if committed { g.degree(v)? } else { 0 };
+        let change = self.degree_change.get(&v).copied().unwrap_or(0);
+        let degree = u64::try_from(old_degree as i64 + change)
+            .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
+        let delta = committed && delta_pays(total, chain, degree);
+        // A weighted row's strength is the sum of its weights in row order, as a rebuild
+        // computes it: the merged row is read once for it.
+        let strength = if self.weighted || !delta {
+            self.merge_group(g, group, nbrs, wts)?;
+            if nbrs.len() as u64 != degree {
+                return Err(Error::format(format!(
+                    "the committed row of node {v} is inconsistent with its degree"
+                )));
             }
-            let old_degree = if committed { g.degree(v)? } else { 0 };
-            let change = self.degree_change.get(&v).copied().unwrap_or(0);
-            let degree = u64::try_from(old_degree as i64 + change)
-                .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
-            let delta = committed && delta_pays(total, chain, degree);
-            // A weighted row's strength is the sum of its weights in row order, as a rebuild
-            // computes it: the merged row is read once for it.
-            let strength = if self.weighted || !delta {
-                self.merge_group(g, group, &mut nbrs, &mut wts)?;
-                if nbrs.len() as u64 != degree {
-                    return Err(Error::format(format!(
-                        "the committed row of node {v} is inconsistent with its degree"
-                    )));
-                }
-                if self.weighted {
-                    strength_of(&wts)
-                } else {
-                    0.0
-                }
+            if self.weighted {
+                strength_of(wts)
             } else {
                 0.0
-            };
-            if delta {
-                f(
-                    v,
-                    NewRecord::Delta {
-                        entries: &entries,
-                        older: below,
-                        degree: degree as u32,
-                        chain,
-                        strength,
-                    },
-                )?;
-            } else {
-                f(
-                    v,
-                    NewRecord::Row {
-                        nbrs: &nbrs,
-                        wts: &wts,
-                        strength,
-                    },
-                )?;
             }
+        } else {
+            0.0
+        };
+        if delta {
+            f(
+                v,
+                NewRecord::Delta {
+                    entries,
+                    older: below,
+                    degree: degree as u32,
+                    chain,
+                    strength,
+                },
+            )
+        } else {
+            f(
+                v,
+                NewRecord::Row {
+                    nbrs,
+                    wts,
+                    strength,
+                },
+            )
         }
-        Ok(())
     }
+}
+
+/// The buffers [`Stage::record`] builds a record in (one set per thread, reused).
+#[derive(Default)]
+pub(crate) struct RecordScratch {
+    nbrs: Vec<u32>,
+    wts: Vec<f32>,
+    entries: Vec<(u32, f32)>,
+    merged: Vec<(u32, f32)>,
 }
 
 /// The id of committed node `v` of `g`.
@@ -678,7 +837,7 @@ pub(crate) fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
     degree >= MIN_DELTA_DEGREE && chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
 }
 
-/// A record for the segment (see [`Stage::for_each_record`]).
+/// A record for the segment (see [`Stage::record`]).
 pub(crate) enum NewRecord<'a> {
     Row {
         nbrs: &'a [u32],
@@ -727,8 +886,9 @@ impl NewRecord<'_> {
         }
     }
 
-    pub(crate) fn encode(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
-        out.clear();
+    /// Appends the record's bytes to `out`.
+    pub(crate) fn encode_into(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
+        let start = out.len();
         out.extend_from_slice(&v.to_le_bytes());
         match self {
             NewRecord::Row {
@@ -743,12 +903,12 @@ impl NewRecord<'_> {
                 for u in *nbrs {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 if weighted {
                     for w in *wts {
                         out.extend_from_slice(&w.to_le_bytes());
                     }
-                    out.resize(pad8(out.len() as u64) as usize, 0);
+                    out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 }
             }
             NewRecord::Delta {
@@ -768,11 +928,11 @@ impl NewRecord<'_> {
                 for (u, _) in *entries {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 for (_, x) in *entries {
                     out.extend_from_slice(&x.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
             }
         }
     }
