@@ -406,45 +406,101 @@ impl Stage {
         Ok(true)
     }
 
-    /// What an operation finds in the committed graph, looked up ahead of applying it (a pure
-    /// function of the graph, so computed for many operations in parallel): its endpoints'
-    /// committed nodes and, when both exist, the committed weights of the arcs between them.
-    /// `None` where it was not looked up (or the lookup failed: applying the operation looks
-    /// it up again and reports the error in operation order).
-    pub(crate) fn look_ahead(&self, g: &Graph, op: &Op) -> Known {
-        let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
-        let node = |id: &LogId| -> Option<Option<u32>> {
-            match (self.kind, id) {
-                (IdKind::Int64, LogId::Int(i)) => g.lookup_int(*i).ok(),
-                (IdKind::Utf8, LogId::Str(s)) => g.lookup_str(s).ok(),
-                // Implicit ids are their nodes: nothing to look up.
-                _ => None,
-            }
-        };
-        let (ka, kb) = match (self.kind, a, b) {
-            (IdKind::Implicit, LogId::Int(x), LogId::Int(y)) => {
+    /// What the operations `ops` find in the committed graph, looked up ahead of applying
+    /// them (a pure function of the graph, computed on `pool`): their endpoints' committed
+    /// nodes and, where both exist, the committed weights of the arcs between them. The ids
+    /// are sorted and searched in id order (see [`Graph::lookup_ints_sorted`]). `None` where
+    /// not looked up, or where a lookup failed: applying the operation looks it up again and
+    /// reports the error in operation order.
+    pub(crate) fn look_ahead(
+        &self,
+        g: &Graph,
+        ops: &[Op],
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Vec<Known> {
+        let mut known = vec![Known::default(); ops.len()];
+        fn ends(op: &Op) -> [&LogId; 2] {
+            let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+            [a, b]
+        }
+        match self.kind {
+            IdKind::Implicit => {
                 let n = g.num_nodes() as i64;
-                let node = |i: i64| (0..n).contains(&i).then_some(i as u32);
-                // Nodes of this batch are looked up when applied.
-                match (node(*x), node(*y)) {
-                    (Some(s), Some(d)) => (Some(Some(s)), Some(Some(d))),
-                    _ => (None, None),
+                for (k, op) in known.iter_mut().zip(ops) {
+                    // Nodes this batch creates are looked up when applied.
+                    if let [LogId::Int(x), LogId::Int(y)] = ends(op) {
+                        if (0..n).contains(x) && (0..n).contains(y) {
+                            (k.a, k.b) = (Some(Some(*x as u32)), Some(Some(*y as u32)));
+                        }
+                    }
                 }
             }
-            _ => (node(a), node(b)),
-        };
-        let mut known = Known {
-            a: ka,
-            b: kb,
-            ..Known::default()
-        };
-        if let (Some(Some(s)), Some(Some(d))) = (ka, kb) {
-            known.fwd = Stage::committed_arc(g, s, d).ok();
-            if !self.directed && s != d {
-                known.rev = Stage::committed_arc(g, d, s).ok();
+            IdKind::Int64 | IdKind::Utf8 => {
+                // Endpoint 2i and 2i+1 are operation i's; sorted by id.
+                let ids: Vec<&LogId> = ops.iter().flat_map(ends).collect();
+                let mut order: Vec<(u64, u32)> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| (sort_prefix(id), i as u32))
+                    .collect();
+                radix_sort_by_key(&mut order, |e| e.0);
+                // Equal prefixes: by the whole id.
+                for run in order.chunk_by_mut(|x, y| x.0 == y.0) {
+                    if run.len() > 1 {
+                        run.sort_unstable_by(|x, y| ids[x.1 as usize].cmp(ids[y.1 as usize]));
+                    }
+                }
+                let found = crate::parallel::map_chunks(
+                    pool,
+                    &order.chunks(LOOK_AHEAD_CHUNK).collect::<Vec<_>>(),
+                    1,
+                    |chunk| match self.kind {
+                        IdKind::Int64 => {
+                            let q: Vec<i64> = chunk
+                                .iter()
+                                .map(|e| match ids[e.1 as usize] {
+                                    LogId::Int(i) => *i,
+                                    LogId::Str(_) => 0,
+                                })
+                                .collect();
+                            g.lookup_ints_sorted(&q).ok()
+                        }
+                        _ => {
+                            let q: Vec<&str> = chunk
+                                .iter()
+                                .map(|e| match ids[e.1 as usize] {
+                                    LogId::Str(s) => s.as_str(),
+                                    LogId::Int(_) => "",
+                                })
+                                .collect();
+                            g.lookup_strs_sorted(&q).ok()
+                        }
+                    },
+                );
+                for (chunk, f) in order.chunks(LOOK_AHEAD_CHUNK).zip(found) {
+                    let Some(f) = f else { continue };
+                    for (e, v) in chunk.iter().zip(f) {
+                        let k = &mut known[e.1 as usize / 2];
+                        match e.1 % 2 {
+                            0 => k.a = Some(v),
+                            _ => k.b = Some(v),
+                        }
+                    }
+                }
             }
         }
-        known
+        // The arcs between committed endpoints.
+        let directed = self.directed;
+        crate::parallel::map_chunks(pool, &known, LOOK_AHEAD_CHUNK, |k| {
+            let mut k = *k;
+            if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
+                k.fwd = Stage::committed_arc(g, s, d).ok();
+                if !directed && s != d {
+                    k.rev = Stage::committed_arc(g, d, s).ok();
+                }
+            }
+            k
+        })
     }
 
     /// Applies one operation whose ids may not have been checked (a log's, replayed by
@@ -488,10 +544,7 @@ impl Stage {
             self.max_id.clone(),
             self.new_ids.len(),
         );
-        let known: Vec<Known> = {
-            let this = &*self;
-            crate::parallel::map_chunks(pool, ops, LOOK_AHEAD_CHUNK, |op| this.look_ahead(g, op))
-        };
+        let known = self.look_ahead(g, ops, pool);
         // Most operations make a new entry: room for them at once.
         self.arcs_set
             .reserve(ops.len() * (1 + usize::from(!self.directed)));
@@ -563,7 +616,7 @@ impl Stage {
 
     /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
     /// by node, then by the neighbours' ids (by index while internal order is id order).
-    /// Sorted on `pool` if given; the keys are distinct, so the order is the same either way.
+    /// The rows of a permuted graph are sorted by id on `pool` if given (one task per row).
     pub(crate) fn sorted_changes(
         &self,
         g: &Graph,
@@ -575,11 +628,7 @@ impl Stage {
             .iter()
             .map(|(&(a, b), &w)| (a, b, w))
             .collect();
-        let key = |c: &ArcChange| (u64::from(c.0) << 32) | u64::from(c.1);
-        match pool {
-            Some(p) => p.install(|| changes.par_sort_unstable_by_key(key)),
-            None => changes.sort_unstable_by_key(key),
-        }
+        sort_arcs(&mut changes);
         if !self.rows_by_index() {
             let by_id = |group: &mut [ArcChange]| -> Result<()> {
                 let mut keyed = group
@@ -802,6 +851,67 @@ pub(crate) struct RecordScratch {
     merged: Vec<(u32, f32)>,
 }
 
+/// Sorts changed arcs by `(a, b)` (distinct pairs).
+fn sort_arcs(v: &mut Vec<ArcChange>) {
+    let shift = 32 - v.iter().map(|c| c.1).max().unwrap_or(0).leading_zeros();
+    radix_sort_by_key(v, |c| (u64::from(c.0) << shift) | u64::from(c.1));
+}
+
+/// A key that orders ids as they compare, up to ties: an int's bits with the sign flipped, a
+/// string's first 8 bytes (big-endian, zero-padded; ties are sorted by the whole string).
+fn sort_prefix(id: &LogId) -> u64 {
+    match id {
+        LogId::Int(i) => (*i as u64) ^ (1 << 63),
+        LogId::Str(s) => {
+            let mut b = [0u8; 8];
+            let n = s.len().min(8);
+            b[..n].copy_from_slice(&s.as_bytes()[..n]);
+            u64::from_be_bytes(b)
+        }
+    }
+}
+
+/// Sorts `v` by `key`, stably: an LSD radix sort of 11-bit digits on the key bits that vary
+/// (a comparison sort of the random keys of a large batch mispredicts a branch per
+/// comparison).
+fn radix_sort_by_key<T: Copy>(v: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    if v.len() <= 256 {
+        v.sort_by_key(&key);
+        return;
+    }
+    const DIGIT: u32 = 11;
+    let (lo, hi) = v.iter().fold((u64::MAX, 0), |(lo, hi), x| {
+        let k = key(x);
+        (lo.min(k), hi.max(k))
+    });
+    // Digits above the highest bit that differs are the same for every key: no pass.
+    let bits = 64 - (lo ^ hi).leading_zeros();
+    let passes = bits.div_ceil(DIGIT) as usize;
+    let mask = (1u64 << DIGIT) - 1;
+    let mut counts = vec![[0u32; 1 << DIGIT]; passes];
+    for x in v.iter() {
+        let k = key(x);
+        for (p, count) in counts.iter_mut().enumerate() {
+            count[((k >> (DIGIT as usize * p)) & mask) as usize] += 1;
+        }
+    }
+    let mut buf = v.clone();
+    for (p, count) in counts.iter().enumerate() {
+        let mut pos = [0u32; 1 << DIGIT];
+        let mut sum = 0u32;
+        for (at, &n) in pos.iter_mut().zip(count.iter()) {
+            *at = sum;
+            sum += n;
+        }
+        for x in v.iter() {
+            let d = ((key(x) >> (DIGIT as usize * p)) & mask) as usize;
+            buf[pos[d] as usize] = *x;
+            pos[d] += 1;
+        }
+        std::mem::swap(v, &mut buf);
+    }
+}
+
 /// The id of committed node `v` of `g`.
 fn committed_id(g: &Graph, v: u32) -> Result<LogIdRef<'_>> {
     Ok(match g.node_id(v)? {
@@ -1010,4 +1120,37 @@ pub(crate) fn max_id(g: &Graph) -> Result<Option<LogId>> {
 pub(crate) fn record_len(degree: usize, weighted: bool) -> u64 {
     let arcs = pad8(4 * degree as u64);
     row_header_len(weighted) + arcs * (1 + u64::from(weighted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_sort_of_arcs_matches_a_comparison_sort() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = crate::hashing::splitmix64(x);
+            x
+        };
+        for (len, span) in [
+            (0usize, 1u64),
+            (1000, 40),
+            (5000, 1 << 20),
+            (20_000, 1 << 32),
+        ] {
+            let mut seen = std::collections::HashSet::new();
+            let mut v: Vec<ArcChange> = Vec::new();
+            while v.len() < len {
+                let (a, b) = ((next() % span) as u32, (next() % span) as u32);
+                if seen.insert((a, b)) {
+                    v.push((a, b, (next() % 3 != 0).then_some(v.len() as f32)));
+                }
+            }
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|c| (c.0, c.1));
+            sort_arcs(&mut v);
+            assert_eq!(v, want, "{len} pairs below {span}");
+        }
+    }
 }
