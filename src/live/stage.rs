@@ -32,12 +32,19 @@ pub(crate) struct Known {
 /// Operations looked up per parallel task.
 const LOOK_AHEAD_CHUNK: usize = 4096;
 
+/// An arc's entry in `Stage::arcs_set`: its weight now (None: removed), and whether the
+/// committed graph has it.
+pub(crate) type Staged = (Option<f32>, bool);
+
 /// A changed arc `(a, b)` and its weight now (None: removed).
-pub(crate) type ArcChange = (u32, u32, Option<f32>);
+///
+/// With whether the committed graph has the arc (a node's degree changes by the arcs it has
+/// now that it had not, less those it had and has not).
+pub(crate) type ArcChange = (u32, u32, Option<f32>, bool);
 
 /// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
 /// (None: it had none), and the change it made to `a`'s degree.
-pub(crate) struct Undo(u32, u32, Option<Option<f32>>, i8);
+pub(crate) struct Undo(u32, u32, Option<Staged>);
 
 /// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
 /// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
@@ -55,9 +62,7 @@ pub(crate) struct Stage {
     pub(crate) n: u32,
     /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
     /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
-    pub(crate) arcs_set: IndexMap<(u32, u32), Option<f32>>,
-    /// Node → its degree now minus its committed degree (nodes of `arcs_set` only).
-    pub(crate) degree_change: IndexMap<u32, i64>,
+    pub(crate) arcs_set: IndexMap<(u32, u32), Staged>,
     pub(crate) created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     pub(crate) new_ids: Vec<LogId>,
@@ -95,7 +100,6 @@ impl Stage {
             committed_n: c.n,
             n: c.n,
             arcs_set: IndexMap::default(),
-            degree_change: IndexMap::default(),
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
@@ -267,7 +271,7 @@ impl Stage {
         use std::collections::hash_map::Entry;
         let entry = self.arcs_set.entry((a, b));
         let old = match (&entry, known) {
-            (Entry::Occupied(o), _) => *o.get(),
+            (Entry::Occupied(o), _) => o.get().0,
             (Entry::Vacant(_), Some(w)) => w,
             (Entry::Vacant(_), None) => Stage::committed_arc(g, a, b)?,
         };
@@ -275,18 +279,16 @@ impl Stage {
             return Ok(old);
         };
         let before = match entry {
-            Entry::Occupied(mut o) => Some(o.insert(w)),
+            Entry::Occupied(mut o) => {
+                let was = *o.get();
+                Some(o.insert((w, was.1)))
+            }
             Entry::Vacant(v) => {
-                v.insert(w);
+                v.insert((w, old.is_some()));
                 None
             }
         };
-        // `a`'s degree: one more when the arc appears, one less when it goes.
-        let delta = i8::from(old.is_none() && w.is_some()) - i8::from(old.is_some() && w.is_none());
-        if delta != 0 {
-            *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
-        }
-        self.undo.push(Undo(a, b, before, delta));
+        self.undo.push(Undo(a, b, before));
         Ok(old)
     }
 
@@ -565,10 +567,7 @@ impl Stage {
                 Ok(changed)
             }
             Err(e) => {
-                while let Some(Undo(a, b, before, delta)) = self.undo.pop() {
-                    if delta != 0 {
-                        *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
-                    }
+                while let Some(Undo(a, b, before)) = self.undo.pop() {
                     match before {
                         Some(w) => self.arcs_set.insert((a, b), w),
                         None => self.arcs_set.remove(&(a, b)),
@@ -626,11 +625,16 @@ impl Stage {
         let mut changes: Vec<ArcChange> = self
             .arcs_set
             .iter()
-            .map(|(&(a, b), &w)| (a, b, w))
+            .map(|(&(a, b), &(w, had))| (a, b, w, had))
             .collect();
         sort_arcs(&mut changes);
         if !self.rows_by_index() {
+            // Neighbours of the base file, in id order there, are sorted by id already.
+            let (base, in_order) = (g.base_num_nodes() as u32, g.base_in_id_order());
             let by_id = |group: &mut [ArcChange]| -> Result<()> {
+                if in_order && group.iter().all(|c| c.1 < base) {
+                    return Ok(());
+                }
                 let mut keyed = group
                     .iter()
                     .map(|c| Ok((self.id_of(g, c.1)?, *c)))
@@ -797,7 +801,10 @@ impl Stage {
             };
         }
         let old_degree = if committed { g.degree(v)? } else { 0 };
-        let change = self.degree_change.get(&v).copied().unwrap_or(0);
+        let change: i64 = group
+            .iter()
+            .map(|c| i64::from(c.2.is_some()) - i64::from(c.3))
+            .sum();
         let degree = u64::try_from(old_degree as i64 + change)
             .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
         let delta = committed && delta_pays(total, chain, degree);
@@ -1144,7 +1151,7 @@ mod tests {
             while v.len() < len {
                 let (a, b) = ((next() % span) as u32, (next() % span) as u32);
                 if seen.insert((a, b)) {
-                    v.push((a, b, (next() % 3 != 0).then_some(v.len() as f32)));
+                    v.push((a, b, (next() % 3 != 0).then_some(v.len() as f32), a < b));
                 }
             }
             let mut want = v.clone();
