@@ -175,38 +175,8 @@ fn index_of(g: &Graph, id: &LogId) -> u32 {
 
 /// Rows (by id, with weight bits), PPR states (by id, bits) and embeddings of every node agree.
 fn assert_same(live: &Graph, want: &Graph, what: &str) {
-    assert_eq!(live.num_nodes(), want.num_nodes(), "{what}: nodes");
-    assert_eq!(live.num_arcs(), want.num_arcs(), "{what}: arcs");
-    assert_eq!(live.num_edges(), want.num_edges(), "{what}: edges");
+    let order = assert_rows_same(live, want, what);
     let n = want.num_nodes() as u32;
-    let order: Vec<u32> = (0..n).map(|v| index_of(live, &ext(want, v))).collect();
-    for v in 0..n {
-        let lv = order[v as usize];
-        assert_eq!(ext(live, lv), ext(want, v));
-        let a: Vec<(LogId, u32)> = {
-            let nb = live.neighbors_checked(lv).unwrap();
-            let w = live.weights(lv).unwrap();
-            nb.iter()
-                .enumerate()
-                .map(|(k, &u)| (ext(live, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
-                .collect()
-        };
-        let b: Vec<(LogId, u32)> = {
-            let nb = want.neighbors_checked(v).unwrap();
-            let w = want.weights(v).unwrap();
-            nb.iter()
-                .enumerate()
-                .map(|(k, &u)| (ext(want, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
-                .collect()
-        };
-        assert_eq!(a, b, "{what}: row of {}", ext(want, v));
-        assert_eq!(
-            live.strength(lv).unwrap().to_bits(),
-            want.strength(v).unwrap().to_bits(),
-            "{what}: strength"
-        );
-        assert_eq!(live.hash_key(lv).unwrap(), want.hash_key(v).unwrap());
-    }
     for variant in [Variant::Standard, Variant::Lazy] {
         let cfg = PprConfig {
             eps: 1e-4,
@@ -253,6 +223,44 @@ fn assert_same(live: &Graph, want: &Graph, what: &str) {
             "{what}: embeddings differ"
         );
     }
+}
+
+/// Rows (by id, with weight bits), strengths and hash keys of every node agree; returns the
+/// live graph's node of each of `want`'s nodes.
+fn assert_rows_same(live: &Graph, want: &Graph, what: &str) -> Vec<u32> {
+    assert_eq!(live.num_nodes(), want.num_nodes(), "{what}: nodes");
+    assert_eq!(live.num_arcs(), want.num_arcs(), "{what}: arcs");
+    assert_eq!(live.num_edges(), want.num_edges(), "{what}: edges");
+    let n = want.num_nodes() as u32;
+    let order: Vec<u32> = (0..n).map(|v| index_of(live, &ext(want, v))).collect();
+    for v in 0..n {
+        let lv = order[v as usize];
+        assert_eq!(ext(live, lv), ext(want, v));
+        let a: Vec<(LogId, u32)> = {
+            let nb = live.neighbors_checked(lv).unwrap();
+            let w = live.weights(lv).unwrap();
+            nb.iter()
+                .enumerate()
+                .map(|(k, &u)| (ext(live, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
+                .collect()
+        };
+        let b: Vec<(LogId, u32)> = {
+            let nb = want.neighbors_checked(v).unwrap();
+            let w = want.weights(v).unwrap();
+            nb.iter()
+                .enumerate()
+                .map(|(k, &u)| (ext(want, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
+                .collect()
+        };
+        assert_eq!(a, b, "{what}: row of {}", ext(want, v));
+        assert_eq!(
+            live.strength(lv).unwrap().to_bits(),
+            want.strength(v).unwrap().to_bits(),
+            "{what}: strength"
+        );
+        assert_eq!(live.hash_key(lv).unwrap(), want.hash_key(v).unwrap());
+    }
+    order
 }
 
 /// One random scenario: a base graph, then `batches` commits of random adds and removes.
@@ -987,7 +995,7 @@ fn commits_write_the_same_bytes_for_any_thread_count() {
             if threads == 2 {
                 let g = Graph::open(&path).unwrap();
                 g.validate().unwrap();
-                assert_same(
+                assert_rows_same(
                     &g,
                     &model.build(),
                     &format!("seed {seed}, {threads} threads"),

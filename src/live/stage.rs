@@ -446,8 +446,9 @@ impl Stage {
                     .map(|(i, id)| (sort_prefix(id), i as u32))
                     .collect();
                 radix_sort_by_key(&mut order, |e| e.0);
-                // Equal prefixes: by the whole id.
-                for run in order.chunk_by_mut(|x, y| x.0 == y.0) {
+                // Equal prefixes of strings: by the whole id (an int's key is the whole id).
+                let exact = self.kind == IdKind::Int64;
+                for run in order.chunk_by_mut(|x, y| x.0 == y.0 && !exact) {
                     if run.len() > 1 {
                         run.sort_unstable_by(|x, y| ids[x.1 as usize].cmp(ids[y.1 as usize]));
                     }

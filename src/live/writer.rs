@@ -484,6 +484,18 @@ impl SegmentWriter<'_> {
         Ok(())
     }
 
+    /// As [`SegmentWriter::put`]; 64 KB or more are written directly, without a copy.
+    pub(crate) fn put_large(&mut self, b: &[u8]) -> Result<()> {
+        if b.len() < 1 << 16 {
+            return self.put(b);
+        }
+        self.flush()?;
+        self.hash.update(b);
+        write_at(self.file, b, self.base).map_err(|e| Error::io(self.log_path, e))?;
+        self.base += b.len() as u64;
+        Ok(())
+    }
+
     pub(crate) fn flush(&mut self) -> Result<()> {
         write_at(self.file, &self.bytes, self.base).map_err(|e| Error::io(self.log_path, e))?;
         self.base += self.bytes.len() as u64;
@@ -532,14 +544,19 @@ pub(crate) fn write_segment(
     let mut entries = Vec::with_capacity(groups.len());
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
     for window in record_windows(g, &groups, pool) {
-        let parts = crate::parallel::map_chunks(pool, &window, 1, |range| -> Result<RecordsPart> {
-            let mut part = RecordsPart::default();
-            let mut sc = RecordScratch::default();
-            for group in &groups[range.clone()] {
-                part.add(g, ov, stage, group, &mut sc)?;
-            }
-            Ok(part)
-        });
+        let parts =
+            crate::parallel::map_chunks(pool, &window, 1, |(range, cost)| -> Result<RecordsPart> {
+                // About 4 bytes per arc, and a record's header.
+                let mut part = RecordsPart {
+                    bytes: Vec::with_capacity((4 * cost + 24 * range.len() as u64) as usize),
+                    entries: Vec::with_capacity(range.len()),
+                };
+                let mut sc = RecordScratch::default();
+                for group in &groups[range.clone()] {
+                    part.add(g, ov, stage, group, &mut sc)?;
+                }
+                Ok(part)
+            });
         for part in parts {
             let part = part?;
             let base = out.pos();
@@ -547,7 +564,7 @@ pub(crate) fn write_segment(
                 changed += u64::from(!had);
                 entries.push((v, base + rel, leaf));
             }
-            out.put(&part.bytes)?;
+            out.put_large(&part.bytes)?;
         }
     }
     let rows_end = out.pos();
@@ -627,7 +644,8 @@ impl RecordsPart {
 /// Arcs (about 4 bytes each) of records per parallel task of [`write_segment`].
 const RECORDS_PER_TASK: u64 = 1 << 16;
 
-/// The changed nodes' `groups` cut into windows of ranges, each range one task's records: a
+/// The changed nodes' `groups` cut into windows of ranges (with their costs), each range one
+/// task's records: a
 /// window holds as many tasks as the pool has threads (one without a pool), each task about
 /// [`RECORDS_PER_TASK`] arcs of rows (estimated from the committed degrees), so that a window
 /// takes a few megabytes at most beside its largest rows.
@@ -635,7 +653,7 @@ fn record_windows(
     g: &Graph,
     groups: &[&[ArcChange]],
     pool: Option<&rayon::ThreadPool>,
-) -> Vec<Vec<std::ops::Range<usize>>> {
+) -> Vec<Vec<(std::ops::Range<usize>, u64)>> {
     let tasks = pool.map_or(1, |p| p.current_num_threads().max(1));
     // Cost of a record: its changes, and the arcs of the committed row it may rewrite (an
     // unreadable degree counts as none: building the record reports the error).
@@ -654,7 +672,7 @@ fn record_windows(
     for (k, c) in costs.iter().enumerate() {
         cost += c;
         if cost >= RECORDS_PER_TASK || k + 1 == groups.len() {
-            window.push(start..k + 1);
+            window.push((start..k + 1, cost));
             (start, cost) = (k + 1, 0);
             if window.len() == tasks {
                 windows.push(std::mem::replace(&mut window, Vec::with_capacity(tasks)));
