@@ -36,14 +36,13 @@ const LOOK_AHEAD_CHUNK: usize = 4096;
 /// committed graph has it.
 pub(crate) type Staged = (Option<f32>, bool);
 
-/// A changed arc `(a, b)` and its weight now (None: removed).
-///
-/// With whether the committed graph has the arc (a node's degree changes by the arcs it has
-/// now that it had not, less those it had and has not).
+/// A changed arc `(a, b)`, its weight now (None: removed) and whether the committed graph
+/// has it (a node's degree changes by the arcs it has now and had not, less those it had and
+/// has not).
 pub(crate) type ArcChange = (u32, u32, Option<f32>, bool);
 
-/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
-/// (None: it had none), and the change it made to `a`'s degree.
+/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs_set` before the
+/// call (None: it had none).
 pub(crate) struct Undo(u32, u32, Option<Staged>);
 
 /// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
@@ -61,7 +60,8 @@ pub(crate) struct Stage {
     pub(crate) committed_n: u32,
     pub(crate) n: u32,
     /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
-    /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
+    /// removal of an arc added by this batch), and whether the committed graph has it. Node
+    /// `a` gets a new row in the segment.
     pub(crate) arcs_set: IndexMap<(u32, u32), Staged>,
     pub(crate) created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).

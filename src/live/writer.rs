@@ -645,10 +645,9 @@ impl RecordsPart {
 const RECORDS_PER_TASK: u64 = 1 << 16;
 
 /// The changed nodes' `groups` cut into windows of ranges (with their costs), each range one
-/// task's records: a
-/// window holds as many tasks as the pool has threads (one without a pool), each task about
-/// [`RECORDS_PER_TASK`] arcs of rows (estimated from the committed degrees), so that a window
-/// takes a few megabytes at most beside its largest rows.
+/// task's records: a window holds as many tasks as the pool has threads (one without a pool),
+/// each task about [`RECORDS_PER_TASK`] arcs of rows (estimated from the committed degrees),
+/// so that a window takes a few megabytes at most beside its largest rows.
 fn record_windows(
     g: &Graph,
     groups: &[&[ArcChange]],
