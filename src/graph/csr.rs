@@ -1105,16 +1105,8 @@ impl Graph {
             }
             Ok(v)
         };
-        let mut out = Vec::with_capacity(ids.len());
-        // Ranks below `lo` hold ids below the current one.
-        let mut lo = 0usize;
-        for q in ids {
-            let mut step = 1;
-            while lo + step <= n && cmp(at(lo + step - 1)?, q) == Ordering::Less {
-                lo += step;
-                step *= 2;
-            }
-            let mut hi = (lo + step - 1).min(n);
+        // The first rank in `lo..hi` whose id is not below `q`.
+        let first_not_below = |q: &Q, mut lo: usize, mut hi: usize| -> Result<usize> {
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
                 if cmp(at(mid)?, q) == Ordering::Less {
@@ -1123,8 +1115,33 @@ impl Graph {
                     hi = mid;
                 }
             }
-            out.push(match lo < n {
-                true if cmp(at(lo)?, q) == Ordering::Equal => Some(at(lo)?),
+            Ok(lo)
+        };
+        let (Some(head), Some(tail)) = (ids.first(), ids.last()) else {
+            return Ok(Vec::new());
+        };
+        // Ids spread thin over the file's (fewer than one per 64 ranks they span) are each
+        // found by a plain binary search: a gallop over long gaps would probe more pages.
+        let start = first_not_below(head, 0, n)?;
+        let span = first_not_below(tail, start, n)? - start;
+        let dense = ids.len().saturating_mul(64) >= span;
+        let mut out = Vec::with_capacity(ids.len());
+        // Ranks below `lo` hold ids below the current one.
+        let mut lo = start;
+        for q in ids {
+            let r = if dense {
+                let mut step = 1;
+                while lo + step <= n && cmp(at(lo + step - 1)?, q) == Ordering::Less {
+                    lo += step;
+                    step *= 2;
+                }
+                first_not_below(q, lo, (lo + step - 1).min(n))?
+            } else {
+                first_not_below(q, 0, n)?
+            };
+            lo = r;
+            out.push(match r < n {
+                true if cmp(at(r)?, q) == Ordering::Equal => Some(at(r)?),
                 _ => miss(q)?,
             });
         }

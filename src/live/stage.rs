@@ -1133,6 +1133,66 @@ pub(crate) fn record_len(degree: usize, weighted: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable};
+
+    /// Ids looked up in id order (dense calls gallop, sparse ones search each) find what
+    /// one-by-one lookups find: present ids, absent ones between and beyond, repeats.
+    #[test]
+    fn sorted_lookups_match_one_by_one_lookups() {
+        let n = 5000u32;
+        let mut x = 11u64;
+        let mut next = || {
+            x = crate::hashing::splitmix64(x);
+            x
+        };
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|v| (v + 1) % n).collect();
+        let shuffled: Vec<u32> = {
+            let mut p: Vec<u32> = (0..n).collect();
+            for i in (1..p.len()).rev() {
+                p.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            p
+        };
+        // Int ids in id order (searched directly); string ids in any order (searched through
+        // the file's order of ids).
+        let tables = [
+            IdTable::Int((0..n).map(|v| 3 * i64::from(v) - 700).collect()),
+            IdTable::Str(shuffled.iter().map(|&v| format!("id{}", 3 * v)).collect()),
+        ];
+        for table in tables {
+            let parts =
+                csr_from_edges(n as usize, &src, &dst, None, false, Merge::Sum, table).unwrap();
+            let g = build_in_memory(&parts).unwrap();
+            // Dense (several ids per node, gaps of a few nodes, of tens), sparse (a few
+            // spread ids), single; half of them ids the graph has (node 0's among them).
+            for count in [20_000usize, 400, 90, 30, 1] {
+                let mut keys: Vec<u64> = (0..count)
+                    .map(|i| match (i, next() % 2) {
+                        (0, _) => 3,
+                        (_, 0) => 3 * (next() % u64::from(n)) + 3,
+                        _ => next() % (3 * u64::from(n) + 9),
+                    })
+                    .collect();
+                keys.sort_unstable();
+                match g.id_kind() {
+                    IdKind::Int64 => {
+                        let ids: Vec<i64> = keys.iter().map(|&k| k as i64 - 703).collect();
+                        let want: Vec<_> = ids.iter().map(|&i| g.lookup_int(i).unwrap()).collect();
+                        assert_eq!(g.lookup_ints_sorted(&ids).unwrap(), want, "{count} ints");
+                        assert!(want.iter().any(Option::is_some));
+                    }
+                    _ => {
+                        let owned: Vec<String> = keys.iter().map(|k| format!("id{k}")).collect();
+                        let mut ids: Vec<&str> = owned.iter().map(|s| s.as_str()).collect();
+                        ids.sort_unstable();
+                        let want: Vec<_> = ids.iter().map(|i| g.lookup_str(i).unwrap()).collect();
+                        assert_eq!(g.lookup_strs_sorted(&ids).unwrap(), want, "{count} strs");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn radix_sort_of_arcs_matches_a_comparison_sort() {
