@@ -17,6 +17,23 @@ pub fn pool_for(threads: usize, jobs: usize) -> Result<Option<Arc<rayon::ThreadP
     }
 }
 
+/// `f` of every item, in order: in parallel on `pool` (tasks of at least `chunk` items), else
+/// on the calling thread. The result does not depend on the thread count.
+pub fn map_chunks<T: Sync, R: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    items: &[T],
+    chunk: usize,
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool {
+        Some(p) if items.len() > chunk => {
+            p.install(|| items.par_iter().with_min_len(chunk).map(f).collect())
+        }
+        _ => items.iter().map(f).collect(),
+    }
+}
+
 /// Thread count to use: explicit `threads`, else `RAYON_NUM_THREADS`, else the CPU count.
 pub fn resolve_threads(threads: Option<usize>) -> Result<usize> {
     match threads {

@@ -175,38 +175,8 @@ fn index_of(g: &Graph, id: &LogId) -> u32 {
 
 /// Rows (by id, with weight bits), PPR states (by id, bits) and embeddings of every node agree.
 fn assert_same(live: &Graph, want: &Graph, what: &str) {
-    assert_eq!(live.num_nodes(), want.num_nodes(), "{what}: nodes");
-    assert_eq!(live.num_arcs(), want.num_arcs(), "{what}: arcs");
-    assert_eq!(live.num_edges(), want.num_edges(), "{what}: edges");
+    let order = assert_rows_same(live, want, what);
     let n = want.num_nodes() as u32;
-    let order: Vec<u32> = (0..n).map(|v| index_of(live, &ext(want, v))).collect();
-    for v in 0..n {
-        let lv = order[v as usize];
-        assert_eq!(ext(live, lv), ext(want, v));
-        let a: Vec<(LogId, u32)> = {
-            let nb = live.neighbors_checked(lv).unwrap();
-            let w = live.weights(lv).unwrap();
-            nb.iter()
-                .enumerate()
-                .map(|(k, &u)| (ext(live, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
-                .collect()
-        };
-        let b: Vec<(LogId, u32)> = {
-            let nb = want.neighbors_checked(v).unwrap();
-            let w = want.weights(v).unwrap();
-            nb.iter()
-                .enumerate()
-                .map(|(k, &u)| (ext(want, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
-                .collect()
-        };
-        assert_eq!(a, b, "{what}: row of {}", ext(want, v));
-        assert_eq!(
-            live.strength(lv).unwrap().to_bits(),
-            want.strength(v).unwrap().to_bits(),
-            "{what}: strength"
-        );
-        assert_eq!(live.hash_key(lv).unwrap(), want.hash_key(v).unwrap());
-    }
     for variant in [Variant::Standard, Variant::Lazy] {
         let cfg = PprConfig {
             eps: 1e-4,
@@ -253,6 +223,44 @@ fn assert_same(live: &Graph, want: &Graph, what: &str) {
             "{what}: embeddings differ"
         );
     }
+}
+
+/// Rows (by id, with weight bits), strengths and hash keys of every node agree; returns the
+/// live graph's node of each of `want`'s nodes.
+fn assert_rows_same(live: &Graph, want: &Graph, what: &str) -> Vec<u32> {
+    assert_eq!(live.num_nodes(), want.num_nodes(), "{what}: nodes");
+    assert_eq!(live.num_arcs(), want.num_arcs(), "{what}: arcs");
+    assert_eq!(live.num_edges(), want.num_edges(), "{what}: edges");
+    let n = want.num_nodes() as u32;
+    let order: Vec<u32> = (0..n).map(|v| index_of(live, &ext(want, v))).collect();
+    for v in 0..n {
+        let lv = order[v as usize];
+        assert_eq!(ext(live, lv), ext(want, v));
+        let a: Vec<(LogId, u32)> = {
+            let nb = live.neighbors_checked(lv).unwrap();
+            let w = live.weights(lv).unwrap();
+            nb.iter()
+                .enumerate()
+                .map(|(k, &u)| (ext(live, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
+                .collect()
+        };
+        let b: Vec<(LogId, u32)> = {
+            let nb = want.neighbors_checked(v).unwrap();
+            let w = want.weights(v).unwrap();
+            nb.iter()
+                .enumerate()
+                .map(|(k, &u)| (ext(want, u), w.as_ref().map_or(0, |w| w[k].to_bits())))
+                .collect()
+        };
+        assert_eq!(a, b, "{what}: row of {}", ext(want, v));
+        assert_eq!(
+            live.strength(lv).unwrap().to_bits(),
+            want.strength(v).unwrap().to_bits(),
+            "{what}: strength"
+        );
+        assert_eq!(live.hash_key(lv).unwrap(), want.hash_key(v).unwrap());
+    }
+    order
 }
 
 /// One random scenario: a base graph, then `batches` commits of random adds and removes.
@@ -914,4 +922,100 @@ fn one_edge_on_a_hub_writes_at_most_256_bytes() {
     let max = *sizes.iter().max().unwrap();
     assert!(max <= 256, "commit sizes {sizes:?}");
     Graph::open(&path).unwrap().validate().unwrap();
+}
+
+/// Commits large enough to be staged and written in parallel (calls of more than 8,192
+/// operations, records of several tasks) write the same log bytes for any thread count, and
+/// the graph they give is a rebuild's.
+#[test]
+fn commits_write_the_same_bytes_for_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for (seed, kind, directed, weighted) in [
+        (700u64, Kind::Int, false, false),
+        (701, Kind::Str, true, true),
+    ] {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut next = || {
+            rng = rng.wrapping_add(1);
+            splitmix64(rng)
+        };
+        // Ids spread so that new ones fall between existing ones (a permuted graph).
+        let id = |k: u64| match kind {
+            Kind::Str => LogId::Str(format!("u{k}")),
+            _ => LogId::Int(k as i64 * 3 - 4000),
+        };
+        let span = 6000u64;
+        let mut model = Model::new(kind, directed, weighted, Merge::Sum);
+        for k in 0..30_000u64 {
+            // A few hubs, whose rows get deltas.
+            let a = if k % 8 == 0 {
+                next() % 4
+            } else {
+                next() % span
+            };
+            model.add(id(a), id(next() % span), 1.0 + (k % 3) as f32);
+        }
+        let base = dir.path().join(format!("threads{seed}.graph"));
+        save(&model.build(), &base).unwrap();
+        // The calls of three commits: (removals, additions).
+        let mut commits = Vec::new();
+        for size in [12_000u64, 40, 10_000] {
+            let (mut rs, mut rd, mut s, mut d, mut w) = (vec![], vec![], vec![], vec![], vec![]);
+            for _ in 0..size / 4 {
+                let i = (next() % model.edges.len() as u64) as usize;
+                let e = model.edges.keys().nth(i).unwrap().clone();
+                model.remove(&e.0, &e.1);
+                rs.push(e.0);
+                rd.push(e.1);
+            }
+            for k in size / 4..size {
+                let top = if k % 10 == 0 { 2 * span } else { span };
+                let a = if k % 16 == 0 {
+                    next() % 4
+                } else {
+                    next() % top
+                };
+                let (a, b, x) = (id(a), id(next() % top), 0.5 + (k % 5) as f32);
+                model.add(a.clone(), b.clone(), x);
+                s.push(a);
+                d.push(b);
+                w.push(x);
+            }
+            commits.push((rs, rd, s, d, w));
+        }
+        let mut logs: Vec<Vec<Vec<u8>>> = Vec::new();
+        for threads in [1usize, 2, 3] {
+            let path = dir.path().join(format!("threads{seed}-{threads}.graph"));
+            std::fs::copy(&base, &path).unwrap();
+            let mut w = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
+            w.set_threads(Some(threads)).unwrap();
+            let mut bytes = Vec::new();
+            for (rs, rd, s, d, x) in &commits {
+                w.remove_edges(&ids(kind, rs), &ids(kind, rd)).unwrap();
+                w.add_edges(&ids(kind, s), &ids(kind, d), weighted.then_some(&x[..]))
+                    .unwrap();
+                assert!(w.commit().unwrap());
+                bytes.push(std::fs::read(log_path(&path)).unwrap());
+            }
+            if threads == 2 {
+                let g = Graph::open(&path).unwrap();
+                g.validate().unwrap();
+                assert_rows_same(
+                    &g,
+                    &model.build(),
+                    &format!("seed {seed}, {threads} threads"),
+                );
+            }
+            logs.push(bytes);
+        }
+        for (k, log) in logs.iter().enumerate().skip(1) {
+            for (c, (a, b)) in logs[0].iter().zip(log).enumerate() {
+                assert!(
+                    a == b,
+                    "seed {seed}: commit {c} with {} threads differs from 1 thread",
+                    k + 1
+                );
+            }
+        }
+    }
 }

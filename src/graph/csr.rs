@@ -1095,6 +1095,124 @@ impl Graph {
         }
     }
 
+    /// Internal indices of many int ids, as [`Graph::lookup_int`] gives them one by one; `ids`
+    /// ascending (see [`Graph::lookup_sorted`]).
+    pub(crate) fn lookup_ints_sorted(&self, ids: &[i64]) -> Result<Vec<Option<u32>>> {
+        match self.header.id_kind {
+            IdKind::Int64 => {
+                let words = self.ids_words();
+                let idx = self.id_index();
+                let permuted = self.header.permuted;
+                self.lookup_sorted(
+                    ids,
+                    |r| Ok(if permuted { idx[r] } else { r as u32 }),
+                    |v, id| (words[v as usize] as i64).cmp(id),
+                    |id| match self.live.as_deref() {
+                        Some(l) => l.lookup_int(*id),
+                        None => Ok(None),
+                    },
+                )
+            }
+            _ => ids.iter().map(|&i| self.lookup_int(i)).collect(),
+        }
+    }
+
+    /// Internal indices of many string ids, as [`Graph::lookup_str`] gives them one by one;
+    /// `ids` ascending (see [`Graph::lookup_sorted`]).
+    pub(crate) fn lookup_strs_sorted(&self, ids: &[&str]) -> Result<Vec<Option<u32>>> {
+        match self.header.id_kind {
+            IdKind::Utf8 => {
+                let idx = self.id_index();
+                let err = std::cell::Cell::new(None);
+                let r = self.lookup_sorted(
+                    ids,
+                    |r| Ok(idx[r]),
+                    |v, id| match self.str_id_bytes(v) {
+                        Ok(b) => b.cmp(id.as_bytes()),
+                        Err(e) => {
+                            err.set(Some(e));
+                            Ordering::Equal
+                        }
+                    },
+                    |id| match self.live.as_deref() {
+                        Some(l) => l.lookup_str(id),
+                        None => Ok(None),
+                    },
+                );
+                match err.into_inner() {
+                    Some(e) => Err(e),
+                    None => r,
+                }
+            }
+            _ => ids.iter().map(|i| self.lookup_str(i)).collect(),
+        }
+    }
+
+    /// Looks up ascending `ids` in the base file's sorted ids (rank `r` is node `node(r)`,
+    /// compared to an id by `cmp`), each from where the previous one was found: a gallop,
+    /// then a binary search of the range it brackets. `k` ids cost O(k log(n/k)) probes that
+    /// walk the file in id order, not O(k log n) random ones. An id the file lacks is
+    /// `miss(id)` (the change log's created ids).
+    fn lookup_sorted<Q>(
+        &self,
+        ids: &[Q],
+        node: impl Fn(usize) -> Result<u32>,
+        cmp: impl Fn(u32, &Q) -> Ordering,
+        miss: impl Fn(&Q) -> Result<Option<u32>>,
+    ) -> Result<Vec<Option<u32>>> {
+        let n = self.hot.n;
+        let at = |r: usize| -> Result<u32> {
+            let v = node(r)?;
+            if v as usize >= n {
+                return Err(Error::format(format!(
+                    "corrupted id_index entry {v} >= {n}"
+                )));
+            }
+            Ok(v)
+        };
+        // The first rank in `lo..hi` whose id is not below `q`.
+        let first_not_below = |q: &Q, mut lo: usize, mut hi: usize| -> Result<usize> {
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if cmp(at(mid)?, q) == Ordering::Less {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            Ok(lo)
+        };
+        let (Some(head), Some(tail)) = (ids.first(), ids.last()) else {
+            return Ok(Vec::new());
+        };
+        // Ids spread thin over the file's (fewer than one per 64 ranks they span) are each
+        // found by a plain binary search: a gallop over long gaps would probe more pages.
+        let start = first_not_below(head, 0, n)?;
+        let span = first_not_below(tail, start, n)? - start;
+        let dense = ids.len().saturating_mul(64) >= span;
+        let mut out = Vec::with_capacity(ids.len());
+        // Ranks below `lo` hold ids below the current one.
+        let mut lo = start;
+        for q in ids {
+            let r = if dense {
+                let mut step = 1;
+                while lo + step <= n && cmp(at(lo + step - 1)?, q) == Ordering::Less {
+                    lo += step;
+                    step *= 2;
+                }
+                first_not_below(q, lo, (lo + step - 1).min(n))?
+            } else {
+                first_not_below(q, 0, n)?
+            };
+            lo = r;
+            out.push(match r < n {
+                true if cmp(at(r)?, q) == Ordering::Equal => Some(at(r)?),
+                _ => miss(q)?,
+            });
+        }
+        Ok(out)
+    }
+
     /// Binary search of the base file's `id_index`.
     fn search(&self, mut cmp: impl FnMut(u32) -> Ordering) -> Result<Option<u32>> {
         let idx = self.id_index();

@@ -21,12 +21,31 @@ type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing
 
 pub use crate::io::ids::Ids;
 
-/// A changed arc `(a, b)` and its weight now (None: removed).
-pub(crate) type ArcChange = (u32, u32, Option<f32>);
+/// What [`Stage::look_ahead`] found for an operation: its endpoints' committed nodes, and
+/// the committed weights of its arcs (forward and reverse), each `None` where not looked up.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Known {
+    a: Option<Option<u32>>,
+    b: Option<Option<u32>>,
+    fwd: Option<Option<f32>>,
+    rev: Option<Option<f32>>,
+}
 
-/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs` before the call
-/// (None: it had none), and the change it made to `a`'s degree.
-pub(crate) struct Undo(u32, u32, Option<Option<f32>>, i8);
+/// Operations looked up per parallel task.
+const LOOK_AHEAD_CHUNK: usize = 4096;
+
+/// An arc's entry in `Stage::arcs_set`: its weight now (None: removed), and whether the
+/// committed graph has it.
+pub(crate) type Staged = (Option<f32>, bool);
+
+/// A changed arc `(a, b)`, its weight now (None: removed) and whether the committed graph
+/// has it (a node's degree changes by the arcs it has now and had not, less those it had and
+/// has not).
+pub(crate) type ArcChange = (u32, u32, Option<f32>, bool);
+
+/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs_set` before the
+/// call (None: it had none).
+pub(crate) struct Undo(u32, u32, Option<Staged>);
 
 /// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
 /// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
@@ -43,10 +62,9 @@ pub(crate) struct Stage {
     pub(crate) committed_n: u32,
     pub(crate) n: u32,
     /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
-    /// removal of an arc added by this batch). Node `a` gets a new row in the segment.
-    pub(crate) arcs_set: IndexMap<(u32, u32), Option<f32>>,
-    /// Node → its degree now minus its committed degree (nodes of `arcs_set` only).
-    pub(crate) degree_change: IndexMap<u32, i64>,
+    /// removal of an arc added by this batch), and whether the committed graph has it. Node
+    /// `a` gets a new row in the segment.
+    pub(crate) arcs_set: IndexMap<(u32, u32), Staged>,
     pub(crate) created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     pub(crate) new_ids: Vec<LogId>,
@@ -84,7 +102,6 @@ impl Stage {
             committed_n: c.n,
             n: c.n,
             arcs_set: IndexMap::default(),
-            degree_change: IndexMap::default(),
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
@@ -154,6 +171,12 @@ impl Stage {
             self.n = *i as u32 + 1;
             return Ok(*i as u32);
         }
+        self.create(id)
+    }
+
+    /// A new node for `id`, which neither the committed graph nor this batch has (int or
+    /// string ids).
+    fn create(&mut self, id: &LogId) -> Result<u32> {
         if self.n == u32::MAX {
             return Err(Error::input("the graph would exceed 2**32-1 nodes"));
         }
@@ -237,41 +260,52 @@ impl Stage {
 
     /// Sets arc `(a, b)` to `w` (`f` of its current weight, if it has one, with this batch
     /// applied; it may refuse) and returns its current weight. One lookup of the staged arcs:
-    /// the committed graph is searched only for an arc the batch has not set.
+    /// the committed graph is searched only for an arc the batch has not set, unless `known`
+    /// holds that search's answer already.
     fn update_arc(
         &mut self,
         g: &Graph,
         a: u32,
         b: u32,
+        known: Option<Option<f32>>,
         f: impl FnOnce(Option<f32>) -> Result<Option<Option<f32>>>,
     ) -> Result<Option<f32>> {
         use std::collections::hash_map::Entry;
         let entry = self.arcs_set.entry((a, b));
-        let old = match &entry {
-            Entry::Occupied(o) => *o.get(),
-            Entry::Vacant(_) => Stage::committed_arc(g, a, b)?,
+        let old = match (&entry, known) {
+            (Entry::Occupied(o), _) => o.get().0,
+            (Entry::Vacant(_), Some(w)) => w,
+            (Entry::Vacant(_), None) => Stage::committed_arc(g, a, b)?,
         };
         let Some(w) = f(old)? else {
             return Ok(old);
         };
         let before = match entry {
-            Entry::Occupied(mut o) => Some(o.insert(w)),
+            Entry::Occupied(mut o) => {
+                let was = *o.get();
+                Some(o.insert((w, was.1)))
+            }
             Entry::Vacant(v) => {
-                v.insert(w);
+                v.insert((w, old.is_some()));
                 None
             }
         };
-        // `a`'s degree: one more when the arc appears, one less when it goes.
-        let delta = i8::from(old.is_none() && w.is_some()) - i8::from(old.is_some() && w.is_none());
-        *self.degree_change.entry(a).or_insert(0) += i64::from(delta);
-        self.undo.push(Undo(a, b, before, delta));
+        self.undo.push(Undo(a, b, before));
         Ok(old)
     }
 
-    /// Adds the arc `a -> b` with weight `w`, merging with an existing one.
-    pub(crate) fn add_arc(&mut self, g: &Graph, a: u32, b: u32, w: f32) -> Result<()> {
+    /// Adds the arc `a -> b` with weight `w`, merging with an existing one (`known`: its
+    /// committed weight, if already looked up).
+    pub(crate) fn add_arc(
+        &mut self,
+        g: &Graph,
+        a: u32,
+        b: u32,
+        w: f32,
+        known: Option<Option<f32>>,
+    ) -> Result<()> {
         let (weighted, merge) = (self.weighted, self.merge);
-        let old = self.update_arc(g, a, b, |old| {
+        let old = self.update_arc(g, a, b, known, |old| {
             let new = match old {
                 None => w,
                 Some(_) if !weighted => 1.0,
@@ -298,9 +332,15 @@ impl Stage {
     }
 
     /// Removes the arc `a -> b` if it exists; returns whether it did.
-    pub(crate) fn remove_arc(&mut self, g: &Graph, a: u32, b: u32) -> Result<bool> {
+    pub(crate) fn remove_arc(
+        &mut self,
+        g: &Graph,
+        a: u32,
+        b: u32,
+        known: Option<Option<f32>>,
+    ) -> Result<bool> {
         // Only an existing arc is set (to removed): an absent one stays out of the stage.
-        let old = self.update_arc(g, a, b, |old| Ok(old.map(|_| None)))?;
+        let old = self.update_arc(g, a, b, known, |old| Ok(old.map(|_| None)))?;
         if old.is_some() {
             self.arcs -= 1;
             if a == b && !self.directed {
@@ -310,39 +350,162 @@ impl Stage {
         Ok(old.is_some())
     }
 
+    /// Node of `id`, created if it has none; `known` is its committed node if already looked
+    /// up (`Some(None)`: the committed graph has no such id).
+    fn resolve_known(&mut self, g: &Graph, id: &LogId, known: Option<Option<u32>>) -> Result<u32> {
+        match known {
+            Some(Some(v)) => Ok(v),
+            Some(None) => match self.created.get(id) {
+                Some(&v) => Ok(v),
+                None => self.create(id),
+            },
+            None => self.resolve_or_create(g, id),
+        }
+    }
+
     pub(crate) fn apply_add(
         &mut self,
         g: &Graph,
         a: &LogId,
         b: &LogId,
         w: Option<f32>,
+        known: &Known,
     ) -> Result<()> {
-        let s = self.resolve_or_create(g, a)?;
-        let d = self.resolve_or_create(g, b)?;
+        let s = self.resolve_known(g, a, known.a)?;
+        let d = self.resolve_known(g, b, known.b)?;
         let w = w.unwrap_or(1.0);
-        self.add_arc(g, s, d, w)?;
+        self.add_arc(g, s, d, w, known.fwd)?;
         if !self.directed && s != d {
-            self.add_arc(g, d, s, w)?;
+            self.add_arc(g, d, s, w, known.rev)?;
         }
         self.adds += 1;
         Ok(())
     }
 
     /// Returns whether the edge existed.
-    pub(crate) fn apply_remove(&mut self, g: &Graph, a: &LogId, b: &LogId) -> Result<bool> {
-        let (Some(s), Some(d)) = (self.lookup(g, a)?, self.lookup(g, b)?) else {
-            self.removes += 1;
+    pub(crate) fn apply_remove(
+        &mut self,
+        g: &Graph,
+        a: &LogId,
+        b: &LogId,
+        known: &Known,
+    ) -> Result<bool> {
+        let found = |st: &Stage, id: &LogId, k: Option<Option<u32>>| match k {
+            Some(Some(v)) => Ok(Some(v)),
+            _ => st.lookup(g, id),
+        };
+        let s = found(self, a, known.a)?;
+        let d = found(self, b, known.b)?;
+        self.removes += 1;
+        let (Some(s), Some(d)) = (s, d) else {
             return Ok(false);
         };
-        self.removes += 1;
-        if !self.remove_arc(g, s, d)? {
+        if !self.remove_arc(g, s, d, known.fwd)? {
             return Ok(false);
         }
         if !self.directed && s != d {
             // The reverse arc is looked up too: a damaged file may lack it.
-            self.remove_arc(g, d, s)?;
+            self.remove_arc(g, d, s, known.rev)?;
         }
         Ok(true)
+    }
+
+    /// What the operations `ops` find in the committed graph, looked up ahead of applying
+    /// them (a pure function of the graph, computed on `pool`): their endpoints' committed
+    /// nodes and, where both exist, the committed weights of the arcs between them. The ids
+    /// are sorted and searched in id order (see [`Graph::lookup_ints_sorted`]). `None` where
+    /// not looked up, or where a lookup failed: applying the operation looks it up again and
+    /// reports the error in operation order.
+    pub(crate) fn look_ahead(
+        &self,
+        g: &Graph,
+        ops: &[Op],
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Vec<Known> {
+        let mut known = vec![Known::default(); ops.len()];
+        fn ends(op: &Op) -> [&LogId; 2] {
+            let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
+            [a, b]
+        }
+        match self.kind {
+            IdKind::Implicit => {
+                let n = g.num_nodes() as i64;
+                for (k, op) in known.iter_mut().zip(ops) {
+                    // Nodes this batch creates are looked up when applied.
+                    if let [LogId::Int(x), LogId::Int(y)] = ends(op) {
+                        if (0..n).contains(x) && (0..n).contains(y) {
+                            (k.a, k.b) = (Some(Some(*x as u32)), Some(Some(*y as u32)));
+                        }
+                    }
+                }
+            }
+            IdKind::Int64 | IdKind::Utf8 => {
+                // Endpoint 2i and 2i+1 are operation i's; sorted by id.
+                let ids: Vec<&LogId> = ops.iter().flat_map(ends).collect();
+                let mut order: Vec<(u64, u32)> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, id)| (sort_prefix(id), i as u32))
+                    .collect();
+                radix_sort_by_key(&mut order, |e| e.0);
+                // Equal prefixes of strings: by the whole id (an int's key is the whole id).
+                let exact = self.kind == IdKind::Int64;
+                for run in order.chunk_by_mut(|x, y| x.0 == y.0 && !exact) {
+                    if run.len() > 1 {
+                        run.sort_unstable_by(|x, y| ids[x.1 as usize].cmp(ids[y.1 as usize]));
+                    }
+                }
+                let found = crate::parallel::map_chunks(
+                    pool,
+                    &order.chunks(LOOK_AHEAD_CHUNK).collect::<Vec<_>>(),
+                    1,
+                    |chunk| match self.kind {
+                        IdKind::Int64 => {
+                            let q: Vec<i64> = chunk
+                                .iter()
+                                .map(|e| match ids[e.1 as usize] {
+                                    LogId::Int(i) => *i,
+                                    LogId::Str(_) => 0,
+                                })
+                                .collect();
+                            g.lookup_ints_sorted(&q).ok()
+                        }
+                        _ => {
+                            let q: Vec<&str> = chunk
+                                .iter()
+                                .map(|e| match ids[e.1 as usize] {
+                                    LogId::Str(s) => s.as_str(),
+                                    LogId::Int(_) => "",
+                                })
+                                .collect();
+                            g.lookup_strs_sorted(&q).ok()
+                        }
+                    },
+                );
+                for (chunk, f) in order.chunks(LOOK_AHEAD_CHUNK).zip(found) {
+                    let Some(f) = f else { continue };
+                    for (e, v) in chunk.iter().zip(f) {
+                        let k = &mut known[e.1 as usize / 2];
+                        match e.1 % 2 {
+                            0 => k.a = Some(v),
+                            _ => k.b = Some(v),
+                        }
+                    }
+                }
+            }
+        }
+        // The arcs between committed endpoints.
+        let directed = self.directed;
+        crate::parallel::map_chunks(pool, &known, LOOK_AHEAD_CHUNK, |k| {
+            let mut k = *k;
+            if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
+                k.fwd = Stage::committed_arc(g, s, d).ok();
+                if !directed && s != d {
+                    k.rev = Stage::committed_arc(g, d, s).ok();
+                }
+            }
+            k
+        })
     }
 
     /// Applies one operation whose ids may not have been checked (a log's, replayed by
@@ -351,14 +514,25 @@ impl Stage {
         let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
         self.check_id(a)?;
         self.check_id(b)?;
+        self.apply_known(g, op, &Known::default())
+    }
+
+    fn apply_known(&mut self, g: &Graph, op: &Op, known: &Known) -> Result<bool> {
         match op {
-            Op::Add(a, b, w) => self.apply_add(g, a, b, *w).map(|_| true),
-            Op::Remove(a, b) => self.apply_remove(g, a, b),
+            Op::Add(a, b, w) => self.apply_add(g, a, b, *w, known).map(|_| true),
+            Op::Remove(a, b) => self.apply_remove(g, a, b, known),
         }
     }
 
-    /// Applies one call's operations, all or none: on an error the stage is as before.
-    pub(crate) fn apply_call(&mut self, g: &Graph, ops: &[Op]) -> Result<u64> {
+    /// Applies one call's operations, all or none: on an error the stage is as before. The
+    /// committed graph is searched for all of them first, in parallel on `pool` (see
+    /// [`Stage::look_ahead`]); then they are applied in order, one thread.
+    pub(crate) fn apply_call(
+        &mut self,
+        g: &Graph,
+        ops: &[Op],
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<u64> {
         for op in ops {
             let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
             self.check_id(a)?;
@@ -375,9 +549,15 @@ impl Stage {
             self.max_id.clone(),
             self.new_ids.len(),
         );
+        let known = self.look_ahead(g, ops, pool);
+        // Most operations make a new entry: room for them at once.
+        self.arcs_set
+            .reserve(ops.len() * (1 + usize::from(!self.directed)));
+        self.undo
+            .reserve(ops.len() * (1 + usize::from(!self.directed)));
         let mut changed = 0u64;
-        let result = ops.iter().try_for_each(|op| {
-            changed += u64::from(self.apply(g, op)?);
+        let result = ops.iter().zip(&known).try_for_each(|(op, k)| {
+            changed += u64::from(self.apply_known(g, op, k)?);
             Ok(())
         });
         match result {
@@ -390,8 +570,7 @@ impl Stage {
                 Ok(changed)
             }
             Err(e) => {
-                while let Some(Undo(a, b, before, delta)) = self.undo.pop() {
-                    *self.degree_change.entry(a).or_insert(0) -= i64::from(delta);
+                while let Some(Undo(a, b, before)) = self.undo.pop() {
                     match before {
                         Some(w) => self.arcs_set.insert((a, b), w),
                         None => self.arcs_set.remove(&(a, b)),
@@ -439,15 +618,26 @@ impl Stage {
 
     /// The changed arcs in the order of the new rows (the input of [`Stage::for_each_row`]):
     /// by node, then by the neighbours' ids (by index while internal order is id order).
-    pub(crate) fn sorted_changes(&self, g: &Graph) -> Result<Vec<ArcChange>> {
+    /// The rows of a permuted graph are sorted by id on `pool` if given (one task per row).
+    pub(crate) fn sorted_changes(
+        &self,
+        g: &Graph,
+        pool: Option<&rayon::ThreadPool>,
+    ) -> Result<Vec<ArcChange>> {
+        use rayon::prelude::*;
         let mut changes: Vec<ArcChange> = self
             .arcs_set
             .iter()
-            .map(|(&(a, b), &w)| (a, b, w))
+            .map(|(&(a, b), &(w, had))| (a, b, w, had))
             .collect();
-        changes.sort_unstable_by_key(|c| (c.0, c.1));
+        sort_arcs(&mut changes);
         if !self.rows_by_index() {
-            for group in changes.chunk_by_mut(|x, y| x.0 == y.0) {
+            // Neighbours of the base file, in id order there, are sorted by id already.
+            let (base, in_order) = (g.base_num_nodes() as u32, g.base_in_id_order());
+            let by_id = |group: &mut [ArcChange]| -> Result<()> {
+                if in_order && group.iter().all(|c| c.1 < base) {
+                    return Ok(());
+                }
                 let mut keyed = group
                     .iter()
                     .map(|c| Ok((self.id_of(g, c.1)?, *c)))
@@ -456,6 +646,17 @@ impl Stage {
                 for (slot, (_, c)) in group.iter_mut().zip(keyed) {
                     *slot = c;
                 }
+                Ok(())
+            };
+            match pool {
+                Some(p) => p.install(|| {
+                    changes
+                        .par_chunk_by_mut(|x, y| x.0 == y.0)
+                        .try_for_each(by_id)
+                })?,
+                None => changes
+                    .chunk_by_mut(|x, y| x.0 == y.0)
+                    .try_for_each(by_id)?,
             }
         }
         Ok(changes)
@@ -538,15 +739,17 @@ impl Stage {
         Ok(())
     }
 
-    /// Calls `f(v, row)` with the record that the segment gets for every node this batch
-    /// changed, ascending by node: a delta on the node's committed row, or its whole new row
-    /// (see [`delta_pays`]). Deterministic: the writer calls it twice per commit.
-    pub(crate) fn for_each_record(
+    /// The record that the segment gets for node `group[0].0`, whose changed arcs are
+    /// `group` (a run of [`Stage::sorted_changes`]), passed to `f`: a delta on the node's
+    /// committed row, or its whole new row (see [`delta_pays`]). A function of the committed
+    /// graph and the stage: the records of different nodes may be built on different threads.
+    pub(crate) fn record<R>(
         &self,
         g: &Graph,
-        changes: &[ArcChange],
-        mut f: impl FnMut(u32, NewRecord<'_>) -> Result<()>,
-    ) -> Result<()> {
+        group: &[ArcChange],
+        sc: &mut RecordScratch,
+        f: impl FnOnce(u32, NewRecord<'_>) -> Result<R>,
+    ) -> Result<R> {
         let by_index = self.rows_by_index();
         let cmp = |a: u32, b: u32| -> Result<Ordering> {
             if by_index {
@@ -556,104 +759,177 @@ impl Stage {
             }
         };
         let ov = g.overlay();
-        let (mut nbrs, mut wts) = (Vec::new(), Vec::new());
-        let (mut entries, mut merged) = (Vec::new(), Vec::new());
-        for group in changes.chunk_by(|x, y| x.0 == y.0) {
-            let v = group[0].0;
-            let committed = (v as usize) < g.num_nodes();
-            entries.clear();
-            entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
-            // The committed record and the deltas beneath it: merge the newest deltas into
-            // this one while they are not larger (the binary-counter rule: a chain holds
-            // O(log) deltas, and each entry is rewritten O(log) times).
-            let (mut below, value) = match ov {
-                Some(o) if committed => o.leaf(v)?,
-                _ => (0, 0.0),
+        let RecordScratch {
+            nbrs,
+            wts,
+            entries,
+            merged,
+        } = sc;
+        let v = group[0].0;
+        let committed = (v as usize) < g.num_nodes();
+        entries.clear();
+        entries.extend(group.iter().map(|c| (c.1, c.2.unwrap_or(0.0))));
+        // The committed record and the deltas beneath it: merge the newest deltas into
+        // this one while they are not larger (the binary-counter rule: a chain holds
+        // O(log) deltas, and each entry is rewritten O(log) times).
+        let (mut below, value) = match ov {
+            Some(o) if committed => o.leaf(v)?,
+            _ => (0, 0.0),
+        };
+        let o = ov.filter(|_| below != 0);
+        let mut rec = match o {
+            Some(o) => Some(o.record_of_entry(v, below, value)?),
+            None => None,
+        };
+        while let Some(Record::Delta(d)) = &rec {
+            if d.nbrs().len() > entries.len() {
+                break;
+            }
+            compose((d.nbrs(), d.vals()), entries, &cmp, merged)?;
+            std::mem::swap(entries, merged);
+            below = d.older;
+            rec = match (o, below) {
+                (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
+                _ => None,
             };
-            let o = ov.filter(|_| below != 0);
-            let mut rec = match o {
-                Some(o) => Some(o.record_of_entry(v, below, value)?),
-                None => None,
+        }
+        let (mut chain, mut total) = (1u32, entries.len() as u64);
+        let mut r = rec;
+        while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
+            chain += 1;
+            total += d.nbrs().len() as u64;
+            r = match d.older {
+                0 => None,
+                off => Some(o.record_at(v, off)?),
             };
-            while let Some(Record::Delta(d)) = &rec {
-                if d.nbrs().len() > entries.len() {
-                    break;
-                }
-                compose((d.nbrs(), d.vals()), &entries, &cmp, &mut merged)?;
-                std::mem::swap(&mut entries, &mut merged);
-                below = d.older;
-                rec = match (o, below) {
-                    (Some(o), off) if off != 0 => Some(o.record_at(v, off)?),
-                    _ => None,
-                };
+        }
+        let old_degree = if committed { g.degree(v)? } else { 0 };
+        let change: i64 = group
+            .iter()
+            .map(|c| i64::from(c.2.is_some()) - i64::from(c.3))
+            .sum();
+        let degree = u64::try_from(old_degree as i64 + change)
+            .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
+        // One arc on the row beneath (no older record): the index entry holds it.
+        if !self.weighted && below == 0 && entries.len() == 1 {
+            let (u, x) = entries[0];
+            return f(
+                v,
+                NewRecord::Inline {
+                    word: inline_delta(u, x > 0.0),
+                    degree: degree as u32,
+                },
+            );
+        }
+        let delta = committed && delta_pays(total, chain, degree);
+        // A weighted row's strength is the sum of its weights in row order, as a rebuild
+        // computes it: the merged row is read once for it.
+        let strength = if self.weighted || !delta {
+            self.merge_group(g, group, nbrs, wts)?;
+            if nbrs.len() as u64 != degree {
+                return Err(Error::format(format!(
+                    "the committed row of node {v} is inconsistent with its degree"
+                )));
             }
-            let (mut chain, mut total) = (1u32, entries.len() as u64);
-            let mut r = rec;
-            while let (Some(Record::Delta(d)), Some(o)) = (&r, o) {
-                chain += 1;
-                total += d.nbrs().len() as u64;
-                r = match d.older {
-                    0 => None,
-                    off => Some(o.record_at(v, off)?),
-                };
-            }
-            let old_degree = if committed { g.degree(v)? } else { 0 };
-            let change = self.degree_change.get(&v).copied().unwrap_or(0);
-            let degree = u64::try_from(old_degree as i64 + change)
-                .map_err(|_| Error::format(format!("node {v} would get a negative degree")))?;
-            // One arc on the row beneath (no older record): the index entry holds it.
-            if !self.weighted && below == 0 && entries.len() == 1 {
-                let (u, x) = entries[0];
-                f(
-                    v,
-                    NewRecord::Inline {
-                        word: inline_delta(u, x > 0.0),
-                        degree: degree as u32,
-                    },
-                )?;
-                continue;
-            }
-            let delta = committed && delta_pays(total, chain, degree);
-            // A weighted row's strength is the sum of its weights in row order, as a rebuild
-            // computes it: the merged row is read once for it.
-            let strength = if self.weighted || !delta {
-                self.merge_group(g, group, &mut nbrs, &mut wts)?;
-                if nbrs.len() as u64 != degree {
-                    return Err(Error::format(format!(
-                        "the committed row of node {v} is inconsistent with its degree"
-                    )));
-                }
-                if self.weighted {
-                    strength_of(&wts)
-                } else {
-                    0.0
-                }
+            if self.weighted {
+                strength_of(wts)
             } else {
                 0.0
-            };
-            if delta {
-                f(
-                    v,
-                    NewRecord::Delta {
-                        entries: &entries,
-                        older: below,
-                        degree: degree as u32,
-                        chain,
-                        strength,
-                    },
-                )?;
-            } else {
-                f(
-                    v,
-                    NewRecord::Row {
-                        nbrs: &nbrs,
-                        wts: &wts,
-                        strength,
-                    },
-                )?;
             }
+        } else {
+            0.0
+        };
+        if delta {
+            f(
+                v,
+                NewRecord::Delta {
+                    entries,
+                    older: below,
+                    degree: degree as u32,
+                    chain,
+                    strength,
+                },
+            )
+        } else {
+            f(
+                v,
+                NewRecord::Row {
+                    nbrs,
+                    wts,
+                    strength,
+                },
+            )
         }
-        Ok(())
+    }
+}
+
+/// The buffers [`Stage::record`] builds a record in (one set per thread, reused).
+#[derive(Default)]
+pub(crate) struct RecordScratch {
+    nbrs: Vec<u32>,
+    wts: Vec<f32>,
+    entries: Vec<(u32, f32)>,
+    merged: Vec<(u32, f32)>,
+}
+
+/// Sorts changed arcs by `(a, b)` (distinct pairs).
+fn sort_arcs(v: &mut Vec<ArcChange>) {
+    let shift = 32 - v.iter().map(|c| c.1).max().unwrap_or(0).leading_zeros();
+    radix_sort_by_key(v, |c| (u64::from(c.0) << shift) | u64::from(c.1));
+}
+
+/// A key that orders ids as they compare, up to ties: an int's bits with the sign flipped, a
+/// string's first 8 bytes (big-endian, zero-padded; ties are sorted by the whole string).
+fn sort_prefix(id: &LogId) -> u64 {
+    match id {
+        LogId::Int(i) => (*i as u64) ^ (1 << 63),
+        LogId::Str(s) => {
+            let mut b = [0u8; 8];
+            let n = s.len().min(8);
+            b[..n].copy_from_slice(&s.as_bytes()[..n]);
+            u64::from_be_bytes(b)
+        }
+    }
+}
+
+/// Sorts `v` by `key`, stably: an LSD radix sort of 11-bit digits on the key bits that vary
+/// (a comparison sort of the random keys of a large batch mispredicts a branch per
+/// comparison).
+fn radix_sort_by_key<T: Copy>(v: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    if v.len() <= 256 {
+        v.sort_by_key(&key);
+        return;
+    }
+    const DIGIT: u32 = 11;
+    let (lo, hi) = v.iter().fold((u64::MAX, 0), |(lo, hi), x| {
+        let k = key(x);
+        (lo.min(k), hi.max(k))
+    });
+    // Digits above the highest bit that differs are the same for every key: no pass.
+    let bits = 64 - (lo ^ hi).leading_zeros();
+    let passes = bits.div_ceil(DIGIT) as usize;
+    let mask = (1u64 << DIGIT) - 1;
+    let mut counts = vec![[0u32; 1 << DIGIT]; passes];
+    for x in v.iter() {
+        let k = key(x);
+        for (p, count) in counts.iter_mut().enumerate() {
+            count[((k >> (DIGIT as usize * p)) & mask) as usize] += 1;
+        }
+    }
+    let mut buf = v.clone();
+    for (p, count) in counts.iter().enumerate() {
+        let mut pos = [0u32; 1 << DIGIT];
+        let mut sum = 0u32;
+        for (at, &n) in pos.iter_mut().zip(count.iter()) {
+            *at = sum;
+            sum += n;
+        }
+        for x in v.iter() {
+            let d = ((key(x) >> (DIGIT as usize * p)) & mask) as usize;
+            buf[pos[d] as usize] = *x;
+            pos[d] += 1;
+        }
+        std::mem::swap(v, &mut buf);
     }
 }
 
@@ -692,7 +968,7 @@ pub(crate) fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
     degree >= MIN_DELTA_DEGREE && chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
 }
 
-/// A record for the segment (see [`Stage::for_each_record`]).
+/// A record for the segment (see [`Stage::record`]).
 pub(crate) enum NewRecord<'a> {
     Row {
         nbrs: &'a [u32],
@@ -746,12 +1022,12 @@ impl NewRecord<'_> {
         }
     }
 
-    /// The record's bytes in `out` (none for an inline delta).
-    pub(crate) fn encode(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
-        out.clear();
+    /// Appends the record's bytes to `out` (none for an inline delta).
+    pub(crate) fn encode_into(&self, v: u32, weighted: bool, out: &mut Vec<u8>) {
         if let NewRecord::Inline { .. } = self {
             return;
         }
+        let start = out.len();
         out.extend_from_slice(&v.to_le_bytes());
         match self {
             NewRecord::Inline { .. } => {}
@@ -767,12 +1043,12 @@ impl NewRecord<'_> {
                 for u in *nbrs {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 if weighted {
                     for w in *wts {
                         out.extend_from_slice(&w.to_le_bytes());
                     }
-                    out.resize(pad8(out.len() as u64) as usize, 0);
+                    out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 }
             }
             NewRecord::Delta {
@@ -792,11 +1068,11 @@ impl NewRecord<'_> {
                 for (u, _) in *entries {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
                 for (_, x) in *entries {
                     out.extend_from_slice(&x.to_le_bytes());
                 }
-                out.resize(pad8(out.len() as u64) as usize, 0);
+                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
             }
         }
     }
@@ -874,4 +1150,97 @@ pub(crate) fn max_id(g: &Graph) -> Result<Option<LogId>> {
 pub(crate) fn record_len(degree: usize, weighted: bool) -> u64 {
     let arcs = pad8(4 * degree as u64);
     row_header_len(weighted) + arcs * (1 + u64::from(weighted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::build::{build_in_memory, csr_from_edges, IdTable};
+
+    /// Ids looked up in id order (dense calls gallop, sparse ones search each) find what
+    /// one-by-one lookups find: present ids, absent ones between and beyond, repeats.
+    #[test]
+    fn sorted_lookups_match_one_by_one_lookups() {
+        let n = 5000u32;
+        let mut x = 11u64;
+        let mut next = || {
+            x = crate::hashing::splitmix64(x);
+            x
+        };
+        let src: Vec<u32> = (0..n).collect();
+        let dst: Vec<u32> = (0..n).map(|v| (v + 1) % n).collect();
+        let shuffled: Vec<u32> = {
+            let mut p: Vec<u32> = (0..n).collect();
+            for i in (1..p.len()).rev() {
+                p.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            p
+        };
+        // Int ids in id order (searched directly); string ids in any order (searched through
+        // the file's order of ids).
+        let tables = [
+            IdTable::Int((0..n).map(|v| 3 * i64::from(v) - 700).collect()),
+            IdTable::Str(shuffled.iter().map(|&v| format!("id{}", 3 * v)).collect()),
+        ];
+        for table in tables {
+            let parts =
+                csr_from_edges(n as usize, &src, &dst, None, false, Merge::Sum, table).unwrap();
+            let g = build_in_memory(&parts).unwrap();
+            // Dense (several ids per node, gaps of a few nodes, of tens), sparse (a few
+            // spread ids), single; half of them ids the graph has (node 0's among them).
+            for count in [20_000usize, 400, 90, 30, 1] {
+                let mut keys: Vec<u64> = (0..count)
+                    .map(|i| match (i, next() % 2) {
+                        (0, _) => 3,
+                        (_, 0) => 3 * (next() % u64::from(n)) + 3,
+                        _ => next() % (3 * u64::from(n) + 9),
+                    })
+                    .collect();
+                keys.sort_unstable();
+                match g.id_kind() {
+                    IdKind::Int64 => {
+                        let ids: Vec<i64> = keys.iter().map(|&k| k as i64 - 703).collect();
+                        let want: Vec<_> = ids.iter().map(|&i| g.lookup_int(i).unwrap()).collect();
+                        assert_eq!(g.lookup_ints_sorted(&ids).unwrap(), want, "{count} ints");
+                        assert!(want.iter().any(Option::is_some));
+                    }
+                    _ => {
+                        let owned: Vec<String> = keys.iter().map(|k| format!("id{k}")).collect();
+                        let mut ids: Vec<&str> = owned.iter().map(|s| s.as_str()).collect();
+                        ids.sort_unstable();
+                        let want: Vec<_> = ids.iter().map(|i| g.lookup_str(i).unwrap()).collect();
+                        assert_eq!(g.lookup_strs_sorted(&ids).unwrap(), want, "{count} strs");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn radix_sort_of_arcs_matches_a_comparison_sort() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = crate::hashing::splitmix64(x);
+            x
+        };
+        for (len, span) in [
+            (0usize, 1u64),
+            (1000, 40),
+            (5000, 1 << 20),
+            (20_000, 1 << 32),
+        ] {
+            let mut seen = std::collections::HashSet::new();
+            let mut v: Vec<ArcChange> = Vec::new();
+            while v.len() < len {
+                let (a, b) = ((next() % span) as u32, (next() % span) as u32);
+                if seen.insert((a, b)) {
+                    v.push((a, b, (next() % 3 != 0).then_some(v.len() as f32), a < b));
+                }
+            }
+            let mut want = v.clone();
+            want.sort_unstable_by_key(|c| (c.0, c.1));
+            sort_arcs(&mut v);
+            assert_eq!(v, want, "{len} pairs below {span}");
+        }
+    }
 }

@@ -76,7 +76,8 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
     }
     let differ = || bad("the nodes with rows differ from the replayed ones".into());
     let mut listed = stored.iter();
-    stage.for_each_row(&base, &stage.sorted_changes(&base)?, |v, nbrs, wts| {
+    let changes = stage.sorted_changes(&base, None)?;
+    stage.for_each_row(&base, &changes, |v, nbrs, wts| {
         if listed.next() != Some(&v) {
             return Err(differ());
         }

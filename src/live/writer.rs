@@ -12,7 +12,7 @@ use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::graph::log_format::{
     best_slot, fence_stride, level_entry_len, LogHeader, LogId, Op, SegmentBuf, Slot, Trailer,
-    BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DIR_MAGIC, LEVEL_BITMAP_MIN_ENTRIES,
+    BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DIR_MAGIC, INLINE_DELTA, LEVEL_BITMAP_MIN_ENTRIES,
     LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
 };
 
@@ -38,6 +38,8 @@ pub struct LiveWriter {
     merge: Merge,
     prefetch: bool,
     stage: Option<Stage>,
+    /// Threads of staging and commits (None: `RAYON_NUM_THREADS`, else every CPU).
+    threads: Option<usize>,
     /// Whether this writer created the log when it opened the path (there was none): a writer
     /// that then commits nothing removes it when dropped, so a failed `update` leaves the
     /// path as it was.
@@ -164,6 +166,7 @@ impl LiveWriter {
             merge: log_merge,
             prefetch,
             stage: None,
+            threads: None,
             created_log,
         })
     }
@@ -171,6 +174,19 @@ impl LiveWriter {
     /// The newest committed state.
     pub fn snapshot(&self) -> Arc<Graph> {
         self.snapshot.clone()
+    }
+
+    /// Sets the threads that stage calls and write commits (None: `RAYON_NUM_THREADS`, else
+    /// every CPU). The log's bytes do not depend on it.
+    pub fn set_threads(&mut self, threads: Option<usize>) -> Result<()> {
+        crate::parallel::resolve_threads(threads)?;
+        self.threads = threads;
+        Ok(())
+    }
+
+    /// The pool for work of `jobs` independent parts (None: one thread).
+    fn pool(&self, jobs: usize) -> Result<Option<Arc<rayon::ThreadPool>>> {
+        crate::parallel::pool_for(crate::parallel::resolve_threads(self.threads)?, jobs)
     }
 
     /// Operations staged and not yet committed.
@@ -211,7 +227,10 @@ impl LiveWriter {
             .collect();
         let g = self.snapshot.clone();
         index_for_batch(&g, ops.len());
-        self.stage()?.apply_call(&g, &ops).map(|_| ())
+        let pool = self.pool(ops.len() / 4096)?;
+        self.stage()?
+            .apply_call(&g, &ops, pool.as_deref())
+            .map(|_| ())
     }
 
     /// Stages the removal of edges `src[i] -> dst[i]`; absent edges and unknown ids are
@@ -229,7 +248,8 @@ impl LiveWriter {
             .collect();
         let g = self.snapshot.clone();
         index_for_batch(&g, ops.len());
-        self.stage()?.apply_call(&g, &ops)
+        let pool = self.pool(ops.len() / 4096)?;
+        self.stage()?.apply_call(&g, &ops, pool.as_deref())
     }
 
     /// Drops the staged operations.
@@ -249,8 +269,9 @@ impl LiveWriter {
         let g = self.snapshot.clone();
         let seq = self.slot.seq + 1;
         let lp = &self.log_path;
+        let pool = self.pool(stage.arcs_set.len() / 4096)?;
         let (trailer_at, trailer_checksum) =
-            write_segment(&self.file, lp, &g, &stage, seq, self.end)?;
+            write_segment(&self.file, lp, &g, &stage, seq, self.end, pool.as_deref())?;
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
         let slot = Slot {
             seq,
@@ -463,6 +484,18 @@ impl SegmentWriter<'_> {
         Ok(())
     }
 
+    /// As [`SegmentWriter::put`]; 64 KB or more are written directly, without a copy.
+    pub(crate) fn put_large(&mut self, b: &[u8]) -> Result<()> {
+        if b.len() < 1 << 16 {
+            return self.put(b);
+        }
+        self.flush()?;
+        self.hash.update(b);
+        write_at(self.file, b, self.base).map_err(|e| Error::io(self.log_path, e))?;
+        self.base += b.len() as u64;
+        Ok(())
+    }
+
     pub(crate) fn flush(&mut self) -> Result<()> {
         write_at(self.file, &self.bytes, self.base).map_err(|e| Error::io(self.log_path, e))?;
         self.base += self.bytes.len() as u64;
@@ -474,9 +507,10 @@ impl SegmentWriter<'_> {
 /// Writes a commit's segment at `at`, the committed end (a crash before the superblock names
 /// it leaves the log as it was), without syncing; returns its trailer's offset and checksum.
 ///
-/// The index after the rows names their offsets, so the new rows are merged twice from the
-/// committed rows and the batch's changes: once for their sizes, offsets and strengths, once
-/// to stream them to the file. The writer never holds them all.
+/// The new rows are merged from the committed rows and the batch's changes and streamed to
+/// the file in node order, in windows of records built in parallel on `pool`; the index after
+/// them names their offsets. The bytes do not depend on the pool, and the writer holds one
+/// window of records at a time, never all of them.
 pub(crate) fn write_segment(
     file: &File,
     log_path: &Path,
@@ -484,7 +518,15 @@ pub(crate) fn write_segment(
     stage: &Stage,
     seq: u64,
     at: u64,
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<(u64, u64)> {
+    let mut out = SegmentWriter {
+        file,
+        log_path,
+        base: at,
+        bytes: Vec::with_capacity(SegmentWriter::CHUNK + (1 << 16)),
+        hash: xxhash_rust::xxh3::Xxh3Default::new(),
+    };
     // Operations (their length is in the trailer).
     let mut head = SegmentBuf {
         base: at,
@@ -492,28 +534,45 @@ pub(crate) fn write_segment(
     };
     head.put(&stage.ops);
     head.align8();
+    out.put(&head.bytes)?;
 
-    // First pass over the rows of the changed nodes (ascending): where each goes, and the
-    // tree leaf's value (the threshold's input: the strength, or the degree).
+    // The records of the changed nodes (ascending), and for the index where each went and
+    // its leaf's value (the threshold's input: the strength, or the degree).
     let ov = g.overlay();
-    let changes = stage.sorted_changes(g)?;
-    let mut entries = Vec::new();
+    let changes = stage.sorted_changes(g, pool)?;
+    let groups: Vec<&[ArcChange]> = changes.chunk_by(|x, y| x.0 == y.0).collect();
+    let mut entries = Vec::with_capacity(groups.len());
     let mut changed = ov.map_or(0, |o| o.trailer.changed);
-    let mut rows_end = head.pos();
-    stage.for_each_record(g, &changes, |v, rec| {
-        let had = match ov {
-            Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
-            _ => false,
-        };
-        changed += u64::from(!had);
-        let word = match rec {
-            NewRecord::Inline { word, .. } => word,
-            _ => rows_end,
-        };
-        entries.push((v, word, rec.leaf(stage.weighted)));
-        rows_end += rec.len(stage.weighted);
-        Ok(())
-    })?;
+    for window in record_windows(g, &groups, pool) {
+        let parts =
+            crate::parallel::map_chunks(pool, &window, 1, |(range, cost)| -> Result<RecordsPart> {
+                // About 4 bytes per arc, and a record's header.
+                let mut part = RecordsPart {
+                    bytes: Vec::with_capacity((4 * cost + 24 * range.len() as u64) as usize),
+                    entries: Vec::with_capacity(range.len()),
+                };
+                let mut sc = RecordScratch::default();
+                for group in &groups[range.clone()] {
+                    part.add(g, ov, stage, group, &mut sc)?;
+                }
+                Ok(part)
+            });
+        for part in parts {
+            let part = part?;
+            let base = out.pos();
+            for &(v, word, leaf, had) in &part.entries {
+                changed += u64::from(!had);
+                let word = if word & INLINE_DELTA != 0 {
+                    word
+                } else {
+                    base + word
+                };
+                entries.push((v, word, leaf));
+            }
+            out.put_large(&part.bytes)?;
+        }
+    }
+    let rows_end = out.pos();
 
     // After the rows: the ids of the created nodes, merged into runs of decreasing size, and
     // the index's new level.
@@ -532,37 +591,6 @@ pub(crate) fn write_segment(
     };
     tail.align8();
     let trailer_at = tail.pos();
-
-    // Second pass: the bytes, in order.
-    let mut out = SegmentWriter {
-        file,
-        log_path,
-        base: at,
-        bytes: Vec::with_capacity(SegmentWriter::CHUNK + (1 << 16)),
-        hash: xxhash_rust::xxh3::Xxh3Default::new(),
-    };
-    out.put(&head.bytes)?;
-    let mut next = entries.iter();
-    let mut record = Vec::new();
-    stage.for_each_record(g, &changes, |v, rec| {
-        // The same records as the first pass, or the segment would not match its tree.
-        let word = match rec {
-            NewRecord::Inline { word, .. } => word,
-            _ => out.pos(),
-        };
-        if next.next().filter(|e| (e.0, e.1) == (v, word)).is_none() {
-            return Err(Error::format(format!(
-                "the committed graph changed while a commit was written (node {v})"
-            )));
-        }
-        rec.encode(v, stage.weighted, &mut record);
-        out.put(&record)
-    })?;
-    if out.pos() != rows_end {
-        return Err(Error::format(
-            "the committed graph changed while a commit was written",
-        ));
-    }
     out.put(&tail.bytes)?;
     let trailer = Trailer {
         flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
@@ -584,6 +612,87 @@ pub(crate) fn write_segment(
     out.put_unhashed(&tb)?;
     out.flush()?;
     Ok((trailer_at, Trailer::stored_checksum(&tb)))
+}
+
+/// The encoded records of consecutive changed nodes, built by one task of [`write_segment`]:
+/// their bytes, and per node (node, offset in the bytes or an inline delta, leaf value, whether
+/// it had a record).
+#[derive(Default)]
+struct RecordsPart {
+    bytes: Vec<u8>,
+    entries: Vec<(u32, u64, f64, bool)>,
+}
+
+impl RecordsPart {
+    fn add(
+        &mut self,
+        g: &Graph,
+        ov: Option<&Overlay>,
+        stage: &Stage,
+        group: &[ArcChange],
+        sc: &mut RecordScratch,
+    ) -> Result<()> {
+        let at = self.bytes.len() as u64;
+        let (v, leaf, word) = stage.record(g, group, sc, |v, rec| {
+            rec.encode_into(v, stage.weighted, &mut self.bytes);
+            debug_assert_eq!(self.bytes.len() as u64 - at, rec.len(stage.weighted));
+            // An inline delta's word, or the record's offset in this part.
+            let word = match rec {
+                NewRecord::Inline { word, .. } => word,
+                _ => at,
+            };
+            Ok((v, rec.leaf(stage.weighted), word))
+        })?;
+        let had = match ov {
+            Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
+            _ => false,
+        };
+        self.entries.push((v, word, leaf, had));
+        Ok(())
+    }
+}
+
+/// Arcs (about 4 bytes each) of records per parallel task of [`write_segment`].
+const RECORDS_PER_TASK: u64 = 1 << 16;
+
+/// The changed nodes' `groups` cut into windows of ranges (with their costs), each range one
+/// task's records: a window holds as many tasks as the pool has threads (one without a pool),
+/// each task about [`RECORDS_PER_TASK`] arcs of rows (estimated from the committed degrees),
+/// so that a window takes a few megabytes at most beside its largest rows.
+fn record_windows(
+    g: &Graph,
+    groups: &[&[ArcChange]],
+    pool: Option<&rayon::ThreadPool>,
+) -> Vec<Vec<(std::ops::Range<usize>, u64)>> {
+    let tasks = pool.map_or(1, |p| p.current_num_threads().max(1));
+    // Cost of a record: its changes, and the arcs of the committed row it may rewrite (an
+    // unreadable degree counts as none: building the record reports the error).
+    let costs = crate::parallel::map_chunks(pool, groups, 4096, |group| {
+        let v = group[0].0;
+        let degree = if (v as usize) < g.num_nodes() {
+            g.degree(v).unwrap_or(0)
+        } else {
+            0
+        };
+        group.len() as u64 + degree
+    });
+    let mut windows = Vec::new();
+    let mut window = Vec::with_capacity(tasks);
+    let (mut start, mut cost) = (0, 0);
+    for (k, c) in costs.iter().enumerate() {
+        cost += c;
+        if cost >= RECORDS_PER_TASK || k + 1 == groups.len() {
+            window.push((start..k + 1, cost));
+            (start, cost) = (k + 1, 0);
+            if window.len() == tasks {
+                windows.push(std::mem::replace(&mut window, Vec::with_capacity(tasks)));
+            }
+        }
+    }
+    if !window.is_empty() {
+        windows.push(window);
+    }
+    windows
 }
 
 /// Writes the id runs after adding this stage's created nodes (merging the newest runs while
