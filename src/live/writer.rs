@@ -12,8 +12,9 @@ use crate::graph::csr::{Graph, NodeId};
 use crate::graph::format::IdKind;
 use crate::graph::log_format::{
     best_slot, fence_stride, level_entry_len, LogHeader, LogId, Op, SegmentBuf, Slot, Trailer,
-    BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DIR_MAGIC, INLINE_DELTA, LEVEL_BITMAP_MIN_ENTRIES,
-    LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS, TRAILER_LEN, TRAILER_PERMUTED,
+    BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DIR_MAGIC, INLINE_DELTA,
+    LEVEL_BITMAP_MIN_ENTRIES, LEVEL_MAGIC, MAX_LEVELS, RUN_MAGIC, SLOT_LEN, SLOT_OFFSETS,
+    TRAILER_LEN, TRAILER_PERMUTED,
 };
 
 use crate::graph::overlay::*;
