@@ -693,7 +693,10 @@ impl Overlay {
             return;
         };
         if self.end <= WHOLE_LOG_HINT {
-            let _ = m.advise_range(memmap2::Advice::WillNeed, 0, self.end as usize);
+            // A file of at most that size was asked for whole when it was mapped.
+            if m.len() as u64 > WHOLE_LOG_HINT {
+                let _ = m.advise_range(memmap2::Advice::WillNeed, 0, self.end as usize);
+            }
             return;
         }
         for l in &self.levels {
@@ -782,11 +785,18 @@ impl Overlay {
             return;
         }
         self.changed.get_or_init(|| {
+            // Read-ahead for the levels of a large log (a small one is read in a few pages:
+            // two system calls would cost a cold query more than they save).
+            let large = self.end > WHOLE_LOG_HINT;
             #[cfg(unix)]
-            self.advise(memmap2::Advice::Sequential);
+            if large {
+                self.advise(memmap2::Advice::Sequential);
+            }
             let built = self.changed_index();
             #[cfg(unix)]
-            self.advise(memmap2::Advice::Random);
+            if large {
+                self.advise(memmap2::Advice::Random);
+            }
             built.unwrap_or_default()
         });
     }
