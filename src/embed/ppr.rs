@@ -128,17 +128,10 @@ trait Thresholds {
     /// decide a threshold test without `floor_strength`. Not for the table: one load from it
     /// is cheaper than the bounds test.
     const USES_CODES: bool;
-    /// What `u`'s code from a base-file row says of `max(strength(u), 1)`: bounds `[lo, hi]`,
-    /// or the exact value where the code may not hold (a node the change log changed: the
-    /// lookup that found it changed found its strength too).
-    fn code_bounds(&self, u: u32, code: u8) -> Result<Floor>;
-}
-
-/// `max(strength(u), 1)` as a deposit knows it (see `Thresholds::code_bounds`).
-enum Floor {
-    Bounds(f64, f64),
-    Exact(f64),
-    Unknown,
+    /// Bounds `[lo, hi]` on `max(strength(u), 1)` given `u`'s code from a base-file row; where
+    /// the code may not hold (a node the change log changed), the lookup that found it
+    /// changed found its exact value too: `[value, value]`. None: the bounds are not used.
+    fn code_bounds(&self, u: u32, code: u8) -> Result<Option<(f64, f64)>>;
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -147,8 +140,8 @@ struct FromTable<'a>(&'a [f64]);
 impl Thresholds for FromTable<'_> {
     const SKIP_BELOW_EPS: bool = false;
     const USES_CODES: bool = false;
-    fn code_bounds(&self, _u: u32, _code: u8) -> Result<Floor> {
-        Ok(Floor::Unknown)
+    fn code_bounds(&self, _u: u32, _code: u8) -> Result<Option<(f64, f64)>> {
+        Ok(None)
     }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
@@ -171,15 +164,14 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const SKIP_BELOW_EPS: bool = true;
     const USES_CODES: bool = true;
     #[inline(always)]
-    fn code_bounds(&self, u: u32, code: u8) -> Result<Floor> {
-        let code = match self.0.changed_floor_strength::<LIVE>(u)? {
-            ChangedStrength::Unchanged => code,
+    fn code_bounds(&self, u: u32, code: u8) -> Result<Option<(f64, f64)>> {
+        Ok(Some(match self.0.changed_floor_strength::<LIVE>(u)? {
+            ChangedStrength::Unchanged => self.1 .0[code as usize],
             // The code of its current strength (the log's index in memory).
-            ChangedStrength::Code(c) => c,
-            ChangedStrength::Exact(f) => return Ok(Floor::Exact(f)),
-        };
-        let (lo, hi) = self.1 .0[code as usize];
-        Ok(Floor::Bounds(lo, hi))
+            ChangedStrength::Code(c) => self.1 .0[c as usize],
+            // Equal bounds decide every test as `threshold` would (`crossing_by_bounds`).
+            ChangedStrength::Exact(f) => (f, f),
+        }))
     }
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
@@ -815,7 +807,7 @@ unsafe fn queue_if_crossed<T: Thresholds>(
 
 /// The threshold test `new > t && old <= t` decided from bounds `[lo, hi]` on
 /// `max(strength, 1)` (so `eps * lo <= t <= eps * hi`, rounding being monotone), or None when
-/// the bounds leave it open.
+/// the bounds leave it open (never when `lo == hi`: then `t` is `eps * lo` exactly).
 #[inline(always)]
 fn crossing_by_bounds(lo: f64, hi: f64, old: f64, new: f64, eps: f64) -> Option<bool> {
     let (t_lo, t_hi) = (eps * lo, eps * hi);
@@ -845,15 +837,9 @@ unsafe fn queue_if_crossed_coded<T: Thresholds>(
 ) -> Result<()> {
     // As in `queue_if_crossed`: a residual <= eps cannot cross.
     if new > eps {
-        let by_code = match thr.code_bounds(u, code)? {
-            Floor::Bounds(lo, hi) => crossing_by_bounds(lo, hi, old, new, eps),
-            Floor::Exact(f) => {
-                // As `threshold` computes it.
-                let t = eps * f;
-                Some(new > t && old <= t)
-            }
-            Floor::Unknown => None,
-        };
+        let by_code = thr
+            .code_bounds(u, code)?
+            .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps));
         let crossed = match by_code {
             Some(c) => c,
             None => {
@@ -1075,11 +1061,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
         if new > eps {
             // A failed lookup is left undecided: `decide` reports it.
             let by_code = match code.map(|c| thr.code_bounds(u, c)) {
-                Some(Ok(Floor::Bounds(lo, hi))) => crossing_by_bounds(lo, hi, old, new, eps),
-                Some(Ok(Floor::Exact(f))) => {
-                    let t = eps * f;
-                    Some(new > t && old <= t)
-                }
+                Some(Ok(Some((lo, hi)))) => crossing_by_bounds(lo, hi, old, new, eps),
                 _ => None,
             };
             let state = match by_code {

@@ -682,10 +682,9 @@ impl Graph {
                     return Err(self.out_of_range(v));
                 }
                 return match l.changed_strength(v)? {
-                    ChangedStrength::Exact(s) if !(s.is_finite() && s >= 0.0) => Err(
-                        Error::format(format!("corrupted strength at node {v}: {s}")),
-                    ),
-                    ChangedStrength::Exact(s) => Ok(ChangedStrength::Exact(s.max(1.0))),
+                    ChangedStrength::Exact(s) => {
+                        Ok(ChangedStrength::Exact(checked_strength(v, s)?.max(1.0)))
+                    }
                     // A created node without a record: strength 0.
                     ChangedStrength::Unchanged if v >= l.base_n() => {
                         Ok(ChangedStrength::Exact(1.0))
@@ -851,10 +850,7 @@ impl Graph {
                 // From the index entry, one lookup (no read of the row itself: a threshold
                 // lookup of a cold query costs no extra page); None: the file's row.
                 return match l.strength(v)? {
-                    Some(s) if !(s.is_finite() && s >= 0.0) => Err(Error::format(format!(
-                        "corrupted strength at node {v}: {s}"
-                    ))),
-                    Some(s) => Ok(s),
+                    Some(s) => checked_strength(v, s),
                     None if v < l.base_n() => self.strength_in::<false>(v),
                     None => Ok(0.0),
                 };
@@ -864,13 +860,7 @@ impl Graph {
             if v as usize >= self.hot.n {
                 return Err(self.out_of_range(v));
             }
-            let s = self.strength_all()[v as usize];
-            if !(s.is_finite() && s >= 0.0) {
-                return Err(Error::format(format!(
-                    "corrupted strength at node {v}: {s}"
-                )));
-            }
-            Ok(s)
+            checked_strength(v, self.strength_all()[v as usize])
         } else {
             let (s, e) = self.row(v)?;
             Ok((e - s) as f64)
@@ -1549,4 +1539,17 @@ pub(crate) fn base_identity(g: &Graph) -> (u64, u64) {
         .and_then(|b| b.try_into().ok())
         .map_or(0, u64::from_le_bytes);
     (checksum, img.len() as u64)
+}
+
+/// `s`, node `v`'s stored strength, or an error when a corrupted file gives one that is not
+/// finite and >= 0.
+#[inline(always)]
+fn checked_strength(v: u32, s: f64) -> Result<f64> {
+    if s.is_finite() && s >= 0.0 {
+        Ok(s)
+    } else {
+        Err(Error::format(format!(
+            "corrupted strength at node {v}: {s}"
+        )))
+    }
 }

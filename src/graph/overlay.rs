@@ -874,11 +874,6 @@ impl Overlay {
         })
     }
 
-    #[inline]
-    pub(crate) fn entry(&self, v: u32) -> Result<u64> {
-        self.leaf(v).map(|e| e.0)
-    }
-
     /// The strength (unweighted: degree) of `v`'s row in the log, or None when the row is
     /// not in the log. `v < n`.
     #[inline]

@@ -740,15 +740,16 @@ impl Stage {
     }
 
     /// The record that the segment gets for node `group[0].0`, whose changed arcs are
-    /// `group` (a run of [`Stage::sorted_changes`]), passed to `f`: a delta on the node's
-    /// committed row, or its whole new row (see [`delta_pays`]). A function of the committed
+    /// `group` (a run of [`Stage::sorted_changes`]), passed to `f` with whether the node had
+    /// a record: a delta on the node's committed row, or its whole new row (see
+    /// [`delta_pays`]). A function of the committed
     /// graph and the stage: the records of different nodes may be built on different threads.
     pub(crate) fn record<R>(
         &self,
         g: &Graph,
         group: &[ArcChange],
         sc: &mut RecordScratch,
-        f: impl FnOnce(u32, NewRecord<'_>) -> Result<R>,
+        f: impl FnOnce(u32, NewRecord<'_>, bool) -> Result<R>,
     ) -> Result<R> {
         let by_index = self.rows_by_index();
         let cmp = |a: u32, b: u32| -> Result<Ordering> {
@@ -776,7 +777,8 @@ impl Stage {
             Some(o) if committed => o.leaf(v)?,
             _ => (0, 0.0),
         };
-        let o = ov.filter(|_| below != 0);
+        let had = below != 0;
+        let o = ov.filter(|_| had);
         let mut rec = match o {
             Some(o) => Some(o.record_of_entry(v, below, value)?),
             None => None,
@@ -819,6 +821,7 @@ impl Stage {
                     word: inline_delta(u, x > 0.0),
                     degree: degree as u32,
                 },
+                had,
             );
         }
         let delta = committed && delta_pays(total, chain, degree);
@@ -849,6 +852,7 @@ impl Stage {
                     chain,
                     strength,
                 },
+                had,
             )
         } else {
             f(
@@ -858,6 +862,7 @@ impl Stage {
                     wts,
                     strength,
                 },
+                had,
             )
         }
     }

@@ -554,7 +554,7 @@ pub(crate) fn write_segment(
                 };
                 let mut sc = RecordScratch::default();
                 for group in &groups[range.clone()] {
-                    part.add(g, ov, stage, group, &mut sc)?;
+                    part.add(g, stage, group, &mut sc)?;
                 }
                 Ok(part)
             });
@@ -628,13 +628,12 @@ impl RecordsPart {
     fn add(
         &mut self,
         g: &Graph,
-        ov: Option<&Overlay>,
         stage: &Stage,
         group: &[ArcChange],
         sc: &mut RecordScratch,
     ) -> Result<()> {
         let at = self.bytes.len() as u64;
-        let (v, leaf, word) = stage.record(g, group, sc, |v, rec| {
+        let (v, leaf, word, had) = stage.record(g, group, sc, |v, rec, had| {
             rec.encode_into(v, stage.weighted, &mut self.bytes);
             debug_assert_eq!(self.bytes.len() as u64 - at, rec.len(stage.weighted));
             // An inline delta's word, or the record's offset in this part.
@@ -642,12 +641,8 @@ impl RecordsPart {
                 NewRecord::Inline { word, .. } => word,
                 _ => at,
             };
-            Ok((v, rec.leaf(stage.weighted), word))
+            Ok((v, rec.leaf(stage.weighted), word, had))
         })?;
-        let had = match ov {
-            Some(o) if (v as usize) < o.num_nodes() => o.entry(v)? != 0,
-            _ => false,
-        };
         self.entries.push((v, word, leaf, had));
         Ok(())
     }
@@ -962,7 +957,7 @@ mod tests {
                         // One arc on the file's row: held by the index entry.
                         assert_eq!((d.nbrs().len(), d.chain, d.older), (1, 1, 0));
                         assert_eq!(d.vals(), &[0.0]);
-                        assert_ne!(o.entry(0).unwrap() & INLINE_DELTA, 0);
+                        assert_ne!(o.leaf(0).unwrap().0 & INLINE_DELTA, 0);
                     }
                     assert!(2 * d.nbrs().len() as u64 <= u64::from(d.degree));
                     assert!(u64::from(d.degree) >= MIN_DELTA_DEGREE);
