@@ -48,6 +48,9 @@ Usage::
     python benches/compress_study.py --smoke
     nice python benches/compress_study.py --datasets blogcatalog,cora --dims 32,64,128,256
     python benches/compress_study.py --cost --datasets blogcatalog --dims 64,128,256
+    python benches/compress_study.py --cost --datasets blogcatalog --dims 128 \
+        --cost-variants value=log1p,eps=5e-5
+    python benches/compress_study.py --cost --datasets PATH/TO/any.graph --dims 128
 
 Results go to ``--out`` (default ``benches/results/compress_study.json``), merged by key.
 """
@@ -304,12 +307,21 @@ def cost(name: str, args: argparse.Namespace, out: Q.Results) -> None:
     outputs; and the fit's time (wall and CPU, 1 and 2 threads)."""
     import instant_embedding as ie
 
-    g = ie.Graph.open(C.dataset_graph(name)) if name != "smoke" else Q.smoke_dataset().graph
+    if name == "smoke":
+        g = Q.smoke_dataset().graph
+    else:
+        # A data set's name, or the path of any graph file (e.g. the billion-edge one).
+        g = ie.Graph.open(name if name.endswith(".graph") else C.dataset_graph(name))
     models = {"default (d=512)": ie.InstantEmbedding()}
     for d in args.dims:
         models[f"direct d={d}"] = ie.InstantEmbedding(d)
         models[f"4096->{d}"] = ie.InstantEmbedding(d, wide_dim=4096)
-    rec: dict[str, Any] = {"task": "cost", "dataset": name, "method": "cost", "dim": 0}
+        for item in args.cost_variants:
+            key, value = item.split("=")
+            setting = {key: float(value) if key == "eps" else value}
+            models[f"4096->{d} {item}"] = ie.InstantEmbedding(d, wide_dim=4096, **setting)
+    label_of_graph = Path(name).stem if name.endswith(".graph") else name
+    rec: dict[str, Any] = {"task": "cost", "dataset": label_of_graph, "method": "cost", "dim": 0}
     for label, m in models.items():
         if m.compressed:
             for threads in (1, 2):
@@ -332,10 +344,10 @@ def cost(name: str, args: argparse.Namespace, out: Q.Results) -> None:
         med = float(np.median(ts))
         rec[f"warm_us {label}"] = 1e6 * med
         rec[f"warm_ratio {label}"] = med / base
-        print(f"  {name} {label:16s} warm {1e6 * med:8.1f} us  ({med / base:.2f}x default)")
+        print(f"  {label_of_graph} {label:16s} warm {1e6 * med:8.1f} us  ({med / base:.2f}x default)")
     for k, v in rec.items():
         if k.startswith("fit_"):
-            print(f"  {name} {k}: {v:.3f}")
+            print(f"  {label_of_graph} {k}: {v:.3f}")
     rec["load_after"] = os.getloadavg()[0]
     out.add(rec)
     out.save()
@@ -432,6 +444,13 @@ def main() -> None:
         help="only the cost: warm time per node against the default, and the fit's time",
     )
     ap.add_argument("--cost-nodes", type=int, default=1000)
+    ap.add_argument(
+        "--cost-variants",
+        type=Q._list(str),
+        default=[],
+        help="with --cost: the compressed output also with these settings, e.g. "
+        "value=log1p,eps=5e-5",
+    )
     ap.add_argument(
         "--plot",
         type=Q._list(Path),
