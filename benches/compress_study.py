@@ -344,7 +344,9 @@ def cost(name: str, args: argparse.Namespace, out: Q.Results) -> None:
         med = float(np.median(ts))
         rec[f"warm_us {label}"] = 1e6 * med
         rec[f"warm_ratio {label}"] = med / base
-        print(f"  {label_of_graph} {label:16s} warm {1e6 * med:8.1f} us  ({med / base:.2f}x default)")
+        print(
+            f"  {label_of_graph} {label:16s} warm {1e6 * med:8.1f} us  ({med / base:.2f}x default)"
+        )
     for k, v in rec.items():
         if k.startswith("fit_"):
             print(f"  {label_of_graph} {k}: {v:.3f}")
