@@ -263,13 +263,18 @@ fn assert_rows_same(live: &Graph, want: &Graph, what: &str) -> Vec<u32> {
     order
 }
 
-/// One random scenario: a base graph, then `batches` commits of random adds and removes.
-fn scenario(dir: &Path, seed: u64, kind: Kind, directed: bool, weighted: bool, merge: Merge) {
+/// A seeded stream of pseudo-random numbers (splitmix64 of a counter).
+fn seeded(seed: u64) -> impl FnMut() -> u64 {
     let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut next = || {
+    move || {
         rng = rng.wrapping_add(1);
         splitmix64(rng)
-    };
+    }
+}
+
+/// One random scenario: a base graph, then `batches` commits of random adds and removes.
+fn scenario(dir: &Path, seed: u64, kind: Kind, directed: bool, weighted: bool, merge: Merge) {
+    let mut next = seeded(seed);
     let mut model = Model::new(kind, directed, weighted, merge);
     let span = 30u64;
     let weight = |x: u64| 0.25 + (x % 12) as f32 / 4.0;
@@ -827,11 +832,7 @@ fn large_commits_write_bitmap_levels_that_match_a_rebuild() {
         (500u64, Kind::Int, false, false),
         (501, Kind::Str, true, true),
     ] {
-        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut next = || {
-            rng = rng.wrapping_add(1);
-            splitmix64(rng)
-        };
+        let mut next = seeded(seed);
         let mut model = Model::new(kind, directed, weighted, Merge::Sum);
         // Ids from a wider range than `id_of`'s: levels of more than 1,024 nodes get bitmaps.
         let id_of = |kind: Kind, k: u64| match kind {
@@ -934,11 +935,7 @@ fn commits_write_the_same_bytes_for_any_thread_count() {
         (700u64, Kind::Int, false, false),
         (701, Kind::Str, true, true),
     ] {
-        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut next = || {
-            rng = rng.wrapping_add(1);
-            splitmix64(rng)
-        };
+        let mut next = seeded(seed);
         // Ids spread so that new ones fall between existing ones (a permuted graph).
         let id = |k: u64| match kind {
             Kind::Str => LogId::Str(format!("u{k}")),

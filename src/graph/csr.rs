@@ -1195,9 +1195,13 @@ impl Graph {
                 first_not_below(q, 0, n)?
             };
             lo = r;
-            out.push(match r < n {
-                true if cmp(at(r)?, q) == Ordering::Equal => Some(at(r)?),
-                _ => miss(q)?,
+            let hit = match r < n {
+                true => Some(at(r)?).filter(|&v| cmp(v, q) == Ordering::Equal),
+                false => None,
+            };
+            out.push(match hit {
+                Some(v) => Some(v),
+                None => miss(q)?,
             });
         }
         Ok(out)

@@ -350,16 +350,29 @@ impl Stage {
         Ok(old.is_some())
     }
 
-    /// Node of `id`, created if it has none; `known` is its committed node if already looked
-    /// up (`Some(None)`: the committed graph has no such id).
-    fn resolve_known(&mut self, g: &Graph, id: &LogId, known: Option<Option<u32>>) -> Result<u32> {
+    /// Node of `id` in the committed graph or this batch, if any; `known` is its committed
+    /// node if already looked up (`Some(None)`: the committed graph has no such id).
+    fn lookup_known(
+        &self,
+        g: &Graph,
+        id: &LogId,
+        known: Option<Option<u32>>,
+    ) -> Result<Option<u32>> {
         match known {
-            Some(Some(v)) => Ok(v),
-            Some(None) => match self.created.get(id) {
-                Some(&v) => Ok(v),
-                None => self.create(id),
-            },
-            None => self.resolve_or_create(g, id),
+            Some(Some(v)) => Ok(Some(v)),
+            Some(None) => Ok(self.created.get(id).copied()),
+            None => self.lookup(g, id),
+        }
+    }
+
+    /// Node of `id`, created if it has none; `known` as in [`Stage::lookup_known`].
+    fn resolve_known(&mut self, g: &Graph, id: &LogId, known: Option<Option<u32>>) -> Result<u32> {
+        if known.is_none() {
+            return self.resolve_or_create(g, id);
+        }
+        match self.lookup_known(g, id, known)? {
+            Some(v) => Ok(v),
+            None => self.create(id),
         }
     }
 
@@ -390,12 +403,8 @@ impl Stage {
         b: &LogId,
         known: &Known,
     ) -> Result<bool> {
-        let found = |st: &Stage, id: &LogId, k: Option<Option<u32>>| match k {
-            Some(Some(v)) => Ok(Some(v)),
-            _ => st.lookup(g, id),
-        };
-        let s = found(self, a, known.a)?;
-        let d = found(self, b, known.b)?;
+        let s = self.lookup_known(g, a, known.a)?;
+        let d = self.lookup_known(g, b, known.b)?;
         self.removes += 1;
         let (Some(s), Some(d)) = (s, d) else {
             return Ok(false);
@@ -973,6 +982,11 @@ pub(crate) fn delta_pays(total_entries: u64, chain: u32, degree: u64) -> bool {
     degree >= MIN_DELTA_DEGREE && chain <= MAX_DELTA_CHAIN && 2 * total_entries <= degree
 }
 
+/// Pads `out` with zeros to a multiple of 8 bytes from `start` (a record's first byte).
+fn pad_from(out: &mut Vec<u8>, start: usize) {
+    out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
+}
+
 /// A record for the segment (see [`Stage::record`]).
 pub(crate) enum NewRecord<'a> {
     Row {
@@ -1048,12 +1062,12 @@ impl NewRecord<'_> {
                 for u in *nbrs {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
+                pad_from(out, start);
                 if weighted {
                     for w in *wts {
                         out.extend_from_slice(&w.to_le_bytes());
                     }
-                    out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
+                    pad_from(out, start);
                 }
             }
             NewRecord::Delta {
@@ -1073,11 +1087,11 @@ impl NewRecord<'_> {
                 for (u, _) in *entries {
                     out.extend_from_slice(&u.to_le_bytes());
                 }
-                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
+                pad_from(out, start);
                 for (_, x) in *entries {
                     out.extend_from_slice(&x.to_le_bytes());
                 }
-                out.resize(start + pad8((out.len() - start) as u64) as usize, 0);
+                pad_from(out, start);
             }
         }
     }

@@ -334,25 +334,18 @@ pub(crate) fn id_argument(values: &Bound<'_, PyAny>, name: &str) -> PyResult<IdC
         )?
     };
     let (mut ints, mut strs) = (Vec::new(), Vec::new());
+    let out_of_range =
+        || PyValueError::new_err(format!("{name} holds ids outside the int64 range"));
     for x in items.iter() {
         // A str first: the type checks of an int read its type's name.
         if let Ok(s) = x.cast::<PyString>() {
             strs.push(s.to_str()?.to_owned());
         } else if x.is_exact_instance_of::<PyInt>() {
             // A plain int (most lists): read directly; one beyond int64 is refused below.
-            match x.extract::<i64>() {
-                Ok(v) => ints.push(v),
-                Err(_) => {
-                    return Err(PyValueError::new_err(format!(
-                        "{name} holds ids outside the int64 range"
-                    )))
-                }
-            }
+            ints.push(x.extract::<i64>().map_err(|_| out_of_range())?);
         } else if !is_bool(&x) && (x.is_instance_of::<PyInt>() || is_numpy_int(&x)) {
             let n: i128 = x.call_method0("__index__")?.extract()?;
-            ints.push(i64::try_from(n).map_err(|_| {
-                PyValueError::new_err(format!("{name} holds ids outside the int64 range"))
-            })?);
+            ints.push(i64::try_from(n).map_err(|_| out_of_range())?);
         } else {
             return type_err(format!(
                 "must hold int or str node ids, got {} {}",
