@@ -15,8 +15,12 @@ at 10 % and 90 % labels. Maps (``--maps``):
     no map: the library hashed straight into ``dim`` (today's output).
 ``pca``
     the top ``dim`` right singular vectors of the sample's wide rows (uncentred): ``x V``.
+``bpca``
+    ``pca`` of the sample's rows with each column ``j`` scaled by ``sqrt(rms / rms_j)``
+    (``rms_j`` its root mean square over the sample, ``rms`` that of all non-zero columns),
+    the scale folded into the map: the kernel's fit.
 ``pca-c``
-    the same after centring on the sample's mean: ``(x - mean) V``.
+    the same as ``pca`` after centring on the sample's mean: ``(x - mean) V``.
 ``spca``
     the top ``dim`` principal directions (uncentred) of the sample's rows with each entry
     replaced by its signed square root, applied to the node's own (untransformed) row.
@@ -38,8 +42,11 @@ at 10 % and 90 % labels. Maps (``--maps``):
     the top ``dim`` principal directions (uncentred) of the one-hop smoothed rows
     ``(X + B) / 2`` (``B`` as above), applied to the node's own row.
 ``kernel``
-    the library's own fitted map (``InstantEmbedding(dim, wide_dim=W).fit(g)``), once the
-    package has it: the configuration shipped.
+    the library's own fitted map (``InstantEmbedding(dim, wide_dim=W).fit(g)``): the
+    configuration shipped.
+
+An item is ``map:W:sample:dim[:eps[:value[:normalize]]]``; ``normalize`` ``l2`` scales every
+output row to unit length (the kernel's ``normalize="l2"``; numpy's rows likewise).
 
 Peers (``--peers``, e.g. ``fastrp,prone``) are scored by the same classifier at each ``dim``.
 
@@ -150,6 +157,14 @@ def fit_map(
     if kind == "spca":
         key = (id(x), "spca")
         x = np.sign(x) * np.sqrt(np.abs(x.astype(np.float64)))
+    scale = np.ones(w)
+    if kind == "bpca":
+        # The kernel's fit (SPEC §2c): columns balanced by sqrt(rms / rms_j) before the PCA.
+        key = (id(x), "bpca")
+        ms = (x.astype(np.float64) ** 2).mean(0)
+        rms = np.sqrt(ms[ms > 0].mean()) if np.any(ms > 0) else 1.0
+        scale = np.where(ms > 0, np.sqrt(rms / np.sqrt(np.where(ms > 0, ms, 1))), 1.0)
+        x = x.astype(np.float64) * scale
     if cache is None or key not in cache:
         xf = x.astype(np.float64)
         mean = xf.mean(0) if centred else np.zeros(w)
@@ -168,7 +183,7 @@ def fit_map(
     sing, vt, mean = got
     v = np.zeros((w, dim))
     k = min(dim, vt.shape[0])
-    v[:, :k] = vt[:k].T
+    v[:, :k] = vt[:k].T * scale[:, None]
     if kind == "wpca":
         scale = sing[:k] / np.sqrt(len(x))
         v[:, :k] /= np.where(scale > 0, scale, 1.0)
@@ -201,6 +216,12 @@ def wide_rows(data: Any, w: int, eps: float, value: str, cache: dict[Any, np.nda
         t = time.perf_counter()
         cache[key] = (np.asarray(m.embed_all(data.graph, threads=1)), time.perf_counter() - t)
     return cache[key]
+
+
+def unit_rows(z: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (``normalize="l2"``); a zero row stays zero."""
+    norm = np.linalg.norm(z.astype(np.float64), axis=1, keepdims=True)
+    return (z / np.where(norm > 0, norm, 1.0)).astype(np.float32)
 
 
 def adjacency(data: Any) -> Any:
@@ -250,27 +271,35 @@ def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dic
             record(peer, dim, np.asarray(x, dtype=np.float32), {"splits": args.splits}, True)
     specs = [(c, True) for c in args.configs] + [(c, False) for c in args.ablations]
     for spec, full in specs:
-        # spec: map:W:sample:dim[:eps[:value]]
+        # spec: map:W:sample:dim[:eps[:value[:normalize]]]
         parts = spec.split(":")
         kind, w, size, dim = parts[0], int(parts[1]), int(parts[2]), int(parts[3])
         eps = float(parts[4]) if len(parts) > 4 and parts[4] else args.eps
-        value = parts[5] if len(parts) > 5 else "p+r"
+        value = parts[5] if len(parts) > 5 and parts[5] else "p+r"
+        normalize = parts[6] if len(parts) > 6 else "ln_n"
         extra: dict[str, Any] = {"eps": eps, "value": value, "splits": args.splits}
+        if normalize != "ln_n":
+            extra["normalize"] = normalize
+        unit = (lambda z: unit_rows(z)) if normalize == "l2" else (lambda z: z)
+        suffix = "" if normalize == "ln_n" else f" {normalize}"
         if kind == "direct":
             x, secs = wide_rows(data, dim, eps, value, cache)
-            record(f"direct{'' if value == 'p+r' else '-' + value}", dim, x, extra, full)
+            tag = f"direct{'' if value == 'p+r' else '-' + value}{suffix}"
+            record(tag, dim, unit(x), extra, full)
             continue
         if kind == "kernel":
             import instant_embedding as ie
 
-            m = ie.InstantEmbedding(dim, wide_dim=w, fit_nodes=size, eps=eps, value=value)
+            m = ie.InstantEmbedding(
+                dim, wide_dim=w, fit_nodes=size, eps=eps, value=value, normalize=normalize
+            )
             t = time.perf_counter()
             m.fit(data.graph, threads=1)
             fit_s = time.perf_counter() - t
             t = time.perf_counter()
             z = m.embed_all(data.graph, threads=1)
             record(
-                f"kernel W={w} s={size}",
+                f"kernel W={w} s={size}{suffix}",
                 dim,
                 z,
                 {**extra, "fit_s": fit_s, "embed_s": time.perf_counter() - t},
@@ -294,8 +323,8 @@ def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dic
         t = time.perf_counter()
         v, mean = fit_map(samples[skey], kind, dim, 0, svd_cache, b)
         fit_s = time.perf_counter() - t
-        z = ((xw.astype(np.float64) - mean) @ v).astype(np.float32)
-        tag = f"{kind} W={w} s={size}" + ("" if value == "p+r" else f" {value}")
+        z = unit(((xw.astype(np.float64) - mean) @ v).astype(np.float32))
+        tag = f"{kind} W={w} s={size}" + ("" if value == "p+r" else f" {value}") + suffix
         record(tag, dim, z, {**extra, "wide": w, "sample": len(idx), "fit_s": fit_s}, full)
     return rows
 
@@ -317,8 +346,9 @@ def cost(name: str, args: argparse.Namespace, out: Q.Results) -> None:
         models[f"direct d={d}"] = ie.InstantEmbedding(d)
         models[f"4096->{d}"] = ie.InstantEmbedding(d, wide_dim=4096)
         for item in args.cost_variants:
-            key, value = item.split("=")
-            setting = {key: float(value) if key == "eps" else value}
+            # settings joined by "/", e.g. value=log1p/normalize=l2
+            pairs = [kv.split("=") for kv in item.split("/")]
+            setting = {k: float(v) if k == "eps" else v for k, v in pairs}
             models[f"4096->{d} {item}"] = ie.InstantEmbedding(d, wide_dim=4096, **setting)
     label_of_graph = Path(name).stem if name.endswith(".graph") else name
     rec: dict[str, Any] = {"task": "cost", "dataset": label_of_graph, "method": "cost", "dim": 0}
@@ -396,13 +426,14 @@ def default_configs(dims: list[int]) -> list[str]:
     """The main grid, scored in full: direct, numpy PCA and the kernel's map at each dim."""
     cfgs = []
     for d in dims:
-        cfgs += [f"direct:0:0:{d}", f"pca:4096:2000:{d}", f"kernel:4096:2000:{d}"]
+        cfgs += [f"direct:0:0:{d}", f"bpca:4096:2000:{d}", f"kernel:4096:2000:{d}"]
     return [*cfgs, "direct:0:0:512"]
 
 
 def default_ablations() -> list[str]:
     """The choices, at dim 128 and 10 % labels: map kind, wide size, sample size, value, eps."""
     return [
+        "pca:4096:2000:128",
         "pca-c:4096:2000:128",
         "wpca:4096:2000:128",
         "gauss:4096:2000:128",
@@ -425,8 +456,8 @@ def main() -> None:
         "--configs",
         type=Q._list(str),
         default=None,
-        help="map:W:sample:dim[:eps[:value]] items scored in full (default: the study's grid "
-        "over --dims)",
+        help="map:W:sample:dim[:eps[:value[:normalize]]] items scored in full (default: the "
+        "study's grid over --dims)",
     )
     ap.add_argument(
         "--ablations",
@@ -451,7 +482,7 @@ def main() -> None:
         type=Q._list(str),
         default=[],
         help="with --cost: the compressed output also with these settings, e.g. "
-        "value=log1p,eps=5e-5",
+        "value=log1p,eps=5e-5,value=log1p/normalize=l2 (one model per item; '/' joins settings)",
     )
     ap.add_argument(
         "--plot",

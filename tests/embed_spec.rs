@@ -6,8 +6,8 @@
 //! the values per `value`, the terms `ln(x n)` or `ln(1 + x n)` (negative terms add nothing),
 //! each rounded to a multiple of 2^-32 and summed exactly with its hash sign in its hash bucket,
 //! the row divided by `ln(max(n, 3))` for `normalize="ln_n"` and rounded to f32 once; then `k`
-//! smoothing steps `E_i[u] = f32(sum w(u,v) E_{i-1}[v] / sum w(u,v))` in f64, in row order. The
-//! signed hash (`SignedHasher`) is pinned by frozen golden values of its own.
+//! smoothing steps `E_i[u] = f32(sum w(u,v) E_{i-1}[v] / sum w(u,v))` in f64, in row order;
+//! with `normalize="l2"`, each final row over its f64 norm, rounded to f32. The signed hash (`SignedHasher`) is pinned by frozen golden values of its own.
 
 use instant_embedding::embed::config::{Normalize, Value};
 use instant_embedding::embed::embed_nodes;
@@ -18,7 +18,7 @@ use instant_embedding::hashing::{splitmix64, SignedHasher};
 use instant_embedding::EmbeddingConfig;
 
 const VALUES: [Value; 3] = [Value::PPlusR, Value::P, Value::Log1p];
-const NORMALIZE: [Normalize; 2] = [Normalize::LnN, Normalize::None];
+const NORMALIZE: [Normalize; 3] = [Normalize::LnN, Normalize::None, Normalize::L2];
 
 /// A random graph with a hub, isolated nodes and (directed) dangling nodes; weights in 1/4s.
 fn graph(directed: bool, weighted: bool) -> Graph {
@@ -48,7 +48,7 @@ fn graph(directed: bool, weighted: bool) -> Graph {
     build_in_memory(&parts).unwrap()
 }
 
-/// One node's unsmoothed row by the formulas of SPEC §2.
+/// One node's unsmoothed row by the formulas of SPEC §2, before `normalize="l2"`'s scaling.
 fn spec_row(g: &Graph, node: u32, cfg: &EmbeddingConfig) -> Vec<f32> {
     let n = g.num_nodes() as f64;
     let hasher = SignedHasher::new(cfg.seed, cfg.dim);
@@ -75,7 +75,7 @@ fn spec_row(g: &Graph, node: u32, cfg: &EmbeddingConfig) -> Vec<f32> {
     }
     let divisor = match cfg.normalize {
         Normalize::LnN => Some((g.num_nodes().max(3) as f64).ln()),
-        Normalize::None => None,
+        Normalize::None | Normalize::L2 => None,
     };
     sums.iter()
         .map(|&s| {
@@ -85,7 +85,24 @@ fn spec_row(g: &Graph, node: u32, cfg: &EmbeddingConfig) -> Vec<f32> {
         .collect()
 }
 
-/// Every node's row after `k` smoothing steps (SPEC §2b), from the rows of `spec_row`.
+/// The output's last step (SPEC §2): with `normalize="l2"`, the row over its f64 norm (summed
+/// in order), rounded to f32; a zero row unchanged.
+fn spec_finish(cfg: &EmbeddingConfig, mut row: Vec<f32>) -> Vec<f32> {
+    if cfg.normalize == Normalize::L2 {
+        let mut sum = 0f64;
+        for &x in &row {
+            sum += f64::from(x) * f64::from(x);
+        }
+        let norm = sum.sqrt();
+        if norm > 0.0 {
+            row = row.iter().map(|&x| (f64::from(x) / norm) as f32).collect();
+        }
+    }
+    row
+}
+
+/// Every node's row after `k` smoothing steps (SPEC §2b), from the rows of `spec_row`, then
+/// finished (`spec_finish`).
 fn spec_smoothed(g: &Graph, cfg: &EmbeddingConfig, k: usize) -> Vec<Vec<f32>> {
     let n = g.num_nodes() as u32;
     let mut rows: Vec<Vec<f32>> = (0..n).map(|u| spec_row(g, u, cfg)).collect();
@@ -108,7 +125,7 @@ fn spec_smoothed(g: &Graph, cfg: &EmbeddingConfig, k: usize) -> Vec<Vec<f32>> {
             }
         }
     }
-    rows
+    rows.into_iter().map(|r| spec_finish(cfg, r)).collect()
 }
 
 fn config(value: Value, normalize: Normalize, variant: Variant, smooth: usize) -> EmbeddingConfig {
@@ -146,7 +163,7 @@ fn every_value_and_normalize_follow_the_spec_formula() {
                         let row = &got[u as usize * cfg.dim..(u as usize + 1) * cfg.dim];
                         assert_eq!(
                             bits(row),
-                            bits(&spec_row(&g, u, &cfg)),
+                            bits(&spec_finish(&cfg, spec_row(&g, u, &cfg))),
                             "node {u}, {value:?} {normalize:?} {variant:?} \
                              directed={directed} weighted={weighted}"
                         );
@@ -183,11 +200,14 @@ fn whole_graph_smoothing_follows_the_spec_and_equals_local_rows() {
     for (directed, weighted) in [(false, false), (false, true), (true, true)] {
         let g = graph(directed, weighted);
         let all: Vec<u32> = (0..g.num_nodes() as u32).collect();
-        for value in [Value::Log1p, Value::PPlusR] {
+        for (value, normalize) in [
+            (Value::Log1p, Normalize::LnN),
+            (Value::PPlusR, Normalize::LnN),
+            (Value::Log1p, Normalize::L2),
+        ] {
             for k in [1usize, 2, 3] {
-                let cfg = config(value, Normalize::LnN, Variant::Standard, k);
-                let want =
-                    spec_smoothed(&g, &config(value, Normalize::LnN, Variant::Standard, 0), k);
+                let cfg = config(value, normalize, Variant::Standard, k);
+                let want = spec_smoothed(&g, &config(value, normalize, Variant::Standard, 0), k);
                 let whole = embed_nodes(&g, &all, &cfg, Some(&pool)).unwrap();
                 for &u in &all {
                     let row = &whole[u as usize * cfg.dim..(u as usize + 1) * cfg.dim];

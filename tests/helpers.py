@@ -39,7 +39,7 @@ NON_DEFAULT = {
     "seed": 11,
     "variant": "lazy",
     "value": "log1p",
-    "normalize": "none",
+    "normalize": "l2",
     "smooth": 1,
     "max_touched": 10**6,
     "wide_dim": 64,

@@ -41,7 +41,7 @@ class EmbeddingConfig:
     seed: int
     variant: Literal["standard", "lazy"]
     value: Literal["p+r", "p", "log1p"]
-    normalize: Literal["ln_n", "none"]
+    normalize: Literal["ln_n", "none", "l2"]
     smooth: int
     max_touched: int
     wide_dim: int
@@ -57,7 +57,7 @@ class EmbeddingConfig:
         seed: int = ...,
         variant: Literal["standard", "lazy"] = ...,
         value: Literal["p+r", "p", "log1p"] = ...,
-        normalize: Literal["ln_n", "none"] = ...,
+        normalize: Literal["ln_n", "none", "l2"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
         wide_dim: int = ...,
@@ -74,7 +74,7 @@ class EmbeddingConfig:
         seed: int = ...,
         variant: Literal["standard", "lazy"] = ...,
         value: Literal["p+r", "p", "log1p"] = ...,
-        normalize: Literal["ln_n", "none"] = ...,
+        normalize: Literal["ln_n", "none", "l2"] = ...,
         smooth: int = ...,
         max_touched: int = ...,
         wide_dim: int = ...,

@@ -30,7 +30,7 @@ DEFAULT_MAX_TOUCHED: int = _DEFAULTS.max_touched
 # <settings: aliases>
 Variant = Literal["standard", "lazy"]
 Value = Literal["p+r", "p", "log1p"]
-Normalize = Literal["ln_n", "none"]
+Normalize = Literal["ln_n", "none", "l2"]
 # </settings>
 
 

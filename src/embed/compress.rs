@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::embed::config::EmbeddingConfig;
+use crate::embed::config::{EmbeddingConfig, Normalize};
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
 use crate::hashing::splitmix64;
@@ -223,10 +223,42 @@ fn apply_sparse_portable(terms: &[(u32, f32)], components: &[f32], out: &mut [f3
     }
 }
 
+/// [`apply_sparse_portable`] with 64 output columns at a time held in eight registers over all
+/// the terms (instead of loading and storing `out` once per term): the same products and sums
+/// in the same order, so the same bits. `out` must be zero on entry.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn apply_sparse_avx2(terms: &[(u32, f32)], components: &[f32], out: &mut [f32]) {
-    apply_sparse_portable(terms, components, out);
+    use std::arch::x86_64::*;
+    const LANES: usize = 8;
+    const BLOCK: usize = 8 * LANES;
+    let d = out.len();
+    let full = d - d % BLOCK;
+    for k0 in (0..full).step_by(BLOCK) {
+        let mut acc = [_mm256_setzero_ps(); 8];
+        for &(j, w) in terms {
+            let row = &components[j as usize * d + k0..][..BLOCK];
+            let wv = _mm256_set1_ps(w);
+            for (b, a) in acc.iter_mut().enumerate() {
+                // SAFETY: `row` has BLOCK = 8 * LANES floats; loadu needs no alignment.
+                let c = _mm256_loadu_ps(row.as_ptr().add(b * LANES));
+                *a = _mm256_add_ps(*a, _mm256_mul_ps(wv, c));
+            }
+        }
+        let dst = &mut out[k0..k0 + BLOCK];
+        for (b, a) in acc.iter().enumerate() {
+            // SAFETY: `dst` has BLOCK floats.
+            _mm256_storeu_ps(dst.as_mut_ptr().add(b * LANES), *a);
+        }
+    }
+    if full < d {
+        for &(j, w) in terms {
+            let row = &components[j as usize * d + full..][..d - full];
+            for (o, &c) in out[full..].iter_mut().zip(row) {
+                *o += w * c;
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -272,16 +304,23 @@ pub fn fit(
     }
     let full = *cfg;
     let cfg = cfg.unsmoothed();
+    // The sample's rows as the map sees them: before any unit-length scaling of the output.
+    let normalize = match cfg.normalize {
+        Normalize::L2 => Normalize::None,
+        other => other,
+    };
     let wide_cfg = EmbeddingConfig {
         dim: cfg.wide_dim,
         wide_dim: 0,
+        normalize,
         ..cfg
     };
     let nodes = sample_nodes(graph.num_nodes(), cfg.fit_nodes, cfg.seed);
     let rows = crate::embed::embed_nodes(graph, &nodes, &wide_cfg, pool)?;
-    let x = Sparse::from_dense(&rows, cfg.wide_dim, pool.is_some());
+    let mut x = Sparse::from_dense(&rows, cfg.wide_dim, pool.is_some());
     drop(rows);
-    let run = || top_right_singular_vectors(&x, cfg.dim, cfg.seed);
+    let scale = x.balance_columns();
+    let run = || top_right_singular_vectors(&x, cfg.dim, cfg.seed, &scale);
     let v = match pool {
         Some(p) => p.install(run),
         None => run(),
@@ -344,6 +383,49 @@ impl Sparse {
             col_idx,
             col_val,
         }
+    }
+
+    /// Scales each column `j` by `w[j] = sqrt(rms / rms_j)`, where `rms_j` is its root mean
+    /// square over the rows and `rms` the root of the mean of the non-zero columns' mean
+    /// squares (`w[j] = 1` for a zero column), and returns `w` (docs/SPEC.md §2c). Halfway to
+    /// standardising: a hashed coordinate that many heavy nodes share no longer dominates the
+    /// leading directions, a rare one is not blown up to unit variance, and the rows keep
+    /// about their scale (as a classifier on raw features needs).
+    fn balance_columns(&mut self) -> Vec<f64> {
+        let rows = self.rows as f64;
+        let mean_square: Vec<f64> = (0..self.cols)
+            .map(|j| {
+                let col = &self.col_val[self.col_ptr[j]..self.col_ptr[j + 1]];
+                col.iter().fold(0.0, |s, &v| s + v * v) / rows
+            })
+            .collect();
+        let (sum, used) = mean_square
+            .iter()
+            .filter(|&&m| m > 0.0)
+            .fold((0.0, 0usize), |(s, c), &m| (s + m, c + 1));
+        if used == 0 {
+            return vec![1.0; self.cols];
+        }
+        let rms = (sum / used as f64).sqrt();
+        let w: Vec<f64> = mean_square
+            .iter()
+            .map(|&m| {
+                if m > 0.0 {
+                    (rms / m.sqrt()).sqrt()
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        for (j, &wj) in w.iter().enumerate() {
+            for v in &mut self.col_val[self.col_ptr[j]..self.col_ptr[j + 1]] {
+                *v *= wj;
+            }
+        }
+        for (v, &j) in self.row_val.iter_mut().zip(&self.row_idx) {
+            *v *= w[j as usize];
+        }
+        w
     }
 
     /// `X @ m` (`m`: cols x l row-major) -> rows x l row-major.
@@ -567,10 +649,10 @@ fn jacobi(mut a: Vec<f64>, l: usize) -> (Vec<f64>, Vec<f64>) {
     ((0..l).map(|i| a[i * l + i]).collect(), v)
 }
 
-/// The top `dim` right singular vectors of `x` (columns of the row-major `cols x dim` result,
-/// as f32; zero columns beyond the sample's rank), each signed so that its entry of largest
-/// magnitude (the first, on ties) is positive.
-fn top_right_singular_vectors(x: &Sparse, dim: usize, seed: u64) -> Vec<f32> {
+/// The top `dim` right singular vectors of `x` (columns of the row-major `cols x dim` result;
+/// zero columns beyond the sample's rank), each signed so that its entry of largest magnitude
+/// (the first, on ties) is positive, then row `j` multiplied by `scale[j]` and rounded to f32.
+fn top_right_singular_vectors(x: &Sparse, dim: usize, seed: u64, scale: &[f64]) -> Vec<f32> {
     let w = x.cols;
     let k = dim.min(x.rows).min(w);
     let l = (k + (k / 4).max(8)).min(x.rows).min(w);
@@ -639,7 +721,7 @@ fn top_right_singular_vectors(x: &Sparse, dim: usize, seed: u64) -> Vec<f32> {
         let flip = v[big * r + c] < 0.0;
         for j in 0..w {
             let x = v[j * r + c];
-            out[j * dim + c] = (if flip { -x } else { x }) as f32;
+            out[j * dim + c] = ((if flip { -x } else { x }) * scale[j]) as f32;
         }
     }
     out
@@ -756,6 +838,30 @@ mod tests {
         assert!(crate::embed::embed_nodes(&g, &nodes, &cfg, None).is_err());
         let other = EmbeddingConfig { seed: 1, ..cfg };
         assert!(crate::embed::embed_nodes_mapped(&g, &nodes, &other, Some(&serial), None).is_err());
+    }
+
+    #[test]
+    fn apply_sparse_vectors_give_the_portable_bits() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = splitmix64(x);
+            ((x >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 3.0
+        };
+        let wide = 300;
+        for d in [1, 8, 63, 64, 72, 128, 130, 200] {
+            let components: Vec<f32> = (0..wide * d).map(|_| next()).collect();
+            let terms: Vec<(u32, f32)> = (0..wide as u32).step_by(3).map(|j| (j, next())).collect();
+            let mut want = vec![0f32; d];
+            apply_sparse_portable(&terms, &components, &mut want);
+            let mut got = vec![0f32; d];
+            #[cfg(target_arch = "x86_64")]
+            if avx2() {
+                // SAFETY: the CPU supports AVX2.
+                unsafe { apply_sparse_avx2(&terms, &components, &mut got) };
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "d = {d}");
+            }
+        }
     }
 
     #[test]

@@ -266,14 +266,18 @@ pub const SETTINGS: &[Setting] = &[
         help: "scale of the output: ln_n divides every coordinate by ln(n) (n = node count; \
                each term becomes log_n(x n)), so coordinates keep one scale on any graph, as \
                a classifier on raw features with default regularisation needs; none keeps \
-               the plain sums",
+               the plain sums; l2 scales every row to unit length (cosine-ready; recommended \
+               with wide_dim, see docs/GUIDE.md)",
         doc: "`\"ln_n\"` divides every coordinate by `ln(max(n, 3))` (`n`: the graph's node \
               count), so each term `ln(x_j n)` becomes `log_n(x_j n)` and coordinates no longer \
               grow with the graph: a classifier on raw coordinates keeps its default \
               regularisation (`LogisticRegression(C=1)` on BlogCatalog: 31.2 Micro-F1 instead of \
               27.1). A standardising model (`StandardScaler`), cosine similarity and nearest \
               neighbours see no difference. `\"none\"` keeps the plain sums. Smoothing averages \
-              the divided rows.",
+              the divided rows. `\"l2\"` keeps the plain sums, then scales every output row \
+              (after the map and smoothing) to unit Euclidean length, a zero row staying zero: \
+              vectors ready for cosine similarity and vector stores, and with `wide_dim` the \
+              best node classification at `dim` 64-128 (docs/BENCHMARKS.md).",
     },
     Setting {
         name: "smooth",
@@ -316,10 +320,11 @@ pub const SETTINGS: &[Setting] = &[
         doc: "Compressed output: `0` hashes straight into `dim`; `wide_dim > dim` hashes into \
               `wide_dim` dimensions, then applies one linear map to `dim` fitted on the graph by \
               `fit` (the top `dim` principal directions, uncentred, of a sample of `fit_nodes` \
-              nodes' wide rows; no labels). Recommended for `dim <= 64` on any graph and up to \
+              nodes' wide rows with each coordinate weighed by the inverse square root of its \
+              typical size; no labels). Recommended for `dim <= 64` on any graph and up to \
               `dim=128` on dense ones: `InstantEmbedding(128, wide_dim=4096)` scores well above \
               the direct hash of the same size on BlogCatalog and PubMed, above FastRP \
-              (docs/BENCHMARKS.md), at most 1.65x the default's time per node at `dim=128`. The \
+              (docs/BENCHMARKS.md), for 1.4-1.8x the default's time per node at `dim=128`. The \
               map is part of the fitted model: it saves, pickles and travels to Spark, Dask and \
               Ray workers with it, and stays fixed when the graph changes. See docs/GUIDE.md.",
     },
@@ -487,16 +492,20 @@ pub enum Normalize {
     LnN,
     /// No scaling: the sum of the terms itself.
     None,
+    /// The plain sums (as `None`), then every output row scaled to unit Euclidean length
+    /// (after the map and smoothing; a zero row stays zero): cosine-ready vectors.
+    L2,
 }
 
 impl Normalize {
     /// Every choice's name, as `parse` takes it.
-    pub const NAMES: &'static [&'static str] = &["ln_n", "none"];
+    pub const NAMES: &'static [&'static str] = &["ln_n", "none", "l2"];
 
     pub fn name(self) -> &'static str {
         match self {
             Normalize::LnN => "ln_n",
             Normalize::None => "none",
+            Normalize::L2 => "l2",
         }
     }
 
@@ -504,18 +513,19 @@ impl Normalize {
         match s {
             "ln_n" => Ok(Normalize::LnN),
             "none" => Ok(Normalize::None),
+            "l2" => Ok(Normalize::L2),
             _ => Err(Error::param(format!(
-                "normalize must be 'ln_n' or 'none', got {s:?}"
+                "normalize must be 'ln_n', 'none' or 'l2', got {s:?}"
             ))),
         }
     }
 
-    /// What every coordinate is divided by on a graph of `num_nodes` nodes: `ln(max(n, 3))`
-    /// (libm `log`, so `> 1`), or nothing.
+    /// What every sum is divided by on a graph of `num_nodes` nodes: `ln(max(n, 3))` (libm
+    /// `log`, so `> 1`), or nothing.
     pub fn divisor(self, num_nodes: usize) -> Option<f64> {
         match self {
             Normalize::LnN => Some((num_nodes.max(3) as f64).ln()),
-            Normalize::None => None,
+            Normalize::None | Normalize::L2 => None,
         }
     }
 }

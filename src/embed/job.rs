@@ -66,13 +66,10 @@ impl Job<'_> {
             return self.batches(nodes, self.config, hooks, sink);
         }
         let plan = Plan::new(self.graph, nodes, self.config.smooth)?;
-        let base = EmbeddingConfig {
-            smooth: 0,
-            ..*self.config
-        };
-        let rows = self.batches(&plan.base_nodes(), &base, hooks, None)?;
+        let rows = self.batches(&plan.base_nodes(), self.config, hooks, None)?;
         let pool = crate::parallel::pool_for(self.threads, nodes.len())?;
-        let rows = plan.apply(self.graph, rows, self.config.dim, pool.as_deref())?;
+        let mut rows = plan.apply(self.graph, rows, self.config.dim, pool.as_deref())?;
+        crate::embed::finish_rows(self.config, &mut rows, pool.as_deref());
         match sink {
             None => Ok(rows),
             Some(sink) => {
@@ -105,13 +102,18 @@ impl Job<'_> {
             let batch = &nodes[start..stop];
             let t0 = Instant::now();
             let pool = crate::parallel::pool_for(self.threads, batch.len())?;
-            let rows = crate::embed::embed_nodes_mapped(
-                self.graph,
-                batch,
-                config,
-                self.map,
-                pool.as_deref(),
-            )?;
+            // With smoothing, the batches are the base rows that `run` smooths and finishes.
+            let rows = if config.smooth == 0 {
+                crate::embed::embed_nodes_mapped(
+                    self.graph,
+                    batch,
+                    config,
+                    self.map,
+                    pool.as_deref(),
+                )?
+            } else {
+                crate::embed::embed_base_rows(self.graph, batch, config, self.map, pool.as_deref())?
+            };
             let per_node = t0.elapsed().as_secs_f64() / batch.len() as f64;
             match sink.as_deref_mut() {
                 Some(s) => s.write(self.graph, batch, &rows)?,

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 pub use crate::embed::compress::LinearMap;
 pub use crate::embed::config::EmbeddingConfig;
-use crate::embed::config::Value;
+use crate::embed::config::{Normalize, Value};
 use crate::embed::ppr::{push, Workspace};
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
@@ -96,13 +96,24 @@ fn embed_one_mapped(
             return Ok(());
         }
         accumulate(graph, &sc.support, wide_cfg, &mut sc.acc)?;
+        // Branch-free: about one coordinate in five is non-zero, in no predictable pattern,
+        // so an `if` per coordinate would mispredict hundreds of times per row.
         sc.terms.clear();
+        sc.terms.resize(sc.acc.len(), (0, 0.0));
+        let mut k = 0;
         for (j, &a) in sc.acc.iter().enumerate() {
-            if a != 0 {
-                let mut w = [0f32];
-                round_rows(std::iter::once(a as f64), divisor, &mut w);
-                sc.terms.push((j as u32, w[0]));
-            }
+            sc.terms[k].0 = j as u32;
+            k += usize::from(a != 0);
+        }
+        sc.terms.truncate(k);
+        for t in sc.terms.iter_mut() {
+            let mut w = [0f32];
+            round_rows(
+                std::iter::once(sc.acc[t.0 as usize] as f64),
+                divisor,
+                &mut w,
+            );
+            t.1 = w[0];
         }
         map.apply_sparse(&sc.terms, out);
         Ok(())
@@ -279,8 +290,31 @@ pub fn embed_nodes(
 
 /// [`embed_nodes`] for any config: with `wide_dim > 0`, each unsmoothed row is hashed into
 /// `wide_dim` dimensions and mapped to `dim` by `map` (docs/SPEC.md §2c), which must have been
-/// fitted for `cfg`; smoothing then averages the mapped rows.
+/// fitted for `cfg`; smoothing then averages the mapped rows, and `normalize="l2"` scales the
+/// result's rows last.
 pub fn embed_nodes_mapped(
+    graph: &Graph,
+    nodes: &[u32],
+    cfg: &EmbeddingConfig,
+    map: Option<&LinearMap>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Vec<f32>> {
+    let mut rows = if cfg.smooth == 0 {
+        embed_base_rows(graph, nodes, cfg, map, pool)?
+    } else {
+        cfg.validate()?;
+        let plan = crate::embed::smooth::Plan::new(graph, nodes, cfg.smooth)?;
+        let rows = embed_base_rows(graph, &plan.base_nodes(), cfg, map, pool)?;
+        plan.apply(graph, rows, cfg.dim, pool)?
+    };
+    finish_rows(cfg, &mut rows, pool);
+    Ok(rows)
+}
+
+/// The rows smoothing starts from: unsmoothed (`cfg.smooth` is ignored) and before the
+/// output's unit-length scaling; mapped by `map` when `wide_dim > 0` (checked as in
+/// [`embed_nodes_mapped`]). [`finish_rows`] turns rows made from them into the output.
+pub fn embed_base_rows(
     graph: &Graph,
     nodes: &[u32],
     cfg: &EmbeddingConfig,
@@ -305,12 +339,38 @@ pub fn embed_nodes_mapped(
             Some(m)
         }
     };
-    if cfg.smooth == 0 {
-        return embed_rows(graph, nodes, cfg, map, pool);
+    embed_rows(graph, nodes, cfg, map, pool)
+}
+
+/// The output's last step on (smoothed) rows: with `normalize="l2"`, each row scaled to unit
+/// length; otherwise nothing.
+pub fn finish_rows(cfg: &EmbeddingConfig, rows: &mut [f32], pool: Option<&rayon::ThreadPool>) {
+    if cfg.normalize == Normalize::L2 {
+        unit_rows(rows, cfg.dim, pool);
     }
-    let plan = crate::embed::smooth::Plan::new(graph, nodes, cfg.smooth)?;
-    let rows = embed_rows(graph, &plan.base_nodes(), cfg, map, pool)?;
-    plan.apply(graph, rows, cfg.dim, pool)
+}
+
+/// Scales each `dim`-row to unit Euclidean length (docs/SPEC.md §2): `norm = sqrt(sum of
+/// x^2)` in f64 over the row in order, then `x = f32(x / norm)`; a zero row stays zero. Each
+/// row alone, so the same for any thread count or split.
+fn unit_rows(rows: &mut [f32], dim: usize, pool: Option<&rayon::ThreadPool>) {
+    let one = |row: &mut [f32]| {
+        let norm = row
+            .iter()
+            .fold(0f64, |s, &x| s + f64::from(x) * f64::from(x))
+            .sqrt();
+        if norm > 0.0 {
+            for x in row {
+                *x = (f64::from(*x) / norm) as f32;
+            }
+        }
+    };
+    match pool {
+        Some(pool) if rows.len() > dim && pool.current_num_threads() > 1 => pool.install(|| {
+            rows.par_chunks_mut(dim).with_min_len(64).for_each(one);
+        }),
+        _ => rows.chunks_mut(dim).for_each(one),
+    }
 }
 
 /// Row of `v`: hashed into `cfg.dim`, or with `map`, into `cfg.wide_dim` and then mapped.

@@ -600,8 +600,9 @@ fn py_embed<'py>(
     out.into_pyarray(py).reshape([k, cfg.dim])
 }
 
-/// Smooths `rows`, the unsmoothed rows of the nodes `nodes`' smoothing needs (every node, in
-/// order, when `nodes` is every node in order), into the rows of `nodes` (`config.smooth` steps).
+/// Smooths `rows`, the unsmoothed rows (before `normalize="l2"`'s scaling) of the nodes `nodes`'
+/// smoothing needs (every node, in order, when `nodes` is every node in order), into the rows of
+/// `nodes` (`config.smooth` steps), scaled as `config.normalize` says.
 #[pyfunction]
 #[pyo3(signature = (graph, nodes, rows, config, threads=None))]
 fn smooth<'py>(
@@ -631,7 +632,9 @@ fn smooth<'py>(
         .detach(move || {
             let plan = Plan::new(&g, &nodes, steps)?;
             let pool = crate::parallel::pool_for(threads, k)?;
-            plan.apply(&g, rows, dim, pool.as_deref())
+            let mut out = plan.apply(&g, rows, dim, pool.as_deref())?;
+            kembed::finish_rows(&config.inner, &mut out, pool.as_deref());
+            Ok::<_, crate::error::Error>(out)
         })
         .py_err()?;
     out.into_pyarray(py).reshape([k, dim])

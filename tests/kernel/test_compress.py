@@ -2,7 +2,7 @@
 
 Oracles: numpy applied to the library's own uncompressed wide rows (the map's product), the
 sample rule re-derived from SPEC §2c with a Python SplitMix64, and numpy's ``eigh`` of the
-sample's Gram matrix (the map's leading subspace and eigenvalues).
+balanced sample's Gram matrix (the map's leading subspace and eigenvalues).
 """
 
 from __future__ import annotations
@@ -81,14 +81,27 @@ def test_rows_follow_the_specified_float32_arithmetic(graph, model):
     assert np.array_equal(model.embed(graph, nodes), want)
 
 
-def test_map_spans_the_top_eigenvectors_of_the_sample_gram_matrix(graph, model):
+def column_balance(x: np.ndarray) -> np.ndarray:
+    """SPEC §2c step 2: ``sqrt(rms / rms_j)`` for each column ``j`` of the sample's rows, with
+    ``rms`` the root of the mean of the non-zero columns' mean squares (1 for a zero column)."""
+    ms = (x**2).mean(axis=0)
+    rms = np.sqrt(ms[ms > 0].mean())
+    return np.where(ms > 0, np.sqrt(rms / np.sqrt(np.where(ms > 0, ms, 1))), 1.0)
+
+
+def test_map_spans_the_top_eigenvectors_of_the_balanced_sample_gram_matrix(graph, model):
     nodes = sample_rule(graph.num_nodes, SETTINGS["fit_nodes"], SETTINGS["seed"])
     assert model.n_fit_nodes_ == len(nodes) == 120
     x = wide_rows(graph, nodes).astype(np.float64)
+    w = column_balance(x)
+    # The balance is not a no-op here: the columns' scales differ.
+    assert w.max() > 1.5 * w[w != 1].min()
+    x = x * w
     vals, vecs = np.linalg.eigh(x.T @ x)
     order = np.argsort(vals)[::-1]
     vals, vecs = vals[order], vecs[:, order]
-    v = model.components_.astype(np.float64)
+    # components_ = diag(w) V: V's columns are the balanced rows' principal directions.
+    v = model.components_.astype(np.float64) / w[:, None]
     gram = x.T @ x
     # Orthonormal columns, ordered by the energy they capture.
     np.testing.assert_allclose(v.T @ v, np.eye(8), atol=1e-5)
@@ -204,6 +217,23 @@ def test_smoothing_averages_the_mapped_rows(graph):
     assert not np.array_equal(whole, plain.embed_all(graph))
     back = pickle.loads(pickle.dumps(m))
     assert back.smooth == 1 and np.array_equal(back.embed_all(graph), whole)
+
+
+@pytest.mark.parametrize("smooth", [0, 1])
+def test_l2_maps_the_plain_rows_then_scales_them_to_unit_length(graph, smooth):
+    """``normalize="l2"``: the map is fitted on the plain rows (``"none"``'s), and each mapped
+    (and smoothed) row is then scaled to unit length (SPEC §2, §2c)."""
+    kw = {**SETTINGS, "smooth": smooth}
+    unit = ie.InstantEmbedding(**kw, normalize="l2").fit(graph)
+    plain = ie.InstantEmbedding(**kw, normalize="none").fit(graph)
+    assert np.array_equal(unit.components_, plain.components_)
+    x = plain.embed_all(graph).astype(np.float64)
+    norm = np.sqrt(np.cumsum(x * x, axis=1)[:, -1:])
+    assert np.all(norm > 0)
+    want = (x / norm).astype(np.float32)
+    got = unit.embed_all(graph, threads=2, batch_size=33)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(unit.embed(graph, [9, 2]), got[[9, 2]])
 
 
 def test_cli_fits_saves_and_reuses_a_model_file(tmp_path):

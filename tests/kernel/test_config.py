@@ -46,7 +46,7 @@ def test_defaults_and_choices_come_from_the_kernel_table():
     by_name = {s["name"]: s for s in SETTINGS}
     assert by_name["variant"]["choices"] == ("standard", "lazy")
     assert by_name["value"]["choices"] == ("p+r", "p", "log1p")
-    assert by_name["normalize"]["choices"] == ("ln_n", "none")
+    assert by_name["normalize"]["choices"] == ("ln_n", "none", "l2")
     assert (d.eps, d.normalize) == (1e-4, "ln_n")
 
 
@@ -121,8 +121,12 @@ def test_replace_validates_and_leaves_the_original():
         ({"alpha": 1.0}, ValueError, "alpha must satisfy"),
         ({"variant": "LAZY"}, ValueError, "variant must be one of 'standard', 'lazy'"),
         ({"value": None}, ValueError, "value must be one of 'p\\+r', 'p', 'log1p'"),
-        ({"normalize": "l2"}, ValueError, "normalize must be one of 'ln_n', 'none', got 'l2'"),
-        ({"normalize": 0}, ValueError, "normalize must be one of 'ln_n', 'none'"),
+        (
+            {"normalize": "L2"},
+            ValueError,
+            "normalize must be one of 'ln_n', 'none', 'l2', got 'L2'",
+        ),
+        ({"normalize": 0}, ValueError, "normalize must be one of 'ln_n', 'none', 'l2'"),
         ({"smooth": _core.MAX_SMOOTH + 1}, ValueError, "smooth must satisfy"),
         ({"threads": 2}, TypeError, "unknown setting 'threads'"),
     ],

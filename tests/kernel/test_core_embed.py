@@ -55,14 +55,43 @@ def test_ln_n_divides_the_unscaled_sums_by_ln_n(value):
             np.testing.assert_allclose(scaled, plain / ln_n, rtol=2**-22, atol=0)
 
 
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """SPEC §2's ``normalize="l2"`` written out: per row, ``norm = sqrt(sum of x^2)`` in float64
+    summed in order (``cumsum`` is sequential), then ``float32(x / norm)``; zero rows stay."""
+    x = rows.astype(np.float64)
+    norm = np.sqrt(np.cumsum(x * x, axis=1)[:, -1:])
+    return np.where(norm > 0, x / np.where(norm > 0, norm, 1), 0).astype(np.float32)
+
+
+@pytest.mark.parametrize("value", ["p+r", "log1p"])
+@pytest.mark.parametrize("smooth", [0, 2])
+def test_l2_scales_the_plain_rows_to_unit_length(karate, value, smooth):
+    kw = {"dim": 24, "seed": 4, "eps": 1e-3, "value": value, "smooth": smooth}
+    plain = ie.InstantEmbedding(**kw, normalize="none").embed_all(karate)
+    unit = ie.InstantEmbedding(**kw, normalize="l2").embed_all(karate)
+    assert np.array_equal(unit.view(np.uint32), unit_rows(plain).view(np.uint32))
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, rtol=1e-6)
+    # After smoothing, not before: the smoothed rows are unit, the averaged ones need not be.
+    assert np.array_equal(
+        ie.InstantEmbedding(**kw, normalize="l2").embed(karate, [3, 0]), unit[[3, 0]]
+    )
+
+
+def test_l2_keeps_a_zero_row_zero():
+    # One node, no arcs: its only term is ln(1 * 1) = 0, so its row is zero.
+    g = ie.Graph.from_edges(np.array([], dtype=np.int64), np.array([], dtype=np.int64), num_nodes=1)
+    row = ie.InstantEmbedding(dim=8, normalize="l2").embed(g, [0])
+    assert np.array_equal(row, np.zeros((1, 8), dtype=np.float32))
+
+
 def test_normalize_is_a_setting_refused_when_unknown(karate):
     assert ie.InstantEmbedding().normalize == "ln_n"
     for bad in ("ln", "L2", None, 1):
-        with pytest.raises(ValueError, match="normalize must be one of 'ln_n', 'none'"):
+        with pytest.raises(ValueError, match="normalize must be one of 'ln_n', 'none', 'l2'"):
             ie.InstantEmbedding(normalize=bad)  # type: ignore[arg-type]
     m = ie.InstantEmbedding(dim=8, normalize="none")
     with pytest.raises(ValueError, match="normalize"):
-        m.set_params(normalize="l2")
+        m.set_params(normalize="unit")
     assert m.normalize == "none"
 
 
