@@ -302,7 +302,7 @@ def run_dataset(data: Any, args: argparse.Namespace, out: Q.Results) -> list[dic
                 f"kernel W={w} s={size}{suffix}",
                 dim,
                 z,
-                {**extra, "fit_s": fit_s, "embed_s": time.perf_counter() - t},
+                {**extra, "fit": "balanced", "fit_s": fit_s, "embed_s": time.perf_counter() - t},
                 full,
             )
             continue
@@ -405,7 +405,16 @@ def plot(paths: list[Path], target: Path) -> None:
             ("direct", "o-", "hashed to dim"),
             ("kernel W=4096 s=2000", "s-", "4096 -> dim (fitted map)"),
         ):
-            pts = sorted((r["dim"], r["tuned_10"]) for r in mine if r["method"] == method)
+            # The grid's records: one split, default value, eps and output scale.
+            pts = sorted(
+                (r["dim"], r["tuned_10"])
+                for r in mine
+                if r["method"] == method
+                and r.get("splits", 1) == 1
+                and r.get("value", "p+r") == "p+r"
+                and r.get("eps", 1e-4) in (None, 1e-4)
+                and r.get("normalize", "ln_n") == "ln_n"
+            )
             if pts:
                 ax.plot(*zip(*pts), style, label=label)
         for peer, marker in (("fastrp", "^"), ("prone", "v")):

@@ -591,7 +591,7 @@ def task_umap(data: Data, args: argparse.Namespace, out: Results, path: Path) ->
 class Results:
     """Records keyed by their identifying fields, merged into an existing JSON file."""
 
-    KEY = ("task", "dataset", "method", "dim", "classifier", "value", "eps", "normalize")
+    KEY = ("task", "dataset", "method", "dim", "classifier", "value", "eps", "normalize", "splits")
     # What a record made before a key field existed had (ours was never normalised).
     KEY_DEFAULTS = {"normalize": "none"}
 
