@@ -281,7 +281,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     secs = time.perf_counter() - t0
     if args.output != "-":
         rate = f", {n / secs:,.0f} nodes/s" if secs > 0 else ""
-        _note(args, f"wrote {args.output}: {n:,} x {args.dim} ({fmt}) in {secs:.2f} s{rate}")
+        # model.dim, not --dim: a model file brings its own
+        _note(args, f"wrote {args.output}: {n:,} x {model.dim} ({fmt}) in {secs:.2f} s{rate}")
     return 0
 
 

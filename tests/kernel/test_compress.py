@@ -253,6 +253,7 @@ def test_cli_fits_saves_and_reuses_a_model_file(tmp_path):
     r = run_cli("embed", str(gp), "--model", str(mp), "-o", str(tmp_path / "b.npy"))
     assert r.returncode == 0, r.stderr
     assert np.array_equal(np.load(tmp_path / "b.npy"), a)
+    assert "200 x 8 (npy)" in r.stderr  # the model's dim, not --dim's default
     c = str(tmp_path / "c.npy")
     r = run_cli("embed", str(gp), "--model", str(mp), "--eps", "0.001", "-o", c, ok=False)
     assert r.returncode != 0 and "disagrees" in r.stderr
