@@ -324,7 +324,9 @@ pub const SETTINGS: &[Setting] = &[
               typical size; no labels). Recommended for `dim <= 64` on any graph and up to \
               `dim=128` on dense ones: `InstantEmbedding(128, wide_dim=4096)` scores well above \
               the direct hash of the same size on BlogCatalog and PubMed, above FastRP \
-              (docs/BENCHMARKS.md), for 1.4-1.8x the default's time per node at `dim=128`. The \
+              (docs/BENCHMARKS.md), for 0.8-1.4x the default's time per node at `dim=128` (up \
+              to 1.8x with `value=\"log1p\"`). With `value=\"log1p\", normalize=\"l2\"` \
+              it is within 1 point of ProNE on BlogCatalog at `dim=128`. The \
               map is part of the fitted model: it saves, pickles and travels to Spark, Dask and \
               Ray workers with it, and stays fixed when the graph changes. See docs/GUIDE.md.",
     },
