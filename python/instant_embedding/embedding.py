@@ -251,10 +251,11 @@ class InstantEmbedding:
         Embeds a sample of ``fit_nodes`` nodes (drawn by a seeded rule, ``seed``) at
         ``wide_dim``, weighs each wide coordinate by the inverse square root of its typical
         size over the sample, and keeps the top ``dim`` principal directions (uncentred) of
-        the weighed rows, times those weights, as :attr:`components_`. Deterministic: the same graph, settings and seed give the
-        same map bit for bit, for any thread count or machine. Its cost does not grow with
-        the graph (BlogCatalog: about 1 s). A model without ``wide_dim`` has nothing to fit
-        and is returned as it is. ``y`` is ignored (scikit-learn's signature).
+        the weighed rows, times those weights, as :attr:`components_`. Deterministic: the
+        same graph, settings and seed give the same map bit for bit, for any thread count or
+        machine. Its cost does not grow with the graph (BlogCatalog: about 1 s). A model
+        without ``wide_dim`` has nothing to fit and is returned as it is. ``y`` is ignored
+        (scikit-learn's signature).
 
         The map stays fixed afterwards: embeddings of a changed (live) graph stay comparable
         with earlier ones. Fit again (on the current graph) when the graph has changed so
