@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::embed::config::{EmbeddingConfig, Normalize};
+use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::Graph;
 use crate::hashing::splitmix64;
@@ -304,19 +304,14 @@ pub fn fit(
     }
     let full = *cfg;
     let cfg = cfg.unsmoothed();
-    // The sample's rows as the map sees them: before any unit-length scaling of the output.
-    let normalize = match cfg.normalize {
-        Normalize::L2 => Normalize::None,
-        other => other,
-    };
     let wide_cfg = EmbeddingConfig {
         dim: cfg.wide_dim,
         wide_dim: 0,
-        normalize,
         ..cfg
     };
     let nodes = sample_nodes(graph.num_nodes(), cfg.fit_nodes, cfg.seed);
-    let rows = crate::embed::embed_nodes(graph, &nodes, &wide_cfg, pool)?;
+    // The sample's rows as the map sees them: before the output's unit-length scaling.
+    let rows = crate::embed::embed_base_rows(graph, &nodes, &wide_cfg, None, pool)?;
     let mut x = Sparse::from_dense(&rows, cfg.wide_dim, pool.is_some());
     drop(rows);
     let scale = x.balance_columns();

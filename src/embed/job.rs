@@ -102,18 +102,17 @@ impl Job<'_> {
             let batch = &nodes[start..stop];
             let t0 = Instant::now();
             let pool = crate::parallel::pool_for(self.threads, batch.len())?;
-            // With smoothing, the batches are the base rows that `run` smooths and finishes.
-            let rows = if config.smooth == 0 {
-                crate::embed::embed_nodes_mapped(
-                    self.graph,
-                    batch,
-                    config,
-                    self.map,
-                    pool.as_deref(),
-                )?
-            } else {
-                crate::embed::embed_base_rows(self.graph, batch, config, self.map, pool.as_deref())?
-            };
+            let mut rows = crate::embed::embed_base_rows(
+                self.graph,
+                batch,
+                config,
+                self.map,
+                pool.as_deref(),
+            )?;
+            // With smoothing, these are the base rows that `run` smooths, then finishes.
+            if config.smooth == 0 {
+                crate::embed::finish_rows(config, &mut rows, pool.as_deref());
+            }
             let per_node = t0.elapsed().as_secs_f64() / batch.len() as f64;
             match sink.as_deref_mut() {
                 Some(s) => s.write(self.graph, batch, &rows)?,
