@@ -35,7 +35,8 @@ impl Drop for ScanGuard<'_> {
 }
 
 enum Backing {
-    Mmap(Mmap),
+    /// Shared by the snapshots of a live graph (see [`Graph::base_snapshot`]).
+    Mmap(std::sync::Arc<Mmap>),
     /// `u64` storage so typed section views are 8-byte aligned.
     Owned(Vec<u64>, usize),
 }
@@ -227,7 +228,11 @@ impl Graph {
         }
         let header = Header::decode(&mmap, len)
             .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
-        let g = Graph::assemble(Backing::Mmap(mmap), header, Some(path.to_path_buf()));
+        let g = Graph::assemble(
+            Backing::Mmap(std::sync::Arc::new(mmap)),
+            header,
+            Some(path.to_path_buf()),
+        );
         g.check_cheap()
             .map_err(|e| Error::format(format!("{}: {e}", path.display())))?;
         Ok(g)
@@ -514,6 +519,22 @@ impl Graph {
     pub(crate) fn overlay(&self) -> Option<&Overlay> {
         self.live.as_deref()
     }
+    /// This graph's base file without its change log, sharing this graph's map of the file
+    /// (None for an in-memory graph): a writer's next snapshot, so that the pages its commits
+    /// read stay mapped from one commit to the next instead of being faulted in again.
+    pub(crate) fn base_snapshot(&self) -> Option<Graph> {
+        let Backing::Mmap(m) = &self.backing else {
+            return None;
+        };
+        let mut g = Graph::assemble(
+            Backing::Mmap(m.clone()),
+            self.header.clone(),
+            self.path.clone(),
+        );
+        g.prefetch = self.prefetch;
+        Some(g)
+    }
+
     /// The change log this snapshot was opened with (None for in-memory graphs).
     pub fn log_state(&self) -> Option<&LogState> {
         self.log.as_ref()
@@ -578,6 +599,26 @@ impl Graph {
         let (s, e) = self.row(v)?;
         // SAFETY: s <= e <= m = len(indices), checked by `row`.
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
+    }
+
+    /// Asks the CPU to bring the first cache line of `v`'s row in the base file into its
+    /// caches (no effect for `v` out of range or on other architectures).
+    #[inline]
+    pub(crate) fn prefetch_base_row(&self, v: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if (v as usize) < self.hot.n {
+            if let Ok((s, e)) = self.row(v) {
+                // SAFETY: s <= e <= m = len(indices) (checked by `row`); a prefetch never
+                // faults.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch::<_MM_HINT_T0>(self.hot.indices.add(s) as *const i8);
+                    if e > s + 8 {
+                        _mm_prefetch::<_MM_HINT_T0>(self.hot.indices.add(e - 1) as *const i8);
+                    }
+                }
+            }
+        }
     }
 
     /// `v`'s row for the push: neighbours, weights (empty on unweighted graphs) and, when

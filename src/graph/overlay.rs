@@ -555,6 +555,32 @@ impl Overlay {
         }
     }
 
+    /// Every entry of level `l`, in order, as `level_entry` gives them (one checked slice
+    /// for the level, not one per entry).
+    pub(crate) fn level_entries(&self, l: &Level) -> Result<Vec<(u32, u64, u64)>> {
+        if l.weighted {
+            let e: &[u64] = self.slice(l.entries, 3 * l.count)?;
+            e.chunks_exact(3)
+                .map(|e| {
+                    if e[0] >> 32 != 0 {
+                        return Err(Error::format(
+                            "change log corrupted: an index entry is malformed",
+                        ));
+                    }
+                    Ok((e[0] as u32, e[1], e[2]))
+                })
+                .collect()
+        } else {
+            let e: &[u32] = self.slice(l.entries, 4 * l.count)?;
+            Ok(e.chunks_exact(4)
+                .map(|e| {
+                    let word = u64::from(e[2]) | u64::from(e[3]) << 32;
+                    (e[0], word, f64::from(e[1]).to_bits())
+                })
+                .collect())
+        }
+    }
+
     /// The first index and the length of the block of `l`'s entries that may hold `v` (reads
     /// only the level's fence).
     #[inline]

@@ -57,6 +57,20 @@ pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
     )))
 }
 
+/// The newest commit of the log of `prev`'s graph, for the writer that holds its lock (so
+/// neither file can be replaced meanwhile): `prev`'s map of the base file is reused.
+pub(crate) fn reopen(prev: &Graph, path: &Path) -> Result<Graph> {
+    let (Some(g), Some(state)) = (prev.base_snapshot(), prev.log_state()) else {
+        return open(path, prev.prefetch());
+    };
+    let lp = log_path(path);
+    let file = File::open(&lp).map_err(|e| Error::io(&lp, e))?;
+    match attach(g, &file, &lp, state.base_ident)? {
+        Some(g) => Ok(g),
+        None => open(path, prev.prefetch()),
+    }
+}
+
 /// Reads the log's header and superblocks and maps it. None when the log belongs to another
 /// base file (the caller retries: a compaction may have replaced both files in between).
 pub(crate) fn attach(

@@ -34,6 +34,10 @@ pub(crate) struct Known {
 /// Operations looked up per parallel task.
 const LOOK_AHEAD_CHUNK: usize = 4096;
 
+/// How many searches ahead of the current one a row is prefetched (`Stage::look_ahead`):
+/// enough for the memory's latency to pass, few enough that the lines are still cached.
+const PREFETCH_AHEAD: usize = 16;
+
 /// An arc's entry in `Stage::arcs_set`: its weight now (None: removed), and whether the
 /// committed graph has it.
 pub(crate) type Staged = (Option<f32>, bool);
@@ -503,18 +507,48 @@ impl Stage {
                 }
             }
         }
-        // The arcs between committed endpoints.
+        // The arcs between committed endpoints, searched in the order of the rows they read
+        // (each `row << 32 | 2 * operation + reverse`), each row asked of the memory a few
+        // searches ahead: a call's arcs are scattered over the file.
         let directed = self.directed;
-        crate::parallel::map_chunks(pool, &known, LOOK_AHEAD_CHUNK, |k| {
-            let mut k = *k;
+        let mut wanted: Vec<u64> = Vec::with_capacity(2 * known.len());
+        for (i, k) in known.iter().enumerate().take(1 << 31) {
             if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
-                k.fwd = Stage::committed_arc(g, s, d).ok();
+                wanted.push(u64::from(s) << 32 | (2 * i) as u64);
                 if !directed && s != d {
-                    k.rev = Stage::committed_arc(g, d, s).ok();
+                    wanted.push(u64::from(d) << 32 | (2 * i + 1) as u64);
                 }
             }
-            k
-        })
+        }
+        radix_sort_by_key(&mut wanted, |&x| x >> 32);
+        let lookup = |x: u64| {
+            let k = &known[(x as u32 / 2) as usize];
+            let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) else {
+                return None;
+            };
+            let (row, to) = if x & 1 == 0 { (s, d) } else { (d, s) };
+            Stage::committed_arc(g, row, to).ok()
+        };
+        let chunks: Vec<&[u64]> = wanted.chunks(LOOK_AHEAD_CHUNK).collect();
+        let found = crate::parallel::map_chunks(pool, &chunks, 1, |chunk| {
+            let mut out = Vec::with_capacity(chunk.len());
+            for (i, &x) in chunk.iter().enumerate() {
+                if let Some(&y) = chunk.get(i + PREFETCH_AHEAD) {
+                    g.prefetch_base_row((y >> 32) as u32);
+                }
+                out.push(lookup(x));
+            }
+            out
+        });
+        for (x, f) in wanted.into_iter().zip(found.into_iter().flatten()) {
+            let k = &mut known[(x as u32 / 2) as usize];
+            if x & 1 == 0 {
+                k.fwd = f;
+            } else {
+                k.rev = f;
+            }
+        }
+        known
     }
 
     /// Applies one operation whose ids may not have been checked (a log's, replayed by

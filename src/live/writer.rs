@@ -285,7 +285,8 @@ impl LiveWriter {
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
         self.slot = slot;
         self.end = trailer_at + TRAILER_LEN as u64;
-        self.snapshot = Arc::new(open(&self.path, self.prefetch)?);
+        // The base file's map is kept: the pages the next commits read stay mapped.
+        self.snapshot = Arc::new(reopen(&self.snapshot, &self.path)?);
         Ok(true)
     }
 
@@ -813,9 +814,7 @@ pub(crate) fn write_levels(
             if l.count > merged.len() as u64 {
                 break;
             }
-            let older = (0..l.count)
-                .map(|k| o.level_entry(l, k))
-                .collect::<Result<Vec<_>>>()?;
+            let older = o.level_entries(l)?;
             let mut out = Vec::with_capacity(merged.len() + older.len());
             let (mut i, mut j) = (0, 0);
             while i < older.len() || j < merged.len() {
@@ -861,15 +860,22 @@ pub(crate) fn write_levels(
         seg.align8();
     }
     // Entries: node, then degree (exact in u32) and record word, or record word and strength.
-    for e in &merged {
-        seg.put(&e.0.to_le_bytes());
+    let start = seg.bytes.len();
+    seg.bytes.reserve(
+        (entry_len * count + BITMAP_BLOCK_LEN * blocks + 64 + 8 * MAX_LEVELS as u64) as usize,
+    );
+    seg.bytes.resize(start + (entry_len * count) as usize, 0);
+    for (e, out) in merged
+        .iter()
+        .zip(seg.bytes[start..].chunks_exact_mut(entry_len as usize))
+    {
+        out[..4].copy_from_slice(&e.0.to_le_bytes());
         if weighted {
-            seg.put(&0u32.to_le_bytes());
-            seg.put(&e.1.to_le_bytes());
-            seg.put(&e.2.to_le_bytes());
+            out[8..16].copy_from_slice(&e.1.to_le_bytes());
+            out[16..24].copy_from_slice(&e.2.to_le_bytes());
         } else {
-            seg.put(&(f64::from_bits(e.2) as u32).to_le_bytes());
-            seg.put(&e.1.to_le_bytes());
+            out[4..8].copy_from_slice(&(f64::from_bits(e.2) as u32).to_le_bytes());
+            out[8..16].copy_from_slice(&e.1.to_le_bytes());
         }
     }
     if blocks > 0 {
@@ -895,9 +901,7 @@ pub(crate) fn write_levels(
                 .map(|w| u64::from(w.count_ones()))
                 .sum::<u64>();
         }
-        for w in &bits {
-            seg.put(&w.to_le_bytes());
-        }
+        seg.bytes.extend(bits.iter().flat_map(|w| w.to_le_bytes()));
     }
     // The directory, newest first (the trailer holds its length).
     let dir = seg.pos();
