@@ -673,7 +673,7 @@ impl Stage {
             .iter()
             .map(|(&(a, b), &(w, had))| (a, b, w, had))
             .collect();
-        sort_arcs(&mut changes);
+        sort_arcs(&mut changes, pool);
         if !self.rows_by_index() {
             // Neighbours of the base file, in id order there, are sorted by id already.
             let (base, in_order) = (g.base_num_nodes() as u32, g.base_in_id_order());
@@ -921,9 +921,65 @@ pub(crate) struct RecordScratch {
 }
 
 /// Sorts changed arcs by `(a, b)` (distinct pairs).
-fn sort_arcs(v: &mut Vec<ArcChange>) {
+fn sort_arcs(v: &mut Vec<ArcChange>, pool: Option<&rayon::ThreadPool>) {
     let shift = 32 - v.iter().map(|c| c.1).max().unwrap_or(0).leading_zeros();
-    radix_sort_by_key(v, |c| (u64::from(c.0) << shift) | u64::from(c.1));
+    par_radix_sort_by_key(v, |c| (u64::from(c.0) << shift) | u64::from(c.1), pool);
+}
+
+/// `radix_sort_by_key` on `pool`'s threads for large inputs: one pass distributes the items
+/// into 256 buckets by the top 8 of the key bits that vary, then each bucket (a few hundred KB
+/// for millions of items: in a core's cache, where the full-size passes go to memory) is
+/// radix-sorted on its own. Stable, as `radix_sort_by_key`.
+fn par_radix_sort_by_key<T: Copy + Send + Sync>(
+    v: &mut Vec<T>,
+    key: impl Fn(&T) -> u64 + Sync,
+    pool: Option<&rayon::ThreadPool>,
+) {
+    use rayon::prelude::*;
+    const PARALLEL_MIN: usize = 1 << 18;
+    let Some(pool) = pool.filter(|_| v.len() >= PARALLEL_MIN) else {
+        return radix_sort_by_key(v, key);
+    };
+    let (lo, hi) = v.iter().fold((u64::MAX, 0), |(lo, hi), x| {
+        let k = key(x);
+        (lo.min(k), hi.max(k))
+    });
+    let bits = 64 - (lo ^ hi).leading_zeros();
+    if bits <= 8 {
+        return radix_sort_by_key(v, key);
+    }
+    let bucket = |x: &T| ((key(x) >> (bits - 8)) & 0xff) as usize;
+    let mut count = [0usize; 256];
+    for x in v.iter() {
+        count[bucket(x)] += 1;
+    }
+    let mut pos = [0usize; 256];
+    let mut sum = 0;
+    for (at, &n) in pos.iter_mut().zip(&count) {
+        *at = sum;
+        sum += n;
+    }
+    let mut buf = v.clone();
+    for x in v.iter() {
+        let b = bucket(x);
+        buf[pos[b]] = *x;
+        pos[b] += 1;
+    }
+    let mut parts = Vec::with_capacity(256);
+    let mut rest = &mut buf[..];
+    for &n in &count {
+        let (part, tail) = rest.split_at_mut(n);
+        parts.push(part);
+        rest = tail;
+    }
+    pool.install(|| {
+        parts.into_par_iter().for_each(|part| {
+            let mut sorted = part.to_vec();
+            radix_sort_by_key(&mut sorted, &key);
+            part.copy_from_slice(&sorted);
+        })
+    });
+    std::mem::swap(v, &mut buf);
 }
 
 /// A key that orders ids as they compare, up to ties: an int's bits with the sign flipped, a
@@ -1276,11 +1332,15 @@ mod tests {
             x = crate::hashing::splitmix64(x);
             x
         };
+        let pool = crate::parallel::pool(2).unwrap();
         for (len, span) in [
             (0usize, 1u64),
             (1000, 40),
             (5000, 1 << 20),
             (20_000, 1 << 32),
+            // The parallel sort's sizes: keys spread over every bucket, or few.
+            (300_000, 1 << 32),
+            (300_000, 700),
         ] {
             let mut seen = std::collections::HashSet::new();
             let mut v: Vec<ArcChange> = Vec::new();
@@ -1292,8 +1352,11 @@ mod tests {
             }
             let mut want = v.clone();
             want.sort_unstable_by_key(|c| (c.0, c.1));
-            sort_arcs(&mut v);
+            let mut par = v.clone();
+            sort_arcs(&mut v, None);
             assert_eq!(v, want, "{len} pairs below {span}");
+            sort_arcs(&mut par, Some(&pool));
+            assert_eq!(par, want, "{len} pairs below {span}, 2 threads");
         }
     }
 }
