@@ -601,8 +601,9 @@ impl Graph {
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
     }
 
-    /// Asks the CPU to bring the first cache line of `v`'s row in the base file into its
-    /// caches (no effect for `v` out of range or on other architectures).
+    /// Asks the CPU to bring `v`'s row in the base file into its caches: its first cache line,
+    /// and its last for a row of more than 8 arcs (a binary search reads both ends early).
+    /// No effect for `v` out of range or on other architectures.
     #[inline]
     pub(crate) fn prefetch_base_row(&self, v: u32) {
         #[cfg(target_arch = "x86_64")]

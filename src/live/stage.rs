@@ -512,6 +512,7 @@ impl Stage {
         // searches ahead: a call's arcs are scattered over the file.
         let directed = self.directed;
         let mut wanted: Vec<u64> = Vec::with_capacity(2 * known.len());
+        // An operation's index takes 31 bits: any later one is looked up when it is applied.
         for (i, k) in known.iter().enumerate().take(1 << 31) {
             if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
                 wanted.push(u64::from(s) << 32 | (2 * i) as u64);
