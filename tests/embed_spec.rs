@@ -10,8 +10,8 @@
 //! with `normalize="l2"`, each final row over its f64 norm, rounded to f32. The signed hash (`SignedHasher`) is pinned by frozen golden values of its own.
 
 use instant_embedding::embed::config::{Normalize, Value};
-use instant_embedding::embed::embed_nodes;
 use instant_embedding::embed::ppr::{ppr_state, PprConfig, Variant};
+use instant_embedding::embed::{embed_nodes, embed_one};
 use instant_embedding::graph::build::{build_in_memory, csr_from_edges, IdTable, Merge};
 use instant_embedding::graph::csr::Graph;
 use instant_embedding::hashing::{splitmix64, SignedHasher};
@@ -167,6 +167,10 @@ fn every_value_and_normalize_follow_the_spec_formula() {
                             "node {u}, {value:?} {normalize:?} {variant:?} \
                              directed={directed} weighted={weighted}"
                         );
+                        // One node alone: the same row.
+                        let mut one = vec![0f32; cfg.dim];
+                        embed_one(&g, u, &cfg, &mut one).unwrap();
+                        assert_eq!(bits(&one), bits(row), "embed_one, node {u}, {normalize:?}");
                     }
                 }
             }

@@ -42,10 +42,13 @@ thread_local! {
 /// Fixed-point scale of the accumulator: terms are rounded to multiples of 2^-32.
 const FIXED_ONE: f64 = 4294967296.0;
 
-/// Embeds one node into `out` (length `cfg.dim`). Uses this thread's reusable workspace.
+/// Embeds one node into `out` (length `cfg.dim`), unsmoothed (`cfg.smooth` is ignored) and
+/// finished as every output row is (`finish_rows`). Uses this thread's reusable workspace.
 pub fn embed_one(graph: &Graph, node: u32, cfg: &EmbeddingConfig, out: &mut [f32]) -> Result<()> {
     let divisor = cfg.normalize.divisor(graph.num_nodes());
-    embed_one_scaled(graph, node, cfg, divisor, out)
+    embed_one_scaled(graph, node, cfg, divisor, out)?;
+    finish_rows(cfg, out, None);
+    Ok(())
 }
 
 /// [`embed_one`] with the row's divisor (`cfg.normalize.divisor(n)`) computed by the caller,

@@ -294,6 +294,24 @@ impl ChangedIndex {
     }
 }
 
+/// A weighted index entry's words (node, record word, strength bits), as `level_entry` gives
+/// them.
+fn weighted_entry(e: &[u64]) -> Result<(u32, u64, u64)> {
+    if e[0] >> 32 != 0 {
+        return Err(Error::format(
+            "change log corrupted: an index entry is malformed",
+        ));
+    }
+    Ok((e[0] as u32, e[1], e[2]))
+}
+
+/// An unweighted index entry's words (node, degree, record word in two halves), as
+/// `level_entry` gives them (the degree as f64 bits).
+fn unweighted_entry(e: &[u32]) -> (u32, u64, u64) {
+    let word = u64::from(e[2]) | u64::from(e[3]) << 32;
+    (e[0], word, f64::from(e[1]).to_bits())
+}
+
 /// A log of at most this many bytes is hinted whole when a graph is opened with `prefetch`
 /// (see [`Overlay::hint_at_open`]).
 pub(crate) const WHOLE_LOG_HINT: u64 = 4 << 20;
@@ -541,17 +559,9 @@ impl Overlay {
     pub(crate) fn level_entry(&self, l: &Level, k: u64) -> Result<(u32, u64, u64)> {
         let at = l.entries + level_entry_len(l.weighted) * k;
         if l.weighted {
-            let e: &[u64] = self.slice(at, 3)?;
-            if e[0] >> 32 != 0 {
-                return Err(Error::format(
-                    "change log corrupted: an index entry is malformed",
-                ));
-            }
-            Ok((e[0] as u32, e[1], e[2]))
+            weighted_entry(self.slice(at, 3)?)
         } else {
-            let e: &[u32] = self.slice(at, 4)?;
-            let word = u64::from(e[2]) | u64::from(e[3]) << 32;
-            Ok((e[0], word, f64::from(e[1]).to_bits()))
+            Ok(unweighted_entry(self.slice(at, 4)?))
         }
     }
 
@@ -560,24 +570,10 @@ impl Overlay {
     pub(crate) fn level_entries(&self, l: &Level) -> Result<Vec<(u32, u64, u64)>> {
         if l.weighted {
             let e: &[u64] = self.slice(l.entries, 3 * l.count)?;
-            e.chunks_exact(3)
-                .map(|e| {
-                    if e[0] >> 32 != 0 {
-                        return Err(Error::format(
-                            "change log corrupted: an index entry is malformed",
-                        ));
-                    }
-                    Ok((e[0] as u32, e[1], e[2]))
-                })
-                .collect()
+            e.chunks_exact(3).map(weighted_entry).collect()
         } else {
             let e: &[u32] = self.slice(l.entries, 4 * l.count)?;
-            Ok(e.chunks_exact(4)
-                .map(|e| {
-                    let word = u64::from(e[2]) | u64::from(e[3]) << 32;
-                    (e[0], word, f64::from(e[1]).to_bits())
-                })
-                .collect())
+            Ok(e.chunks_exact(4).map(unweighted_entry).collect())
         }
     }
 

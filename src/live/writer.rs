@@ -861,6 +861,7 @@ pub(crate) fn write_levels(
     }
     // Entries: node, then degree (exact in u32) and record word, or record word and strength.
     let start = seg.bytes.len();
+    // The entries, the bitmap with its padding, and the directory.
     seg.bytes.reserve(
         (entry_len * count + BITMAP_BLOCK_LEN * blocks + 64 + 8 * MAX_LEVELS as u64) as usize,
     );
