@@ -19,6 +19,7 @@
 //! nodes, and embeddings and PPR vectors are bit-identical to those of a rebuild.
 
 pub mod copy;
+mod edges;
 pub mod open;
 pub mod stage;
 pub mod validate;

@@ -15,6 +15,8 @@ use crate::graph::log_format::{
 
 use crate::graph::overlay::*;
 
+use super::edges::EdgeEntry;
+
 /// A map keyed by node indices, hashed by [`crate::hashing::IndexHasher`]: the staged arcs are
 /// looked up several times per operation.
 type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing::IndexHasher>>;
@@ -27,8 +29,8 @@ pub use crate::io::ids::Ids;
 pub(crate) struct Known {
     a: Option<Option<u32>>,
     b: Option<Option<u32>>,
-    fwd: Option<Option<f32>>,
-    rev: Option<Option<f32>>,
+    pub(crate) fwd: Option<Option<f32>>,
+    pub(crate) rev: Option<Option<f32>>,
 }
 
 /// Operations looked up per parallel task.
@@ -47,9 +49,13 @@ pub(crate) type Staged = (Option<f32>, bool);
 /// has not).
 pub(crate) type ArcChange = (u32, u32, Option<f32>, bool);
 
-/// What undoing a failed call needs: arc `(a, b)`'s entry in `Stage::arcs_set` before the
+/// What undoing a failed call needs: edge `(x, y)`'s entry in `Stage::arcs_set` before the
 /// call (None: it had none).
-pub(crate) struct Undo(u32, u32, Option<Staged>);
+pub(crate) struct Undo((u32, u32), Option<EdgeEntry>);
+
+/// Calls of at least this many operations are applied through the sorted run
+/// ([`Stage::apply_sorted`]) when they are not much smaller than what is staged already.
+const SORTED_CALL_MIN: usize = 1024;
 
 /// Changes applied on top of a committed graph, not yet written: the arcs they set or removed,
 /// the nodes they created, the counts. Shared by the writer and by `validate`'s replay.
@@ -65,10 +71,16 @@ pub(crate) struct Stage {
     /// Node count of the committed graph, and with this batch's created nodes.
     pub(crate) committed_n: u32,
     pub(crate) n: u32,
-    /// Arc `(a, b)` → its weight now, or None if removed (a key here may also record a
-    /// removal of an arc added by this batch), and whether the committed graph has it. Node
-    /// `a` gets a new row in the segment.
-    pub(crate) arcs_set: IndexMap<(u32, u32), Staged>,
+    /// The staged arcs, by edge (see [`EdgeEntry`]): an arc's weight now, or None if removed
+    /// (an entry may also record a removal of an arc added by this batch), and whether the
+    /// committed graph has it. The tail node of each arc gets a new record in the segment.
+    /// Small calls update this map; a large one folds its operations into `run`, sorted by
+    /// edge. The map's entry of an edge is newer than the run's.
+    pub(crate) arcs_set: IndexMap<(u32, u32), EdgeEntry>,
+    /// Entries sorted by key, one per edge.
+    pub(crate) run: Vec<EdgeEntry>,
+    /// The smallest call applied through the run (tests lower it).
+    pub(crate) sorted_min: usize,
     pub(crate) created: HashMap<LogId, u32>,
     /// Ids of created nodes `committed_n..n` (empty for implicit ids).
     pub(crate) new_ids: Vec<LogId>,
@@ -106,6 +118,8 @@ impl Stage {
             committed_n: c.n,
             n: c.n,
             arcs_set: IndexMap::default(),
+            run: Vec::new(),
+            sorted_min: SORTED_CALL_MIN,
             created: HashMap::new(),
             new_ids: Vec::new(),
             arcs: c.arcs,
@@ -262,98 +276,6 @@ impl Stage {
         })
     }
 
-    /// Sets arc `(a, b)` to `w` (`f` of its current weight, if it has one, with this batch
-    /// applied; it may refuse) and returns its current weight. One lookup of the staged arcs:
-    /// the committed graph is searched only for an arc the batch has not set, unless `known`
-    /// holds that search's answer already.
-    fn update_arc(
-        &mut self,
-        g: &Graph,
-        a: u32,
-        b: u32,
-        known: Option<Option<f32>>,
-        f: impl FnOnce(Option<f32>) -> Result<Option<Option<f32>>>,
-    ) -> Result<Option<f32>> {
-        use std::collections::hash_map::Entry;
-        let entry = self.arcs_set.entry((a, b));
-        let old = match (&entry, known) {
-            (Entry::Occupied(o), _) => o.get().0,
-            (Entry::Vacant(_), Some(w)) => w,
-            (Entry::Vacant(_), None) => Stage::committed_arc(g, a, b)?,
-        };
-        let Some(w) = f(old)? else {
-            return Ok(old);
-        };
-        let before = match entry {
-            Entry::Occupied(mut o) => {
-                let was = *o.get();
-                Some(o.insert((w, was.1)))
-            }
-            Entry::Vacant(v) => {
-                v.insert((w, old.is_some()));
-                None
-            }
-        };
-        self.undo.push(Undo(a, b, before));
-        Ok(old)
-    }
-
-    /// Adds the arc `a -> b` with weight `w`, merging with an existing one (`known`: its
-    /// committed weight, if already looked up).
-    pub(crate) fn add_arc(
-        &mut self,
-        g: &Graph,
-        a: u32,
-        b: u32,
-        w: f32,
-        known: Option<Option<f32>>,
-    ) -> Result<()> {
-        let (weighted, merge) = (self.weighted, self.merge);
-        let old = self.update_arc(g, a, b, known, |old| {
-            let new = match old {
-                None => w,
-                Some(_) if !weighted => 1.0,
-                Some(x) => match merge {
-                    Merge::Sum => x + w,
-                    Merge::Max => x.max(w),
-                },
-            };
-            if !new.is_finite() {
-                return Err(Error::input(format!(
-                    "merged weight of arc ({a}, {b}) overflows float32"
-                )));
-            }
-            Ok(Some(Some(new)))
-        })?;
-        if old.is_none() {
-            self.arcs += 1;
-            // Self-loops are counted for undirected graphs only (their edge count).
-            if a == b && !self.directed {
-                self.self_loops += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// Removes the arc `a -> b` if it exists; returns whether it did.
-    pub(crate) fn remove_arc(
-        &mut self,
-        g: &Graph,
-        a: u32,
-        b: u32,
-        known: Option<Option<f32>>,
-    ) -> Result<bool> {
-        // Only an existing arc is set (to removed): an absent one stays out of the stage.
-        let old = self.update_arc(g, a, b, known, |old| Ok(old.map(|_| None)))?;
-        if old.is_some() {
-            self.arcs -= 1;
-            if a == b && !self.directed {
-                self.self_loops -= 1;
-            }
-        }
-        Ok(old.is_some())
-    }
-
     /// Node of `id` in the committed graph or this batch, if any; `known` is its committed
     /// node if already looked up (`Some(None)`: the committed graph has no such id).
     fn lookup_known(
@@ -380,49 +302,59 @@ impl Stage {
         }
     }
 
-    pub(crate) fn apply_add(
+    /// The nodes of operation `op`'s endpoints, resolved as applying it does (an addition
+    /// creates the nodes it lacks; `known` as in [`Stage::lookup_known`]), and the operation
+    /// counted; None for a removal with an unknown endpoint.
+    pub(crate) fn resolve_op(
         &mut self,
         g: &Graph,
-        a: &LogId,
-        b: &LogId,
-        w: Option<f32>,
+        op: &Op,
         known: &Known,
-    ) -> Result<()> {
-        let s = self.resolve_known(g, a, known.a)?;
-        let d = self.resolve_known(g, b, known.b)?;
-        let w = w.unwrap_or(1.0);
-        self.add_arc(g, s, d, w, known.fwd)?;
-        if !self.directed && s != d {
-            self.add_arc(g, d, s, w, known.rev)?;
+    ) -> Result<Option<(u32, u32)>> {
+        match op {
+            Op::Add(a, b, _) => {
+                let s = self.resolve_known(g, a, known.a)?;
+                let d = self.resolve_known(g, b, known.b)?;
+                self.adds += 1;
+                Ok(Some((s, d)))
+            }
+            Op::Remove(a, b) => {
+                let s = self.lookup_known(g, a, known.a)?;
+                let d = self.lookup_known(g, b, known.b)?;
+                self.removes += 1;
+                Ok(s.zip(d))
+            }
         }
-        self.adds += 1;
-        Ok(())
     }
 
-    /// Returns whether the edge existed.
-    pub(crate) fn apply_remove(
-        &mut self,
-        g: &Graph,
-        a: &LogId,
-        b: &LogId,
-        known: &Known,
-    ) -> Result<bool> {
-        let s = self.lookup_known(g, a, known.a)?;
-        let d = self.lookup_known(g, b, known.b)?;
-        self.removes += 1;
-        let (Some(s), Some(d)) = (s, d) else {
+    /// Applies operation `op` to the map (through the run's entry of its edge, if the map has
+    /// none): returns whether the graph changed (an addition, or the removal of an edge that
+    /// existed).
+    fn apply_to_map(&mut self, g: &Graph, op: &Op, known: &Known) -> Result<bool> {
+        let Some((s, d)) = self.resolve_op(g, op, known)? else {
             return Ok(false);
         };
-        if !self.remove_arc(g, s, d, known.fwd)? {
-            return Ok(false);
+        let add = match op {
+            Op::Add(_, _, w) => Some(w.unwrap_or(1.0)),
+            Op::Remove(..) => None,
+        };
+        let key = self.edge_slot(s, d).0;
+        let edge = ((key >> 32) as u32, key as u32);
+        let start = match self.arcs_set.get(&edge) {
+            Some(e) => *e,
+            None => match self.run.binary_search_by_key(&key, |e| e.key) {
+                Ok(i) => self.run[i],
+                Err(_) => EdgeEntry::new(key),
+            },
+        };
+        let mut e = start;
+        let changed = self.apply_to_edge(g, &mut e, (s, d), add, known)?;
+        if e != start {
+            let before = self.arcs_set.insert(edge, e);
+            self.undo.push(Undo(edge, before));
         }
-        if !self.directed && s != d {
-            // The reverse arc is looked up too: a damaged file may lack it.
-            self.remove_arc(g, d, s, known.rev)?;
-        }
-        Ok(true)
+        Ok(changed)
     }
-
     /// What the operations `ops` find in the committed graph, looked up ahead of applying
     /// them (a pure function of the graph, computed on `pool`): their endpoints' committed
     /// nodes and, where both exist, the committed weights of the arcs between them. The ids
@@ -521,7 +453,7 @@ impl Stage {
                 }
             }
         }
-        radix_sort_by_key(&mut wanted, |&x| x >> 32);
+        par_radix_sort_by_key(&mut wanted, |&x| x >> 32, pool);
         let lookup = |x: u64| {
             let k = &known[(x as u32 / 2) as usize];
             let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) else {
@@ -558,19 +490,13 @@ impl Stage {
         let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
         self.check_id(a)?;
         self.check_id(b)?;
-        self.apply_known(g, op, &Known::default())
-    }
-
-    fn apply_known(&mut self, g: &Graph, op: &Op, known: &Known) -> Result<bool> {
-        match op {
-            Op::Add(a, b, w) => self.apply_add(g, a, b, *w, known).map(|_| true),
-            Op::Remove(a, b) => self.apply_remove(g, a, b, known),
-        }
+        self.apply_to_map(g, op, &Known::default())
     }
 
     /// Applies one call's operations, all or none: on an error the stage is as before. The
     /// committed graph is searched for all of them first, in parallel on `pool` (see
-    /// [`Stage::look_ahead`]); then they are applied in order, one thread.
+    /// [`Stage::look_ahead`]). Then a large call is sorted by edge and folded into the run
+    /// ([`Stage::apply_sorted`]); a small one updates the map, one operation after another.
     pub(crate) fn apply_call(
         &mut self,
         g: &Graph,
@@ -593,19 +519,53 @@ impl Stage {
             self.max_id.clone(),
             self.new_ids.len(),
         );
+        let restore = |st: &mut Stage| {
+            for id in st.new_ids.drain(saved.7..) {
+                st.created.remove(&id);
+            }
+            (
+                st.n,
+                st.arcs,
+                st.self_loops,
+                st.adds,
+                st.removes,
+                st.permuted,
+                st.max_id,
+            ) = (
+                saved.0,
+                saved.1,
+                saved.2,
+                saved.3,
+                saved.4,
+                saved.5,
+                saved.6.clone(),
+            );
+        };
         let known = self.look_ahead(g, ops, pool);
-        // Most operations make a new entry: room for them at once.
-        self.arcs_set
-            .reserve(ops.len() * (1 + usize::from(!self.directed)));
-        self.undo
-            .reserve(ops.len() * (1 + usize::from(!self.directed)));
-        let mut changed = 0u64;
-        let result = ops.iter().zip(&known).try_for_each(|(op, k)| {
-            changed += u64::from(self.apply_known(g, op, k)?);
-            Ok(())
+        let staged = self.arcs_set.len() + self.run.len();
+        let sorted = ops.len() >= self.sorted_min && ops.len() < 1 << 30 && ops.len() * 4 >= staged;
+        let mut result = None;
+        if sorted {
+            self.flush_map(pool);
+            match self.apply_sorted(g, ops, &known, pool) {
+                Ok(changed) => result = Some(Ok(changed)),
+                // Applied in order below, where the first operation that fails reports.
+                Err(_) => restore(self),
+            }
+        }
+        let result = result.unwrap_or_else(|| {
+            // Most operations make a new entry: room for them at once.
+            self.arcs_set.reserve(ops.len());
+            self.undo.reserve(ops.len());
+            let mut changed = 0u64;
+            ops.iter().zip(&known).try_for_each(|(op, k)| {
+                changed += u64::from(self.apply_to_map(g, op, k)?);
+                Ok::<(), Error>(())
+            })?;
+            Ok(changed)
         });
         match result {
-            Ok(()) => {
+            Ok(changed) => {
                 for op in ops {
                     crate::live::log::encode_op(&mut self.ops, op);
                 }
@@ -614,26 +574,13 @@ impl Stage {
                 Ok(changed)
             }
             Err(e) => {
-                while let Some(Undo(a, b, before)) = self.undo.pop() {
+                while let Some(Undo(edge, before)) = self.undo.pop() {
                     match before {
-                        Some(w) => self.arcs_set.insert((a, b), w),
-                        None => self.arcs_set.remove(&(a, b)),
+                        Some(x) => self.arcs_set.insert(edge, x),
+                        None => self.arcs_set.remove(&edge),
                     };
                 }
-                for id in self.new_ids.drain(saved.7..) {
-                    self.created.remove(&id);
-                }
-                (
-                    self.n,
-                    self.arcs,
-                    self.self_loops,
-                    self.adds,
-                    self.removes,
-                    self.permuted,
-                    self.max_id,
-                ) = (
-                    saved.0, saved.1, saved.2, saved.3, saved.4, saved.5, saved.6,
-                );
+                restore(self);
                 Err(e)
             }
         }
@@ -669,11 +616,21 @@ impl Stage {
         pool: Option<&rayon::ThreadPool>,
     ) -> Result<Vec<ArcChange>> {
         use rayon::prelude::*;
-        let mut changes: Vec<ArcChange> = self
-            .arcs_set
-            .iter()
-            .map(|(&(a, b), &(w, had))| (a, b, w, had))
-            .collect();
+        // The run's entries less those the map has newer.
+        let mut changes: Vec<ArcChange> =
+            self.arcs_set.values().flat_map(EdgeEntry::arcs).collect();
+        let newer = |e: &EdgeEntry| {
+            !self.arcs_set.is_empty()
+                && self
+                    .arcs_set
+                    .contains_key(&((e.key >> 32) as u32, e.key as u32))
+        };
+        changes.extend(
+            self.run
+                .iter()
+                .filter(|e| !newer(e))
+                .flat_map(EdgeEntry::arcs),
+        );
         sort_arcs(&mut changes, pool);
         if !self.rows_by_index() {
             // Neighbours of the base file, in id order there, are sorted by id already.
@@ -931,7 +888,7 @@ fn sort_arcs(v: &mut Vec<ArcChange>, pool: Option<&rayon::ThreadPool>) {
 /// into 256 buckets by the top 8 of the key bits that vary, then each bucket (a few hundred KB
 /// for millions of items: in a core's cache, where the full-size passes go to memory) is
 /// radix-sorted on its own. Stable, as `radix_sort_by_key`.
-fn par_radix_sort_by_key<T: Copy + Send + Sync>(
+pub(crate) fn par_radix_sort_by_key<T: Copy + Send + Sync>(
     v: &mut Vec<T>,
     key: impl Fn(&T) -> u64 + Sync,
     pool: Option<&rayon::ThreadPool>,

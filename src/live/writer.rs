@@ -270,7 +270,7 @@ impl LiveWriter {
         let g = self.snapshot.clone();
         let seq = self.slot.seq + 1;
         let lp = &self.log_path;
-        let pool = self.pool(stage.arcs_set.len() / 4096)?;
+        let pool = self.pool((stage.arcs_set.len() + stage.run.len()) / 4096)?;
         let (trailer_at, trailer_checksum) =
             write_segment(&self.file, lp, &g, &stage, seq, self.end, pool.as_deref())?;
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
