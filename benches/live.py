@@ -100,19 +100,31 @@ def random_changes(path: Path, count: int, seed: int) -> tuple[Any, Any, Any, An
     ip, nb = h["indptr"], h["indices"]
     n = len(ip) - 1
     ids = h["ids"]
+    # String ids through the graph's own id table (the benchmarks' reader maps ints only).
+    strings = h["id_kind"] == "utf8"
+    if strings:
+        import instant_embedding as ie
+
+        str_ids = ie.Graph.open(path).ids
     rng = np.random.default_rng(seed)
     n_add = count // 2
     n_rm = min(count - n_add, int(ip[-1]))
 
     def to_ids(v: np.ndarray) -> np.ndarray:
+        if strings:
+            return np.asarray(str_ids(v), dtype=object)
         return np.asarray(ids[v]) if ids is not None else v.astype(np.int64)
 
     a = to_ids(rng.integers(0, n, n_add))
     b = to_ids(rng.integers(0, n, n_add))
     fresh = rng.random(n_add) < 0.05
     k = rng.integers(0, max(1, n_add // 20), int(fresh.sum()))
-    # Implicit ids: new nodes n, n+1, ...; int64 ids: new ids above the largest, with gaps.
-    b[fresh] = n + k if ids is None else int(np.max(ids)) + 1 + 3 * k
+    # Implicit ids: new nodes n, n+1, ...; int64 ids: new ids above the largest, with gaps;
+    # string ids: "new0", "new1", ...
+    if strings:
+        b[fresh] = np.char.add("new", k.astype(str))
+    else:
+        b[fresh] = n + k if ids is None else int(np.max(ids)) + 1 + 3 * k
     # Existing edges: uniform arcs, each undirected edge once (by its smaller endpoint).
     arcs = np.unique(rng.integers(0, int(ip[-1]), 2 * n_rm))
     src = np.searchsorted(ip, arcs, side="right") - 1
@@ -121,7 +133,8 @@ def random_changes(path: Path, count: int, seed: int) -> tuple[Any, Any, Any, An
         src, dst = np.minimum(src, dst), np.maximum(src, dst)
     pairs = np.unique(src * (n + 1) + dst)
     pairs = pairs[rng.permutation(len(pairs))[:n_rm]]
-    return a, b, to_ids(pairs // (n + 1)), to_ids(pairs % (n + 1))
+    out = (a, b, to_ids(pairs // (n + 1)), to_ids(pairs % (n + 1)))
+    return tuple(x.astype(str) for x in out) if strings else out
 
 
 def apply_changes(path: Path, changes: tuple[Any, ...], batch: int = 10_000) -> None:
