@@ -137,6 +137,38 @@ def random_changes(path: Path, count: int, seed: int) -> tuple[Any, Any, Any, An
     return tuple(x.astype(str) for x in out) if strings else out
 
 
+def string_id_copy(src: Path, dst: Path, work: Path) -> None:
+    """``src``'s graph with string ids (``u<index>``) at ``dst``: its edges written to Parquet
+    (needs pyarrow) and converted with ``ie.convert``; isolated nodes are left out."""
+    import instant_embedding as ie
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    h = read_csr(src)
+    ip, nb = np.asarray(h["indptr"]).astype(np.int64), h["indices"]
+    n, deg = len(ip) - 1, np.diff(np.asarray(h["indptr"]).astype(np.int64))
+
+    def names(v: np.ndarray) -> Any:
+        return pc.binary_join_element_wise("u", pc.cast(pa.array(v), pa.string()), "")
+
+    edges = work / "string_ids.parquet"
+    writer = None
+    for v0 in range(0, n, 1_000_000):
+        v1 = min(n, v0 + 1_000_000)
+        s = np.repeat(np.arange(v0, v1, dtype=np.int64), deg[v0:v1])
+        d = np.asarray(nb[ip[v0] : ip[v1]]).astype(np.int64)
+        if not h["directed"]:
+            s, d = s[s <= d], d[s <= d]
+        t = pa.table({"src": names(s), "dst": names(d)})
+        writer = writer or pq.ParquetWriter(edges, t.schema)
+        writer.write_table(t)
+    if writer is not None:
+        writer.close()
+    ie.convert(edges, dst, directed=h["directed"])
+    edges.unlink()
+
+
 def apply_changes(path: Path, changes: tuple[Any, ...], batch: int = 10_000) -> None:
     import instant_embedding as ie
 
@@ -603,6 +635,11 @@ def main() -> int:
     )
     ap.add_argument("--compact-batch", type=int, default=100_000, help="edges per commit")
     ap.add_argument(
+        "--compact-string-ids",
+        action="store_true",
+        help="run the compaction part on a copy of its graph with string ids (u0, u1, ...)",
+    )
+    ap.add_argument(
         "--rebuild-from",
         choices=["text", "npy", "none"],
         default="text",
@@ -653,6 +690,10 @@ def main() -> int:
                 synthetic_file(big, m // 10, m, seed=3, work=work)
             elif "compaction" in parts:
                 big = dataset_graph(args.compact_dataset)
+            if "compaction" in parts and args.compact_string_ids:
+                copy = work / "string_ids.graph"
+                string_id_copy(big, copy, work)
+                big = copy
             sizes, total, fr = [1, 100, 10_000], args.throughput_edges, [0.001, 0.01, 0.1]
             warm_q, cold_q, changes = args.warm, args.cold, args.compact_changes
         command = "python benches/live.py " + " ".join(sys.argv[1:])
@@ -699,7 +740,7 @@ def main() -> int:
                 else f"synthetic-{args.compact_synthetic}"
                 if args.compact_synthetic
                 else args.compact_dataset
-            )
+            ) + (" (string ids)" if args.compact_string_ids else "")
             result = run_part(
                 "compaction",
                 name,
@@ -711,7 +752,7 @@ def main() -> int:
                     batch=args.compact_batch,
                     rebuild_from=args.rebuild_from,
                     queries=3 if args.smoke else args.compact_queries,
-                    in_place=bool(args.compact_graph),
+                    in_place=bool(args.compact_graph) or args.compact_string_ids,
                     memory_limit=args.memory_limit,
                     warmup=20 if args.smoke else args.steady_warmup,
                 ),
