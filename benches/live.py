@@ -19,7 +19,8 @@ Three parts, each on a copy of a graph file in a scratch folder (never the repos
    against converting the same final edge list from a text or ``.npy`` file with ``convert``.
    Applying the changes, compacting and converting each run in a fresh process (wall time and
    peak RSS), compaction and conversion from inputs evicted from the page cache. Goal:
-   compaction >= 5x faster.
+   compaction >= 5x faster. ``--compact-string-ids`` runs it on a copy of the graph with
+   string ids ``u0``, ``u1``, ... (written to Parquet and converted; the file given is kept).
 
 The results go to ``benches/results/live.json`` (with --smoke into a temporary folder) with
 the machine, load and commit.
