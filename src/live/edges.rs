@@ -10,7 +10,7 @@ use crate::graph::log_format::Op;
 
 use super::stage::{par_radix_sort_by_key, ArcChange, Known, Stage, Staged};
 
-/// How many events ahead of the fold its operation is prefetched.
+/// How many events ahead of the fold the look-ahead's result for an operation is prefetched.
 const PREFETCH_AHEAD: usize = 16;
 
 /// Asks the memory for the cache line of `x` (a hint: nothing on other processors).
