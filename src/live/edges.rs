@@ -234,6 +234,44 @@ impl Stage {
         }
     }
 
+    /// Where the run holds the edge of each operation whose endpoints are committed nodes
+    /// (`known`): `Some(Some(i))` at entry `i`, `Some(None)` nowhere, `None` not searched
+    /// (an endpoint the batch creates: searched when applied). The searches run level by
+    /// level for all operations together, so that their cache misses overlap: a small call
+    /// after a large one would otherwise wait on memory at every level of every search.
+    pub(crate) fn run_positions(&self, known: &[Known]) -> Vec<Option<Option<u32>>> {
+        let mut out = vec![None; known.len()];
+        if self.run.is_empty() {
+            return out;
+        }
+        let (mut ops, mut keys) = (Vec::new(), Vec::new());
+        for (i, k) in known.iter().enumerate() {
+            if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
+                ops.push(i);
+                keys.push(self.edge_slot(s, d).0);
+            }
+        }
+        // Each search keeps `run[at].key <= key` (or `at == 0`) and halves its range.
+        let mut at = vec![0usize; keys.len()];
+        let mut len = self.run.len();
+        while len > 1 {
+            let half = len / 2;
+            for &a in &at {
+                prefetch(&self.run[a + half]);
+            }
+            for (a, &key) in at.iter_mut().zip(&keys) {
+                if self.run[*a + half].key <= key {
+                    *a += half;
+                }
+            }
+            len -= half;
+        }
+        for ((&i, &a), &key) in ops.iter().zip(&at).zip(&keys) {
+            out[i] = Some((self.run[a].key == key).then_some(a as u32));
+        }
+        out
+    }
+
     /// Moves the staged entries of the map into the run (sorted by key): a map entry is
     /// newer than the run's of the same edge.
     pub(crate) fn flush_map(&mut self, pool: Option<&rayon::ThreadPool>) {

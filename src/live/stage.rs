@@ -27,8 +27,8 @@ pub use crate::io::ids::Ids;
 /// the committed weights of its arcs (forward and reverse), each `None` where not looked up.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Known {
-    a: Option<Option<u32>>,
-    b: Option<Option<u32>>,
+    pub(crate) a: Option<Option<u32>>,
+    pub(crate) b: Option<Option<u32>>,
     pub(crate) fwd: Option<Option<f32>>,
     pub(crate) rev: Option<Option<f32>>,
 }
@@ -330,7 +330,15 @@ impl Stage {
     /// Applies operation `op` to the map (through the run's entry of its edge, if the map has
     /// none): returns whether the graph changed (an addition, or the removal of an edge that
     /// existed).
-    fn apply_to_map(&mut self, g: &Graph, op: &Op, known: &Known) -> Result<bool> {
+    /// `in_run`: where the run holds the operation's edge, if known (see
+    /// [`Stage::run_positions`]).
+    fn apply_to_map(
+        &mut self,
+        g: &Graph,
+        op: &Op,
+        known: &Known,
+        in_run: Option<Option<u32>>,
+    ) -> Result<bool> {
         let Some((s, d)) = self.resolve_op(g, op, known)? else {
             return Ok(false);
         };
@@ -342,9 +350,13 @@ impl Stage {
         let edge = ((key >> 32) as u32, key as u32);
         let start = match self.arcs_set.get(&edge) {
             Some(e) => *e,
-            None => match self.run.binary_search_by_key(&key, |e| e.key) {
-                Ok(i) => self.run[i],
-                Err(_) => EdgeEntry::new(key),
+            None => match in_run {
+                Some(Some(i)) => self.run[i as usize],
+                Some(None) => EdgeEntry::new(key),
+                None => match self.run.binary_search_by_key(&key, |e| e.key) {
+                    Ok(i) => self.run[i],
+                    Err(_) => EdgeEntry::new(key),
+                },
             },
         };
         let mut e = start;
@@ -490,7 +502,7 @@ impl Stage {
         let (Op::Add(a, b, _) | Op::Remove(a, b)) = op;
         self.check_id(a)?;
         self.check_id(b)?;
-        self.apply_to_map(g, op, &Known::default())
+        self.apply_to_map(g, op, &Known::default(), None)
     }
 
     /// Applies one call's operations, all or none: on an error the stage is as before. The
@@ -557,11 +569,15 @@ impl Stage {
             // Most operations make a new entry: room for them at once.
             self.arcs_set.reserve(ops.len());
             self.undo.reserve(ops.len());
+            let in_run = self.run_positions(&known);
             let mut changed = 0u64;
-            ops.iter().zip(&known).try_for_each(|(op, k)| {
-                changed += u64::from(self.apply_to_map(g, op, k)?);
-                Ok::<(), Error>(())
-            })?;
+            ops.iter()
+                .zip(&known)
+                .zip(in_run)
+                .try_for_each(|((op, k), r)| {
+                    changed += u64::from(self.apply_to_map(g, op, k, r)?);
+                    Ok::<(), Error>(())
+                })?;
             Ok(changed)
         });
         match result {
