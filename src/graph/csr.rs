@@ -606,17 +606,11 @@ impl Graph {
     /// No effect for `v` out of range or on other architectures.
     #[inline]
     pub(crate) fn prefetch_base_row(&self, v: u32) {
-        #[cfg(target_arch = "x86_64")]
         if (v as usize) < self.hot.n {
             if let Ok((s, e)) = self.row(v) {
-                // SAFETY: s <= e <= m = len(indices) (checked by `row`); a prefetch never
-                // faults.
-                unsafe {
-                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch::<_MM_HINT_T0>(self.hot.indices.add(s) as *const i8);
-                    if e > s + 8 {
-                        _mm_prefetch::<_MM_HINT_T0>(self.hot.indices.add(e - 1) as *const i8);
-                    }
+                prefetch_line(self.hot.indices.wrapping_add(s));
+                if e > s + 8 {
+                    prefetch_line(self.hot.indices.wrapping_add(e - 1));
                 }
             }
         }
@@ -1598,6 +1592,20 @@ fn checked_strength(v: u32, s: f64) -> Result<f64> {
             "corrupted strength at node {v}: {s}"
         )))
     }
+}
+
+/// Asks the CPU to bring the cache line at `p` into its caches: a hint, which never faults
+/// whatever `p` points to; no effect on other architectures.
+#[inline]
+pub(crate) fn prefetch_line<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// `a.cmp(b)`, deciding most pairs of ids by one compare of their first 8 bytes as a

@@ -5,26 +5,10 @@
 
 use crate::error::{Error, Result};
 use crate::graph::build::Merge;
-use crate::graph::csr::Graph;
+use crate::graph::csr::{prefetch_line, Graph};
 use crate::graph::log_format::Op;
 
-use super::stage::{par_radix_sort_by_key, ArcChange, Known, Stage, Staged};
-
-/// How many events ahead of the fold the look-ahead's result for an operation is prefetched.
-const PREFETCH_AHEAD: usize = 16;
-
-/// Asks the memory for the cache line of `x` (a hint: nothing on other processors).
-#[inline]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, and `x` is a valid reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
+use super::stage::{par_radix_sort_by_key, ArcChange, Known, Stage, Staged, PREFETCH_AHEAD};
 
 /// An operation of a call sorted by edge: the edge's key, the operation's index (bits 0-29),
 /// whether it is a removal (bit 30) and the slot of its forward arc (bit 31); an addition's
@@ -236,14 +220,15 @@ impl Stage {
 
     /// Where the run holds the edge of each operation whose endpoints are committed nodes
     /// (`known`): `Some(Some(i))` at entry `i`, `Some(None)` nowhere, `None` not searched
-    /// (an endpoint the batch creates: searched when applied). The searches run level by
+    /// (an endpoint the batch creates: searched when applied); empty while the run is. The
+    /// searches run level by
     /// level for all operations together, so that their cache misses overlap: a small call
     /// after a large one would otherwise wait on memory at every level of every search.
     pub(crate) fn run_positions(&self, known: &[Known]) -> Vec<Option<Option<u32>>> {
-        let mut out = vec![None; known.len()];
         if self.run.is_empty() {
-            return out;
+            return Vec::new();
         }
+        let mut out = vec![None; known.len()];
         let (mut ops, mut keys) = (Vec::new(), Vec::new());
         for (i, k) in known.iter().enumerate() {
             if let (Some(Some(s)), Some(Some(d))) = (k.a, k.b) {
@@ -257,7 +242,7 @@ impl Stage {
         while len > 1 {
             let half = len / 2;
             for &a in &at {
-                prefetch(&self.run[a + half]);
+                prefetch_line(&self.run[a + half]);
             }
             for (a, &key) in at.iter_mut().zip(&keys) {
                 if self.run[*a + half].key <= key {
@@ -343,7 +328,7 @@ impl Stage {
             // What the look-ahead found is read in the order of the edges, scattered over
             // the call.
             if let Some(ahead) = events.get(j + PREFETCH_AHEAD) {
-                prefetch(&known[(ahead.tag & OP_MASK) as usize]);
+                prefetch_line(&known[(ahead.tag & OP_MASK) as usize]);
             }
             if j == 0 || key != e.key {
                 if j > 0 && !e.is_empty() {

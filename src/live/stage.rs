@@ -17,8 +17,8 @@ use crate::graph::overlay::*;
 
 use super::edges::EdgeEntry;
 
-/// A map keyed by node indices, hashed by [`crate::hashing::IndexHasher`]: the staged arcs are
-/// looked up several times per operation.
+/// A map keyed by node indices, hashed by [`crate::hashing::IndexHasher`]: a small call looks
+/// the staged edges up once per operation.
 type IndexMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<crate::hashing::IndexHasher>>;
 
 pub use crate::io::ids::Ids;
@@ -36,11 +36,12 @@ pub(crate) struct Known {
 /// Operations looked up per parallel task.
 const LOOK_AHEAD_CHUNK: usize = 4096;
 
-/// How many searches ahead of the current one a row is prefetched (`Stage::look_ahead`):
-/// enough for the memory's latency to pass, few enough that the lines are still cached.
-const PREFETCH_AHEAD: usize = 16;
+/// How many items ahead of the current one their memory is prefetched (a row by
+/// `Stage::look_ahead`, a look-ahead result by `Stage::apply_sorted`'s fold): enough for the
+/// memory's latency to pass, few enough that the lines are still cached.
+pub(crate) const PREFETCH_AHEAD: usize = 16;
 
-/// An arc's entry in `Stage::arcs_set`: its weight now (None: removed), and whether the
+/// A staged arc (a slot of an [`EdgeEntry`]): its weight now (None: removed), and whether the
 /// committed graph has it.
 pub(crate) type Staged = (Option<f32>, bool);
 
@@ -132,6 +133,30 @@ impl Stage {
             num_ops: 0,
             undo: Vec::new(),
         }
+    }
+
+    /// The counts now: what a failed call restores.
+    fn counts(&self) -> Counts {
+        Counts {
+            n: self.n,
+            arcs: self.arcs,
+            self_loops: self.self_loops,
+            adds: self.adds,
+            removes: self.removes,
+            permuted: self.permuted,
+            max_id: self.max_id.clone(),
+        }
+    }
+
+    /// Back to counts `c`, with only the first `created` of the nodes this batch created.
+    fn restore(&mut self, c: &Counts, created: usize) {
+        for id in self.new_ids.drain(created..) {
+            self.created.remove(&id);
+        }
+        let c = c.clone();
+        (self.n, self.arcs, self.self_loops) = (c.n, c.arcs, c.self_loops);
+        (self.adds, self.removes) = (c.adds, c.removes);
+        (self.permuted, self.max_id) = (c.permuted, c.max_id);
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -521,38 +546,7 @@ impl Stage {
             self.check_id(b)?;
         }
         self.undo.clear();
-        let saved = (
-            self.n,
-            self.arcs,
-            self.self_loops,
-            self.adds,
-            self.removes,
-            self.permuted,
-            self.max_id.clone(),
-            self.new_ids.len(),
-        );
-        let restore = |st: &mut Stage| {
-            for id in st.new_ids.drain(saved.7..) {
-                st.created.remove(&id);
-            }
-            (
-                st.n,
-                st.arcs,
-                st.self_loops,
-                st.adds,
-                st.removes,
-                st.permuted,
-                st.max_id,
-            ) = (
-                saved.0,
-                saved.1,
-                saved.2,
-                saved.3,
-                saved.4,
-                saved.5,
-                saved.6.clone(),
-            );
-        };
+        let (saved, created) = (self.counts(), self.new_ids.len());
         let known = self.look_ahead(g, ops, pool);
         let staged = self.arcs_set.len() + self.run.len();
         let sorted = ops.len() >= self.sorted_min && ops.len() < 1 << 30 && ops.len() * 4 >= staged;
@@ -562,7 +556,7 @@ impl Stage {
             match self.apply_sorted(g, ops, &known, pool) {
                 Ok(changed) => result = Some(Ok(changed)),
                 // Applied in order below, where the first operation that fails reports.
-                Err(_) => restore(self),
+                Err(_) => self.restore(&saved, created),
             }
         }
         let result = result.unwrap_or_else(|| {
@@ -571,13 +565,10 @@ impl Stage {
             self.undo.reserve(ops.len());
             let in_run = self.run_positions(&known);
             let mut changed = 0u64;
-            ops.iter()
-                .zip(&known)
-                .zip(in_run)
-                .try_for_each(|((op, k), r)| {
-                    changed += u64::from(self.apply_to_map(g, op, k, r)?);
-                    Ok::<(), Error>(())
-                })?;
+            for (i, (op, k)) in ops.iter().zip(&known).enumerate() {
+                let r = in_run.get(i).copied().flatten();
+                changed += u64::from(self.apply_to_map(g, op, k, r)?);
+            }
             Ok(changed)
         });
         match result {
@@ -596,7 +587,7 @@ impl Stage {
                         None => self.arcs_set.remove(&edge),
                     };
                 }
-                restore(self);
+                self.restore(&saved, created);
                 Err(e)
             }
         }
