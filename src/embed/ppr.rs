@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::{Graph, PageSet};
-use crate::graph::overlay::{ChangedStrength, RowBuf};
+use crate::graph::overlay::{ChangedIndex, ChangedStrength, RowBuf};
 use crate::graph::strength_code::CodeBounds;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
@@ -132,6 +132,23 @@ trait Thresholds {
     /// the code may not hold (a node the change log changed), the lookup that found it
     /// changed found its exact value too: `[value, value]`. None: the bounds are not used.
     fn code_bounds(&self, u: u32, code: u8) -> Result<Option<(f64, f64)>>;
+    /// Whether `code_bounds(u, c)` is `bounds_of(code_of_node(u, c))`, where
+    /// `code_of_node(u, c)` depends on `u` alone for the codes `c` that rows give `u`: a
+    /// store may then keep it per node for the query.
+    #[inline(always)]
+    fn codes_per_node(&self) -> bool {
+        false
+    }
+    /// See `codes_per_node`.
+    #[inline(always)]
+    fn code_of_node(&self, _u: u32, code: u8) -> u8 {
+        code
+    }
+    /// See `codes_per_node`.
+    #[inline(always)]
+    fn bounds_of(&self, _code: u8) -> (f64, f64) {
+        (1.0, f64::INFINITY)
+    }
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -151,12 +168,22 @@ impl Thresholds for FromTable<'_> {
 }
 
 /// Each lookup reads (and checks) the row or the stored strength: graphs too large for an
-/// O(n) table per process. `LIVE`: through the change log (see `Graph::neighbors_in`).
-struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds);
+/// O(n) table per process. `LIVE`: through the change log (see `Graph::neighbors_in`), whose
+/// index, once in memory, is taken at the push's start (it is built between pushes).
+struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds, Option<&'a ChangedIndex>);
 
 impl<'a, const LIVE: bool> FromFile<'a, LIVE> {
     fn new(graph: &'a Graph) -> Self {
-        FromFile(graph, crate::graph::strength_code::bounds(graph.weighted()))
+        let changed = if LIVE {
+            graph.changed_in_memory()
+        } else {
+            None
+        };
+        FromFile(
+            graph,
+            crate::graph::strength_code::bounds(graph.weighted()),
+            changed,
+        )
     }
 }
 
@@ -165,6 +192,13 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     const USES_CODES: bool = true;
     #[inline(always)]
     fn code_bounds(&self, u: u32, code: u8) -> Result<Option<(f64, f64)>> {
+        if LIVE {
+            // One block of the index for every deposit that may cross (u < n: checked by the
+            // deposit).
+            if let Some(changed) = self.2 {
+                return Ok(Some(self.bounds_of(changed.code_or(u, code))));
+            }
+        }
         Ok(Some(match self.0.changed_floor_strength::<LIVE>(u)? {
             ChangedStrength::Unchanged => self.1 .0[code as usize],
             // The code of its current strength (the log's index in memory).
@@ -176,6 +210,23 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     #[inline(always)]
     unsafe fn floor_strength(&self, u: u32) -> Result<f64> {
         Ok(self.0.strength_in::<LIVE>(u)?.max(1.0))
+    }
+    /// With the index in memory: a node's code is its code in the index, or else the one
+    /// every row gives it (see `ChangedIndex::code_or`).
+    #[inline(always)]
+    fn codes_per_node(&self) -> bool {
+        LIVE && self.2.is_some()
+    }
+    #[inline(always)]
+    fn code_of_node(&self, u: u32, code: u8) -> u8 {
+        match self.2 {
+            Some(changed) if LIVE => changed.code_or(u, code),
+            _ => code,
+        }
+    }
+    #[inline(always)]
+    fn bounds_of(&self, code: u8) -> (f64, f64) {
+        self.1 .0[code as usize]
     }
 }
 
@@ -325,6 +376,11 @@ impl Store for Dense {
 #[derive(Clone, Copy)]
 struct Slot {
     node: u32,
+    /// The node's code for the threshold tests once `coded` (see
+    /// `Thresholds::code_of_node`): in the slot's padding, so a repeated test on the node
+    /// reads no index.
+    code: u8,
+    coded: bool,
     r: f64,
     p: f64,
 }
@@ -332,6 +388,8 @@ struct Slot {
 const EMPTY: u32 = u32::MAX;
 const EMPTY_SLOT: Slot = Slot {
     node: EMPTY,
+    code: 0,
+    coded: false,
     r: 0.0,
     p: 0.0,
 };
@@ -416,6 +474,55 @@ impl Hash {
 }
 
 impl Store for Hash {
+    /// The trait's loop; where the codes are per node (`Thresholds::codes_per_node`), each
+    /// node's code is found once per query and kept in its slot: a push tests a node once
+    /// per deposit that may cross, about twice per node on a large graph, and finding the
+    /// code is a cache miss there.
+    #[inline(always)]
+    unsafe fn deposit_row_coded<T: Thresholds>(
+        &mut self,
+        thr: &T,
+        queue: &mut VecDeque<u32>,
+        w: u32,
+        nbrs: &[u32],
+        codes: &[u8],
+        unit: f64,
+        eps: f64,
+        n: usize,
+    ) -> Result<()> {
+        let per_node = thr.codes_per_node();
+        for (&u, &c) in nbrs.iter().zip(codes) {
+            if u as usize >= n {
+                return Err(corrupt_neighbour(w, u, n));
+            }
+            if !per_node {
+                // SAFETY: u < n (checked above), unit > 0 (caller contract).
+                unsafe { deposit_coded::<_, _, true>(thr, self, queue, u, c, unit, eps)? };
+                continue;
+            }
+            // As `deposit_coded::<_, _, true>`, the code found once.
+            let i = self.slot(u);
+            let slot = &mut self.slots[i];
+            let old = slot.r;
+            let new = old + unit;
+            slot.r = new;
+            if old.to_bits() == UNTOUCHED {
+                self.touched.push(u);
+            }
+            // As in `queue_if_crossed_coded`: a residual <= eps cannot cross.
+            if new > eps {
+                if !slot.coded {
+                    slot.code = thr.code_of_node(u, c);
+                    slot.coded = true;
+                }
+                let bounds = Some(thr.bounds_of(slot.code));
+                // SAFETY: u < n (checked above).
+                unsafe { queue_if_crossed_within(thr, queue, u, bounds, old, new, eps) }?;
+            }
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     unsafe fn r(&mut self, node: u32) -> &mut f64 {
         let i = self.slot(node);
@@ -837,20 +944,38 @@ unsafe fn queue_if_crossed_coded<T: Thresholds>(
 ) -> Result<()> {
     // As in `queue_if_crossed`: a residual <= eps cannot cross.
     if new > eps {
-        let by_code = thr
-            .code_bounds(u, code)?
-            .and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps));
-        let crossed = match by_code {
-            Some(c) => c,
-            None => {
-                // SAFETY: u < n (this function's contract).
-                let t = unsafe { threshold(thr, u, eps) }?;
-                new > t && old <= t
-            }
-        };
-        if crossed {
-            queue.push_back(u);
+        let bounds = thr.code_bounds(u, code)?;
+        // SAFETY: u < n (this function's contract).
+        unsafe { queue_if_crossed_within(thr, queue, u, bounds, old, new, eps) }?;
+    }
+    Ok(())
+}
+
+/// `queue_if_crossed` for a residual above eps, deciding from `bounds` on `u`'s
+/// `max(strength, 1)` where they suffice and from its exact strength otherwise.
+///
+/// # Safety
+/// `u < n`.
+#[inline(always)]
+unsafe fn queue_if_crossed_within<T: Thresholds>(
+    thr: &T,
+    queue: &mut VecDeque<u32>,
+    u: u32,
+    bounds: Option<(f64, f64)>,
+    old: f64,
+    new: f64,
+    eps: f64,
+) -> Result<()> {
+    let crossed = match bounds.and_then(|(lo, hi)| crossing_by_bounds(lo, hi, old, new, eps)) {
+        Some(c) => c,
+        None => {
+            // SAFETY: u < n (this function's contract).
+            let t = unsafe { threshold(thr, u, eps) }?;
+            new > t && old <= t
         }
+    };
+    if crossed {
+        queue.push_back(u);
     }
     Ok(())
 }
@@ -1342,6 +1467,153 @@ mod tests {
                         assert_eq!(s, state_bits(&h2));
                         assert_eq!(s, state_bits(&d3));
                         assert!(pend.is_empty());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A live graph's pushes read the index in memory (its blocks, their inline codes and the
+    /// codes past them, and the codes kept in the sparse store's slots) as the pushes that
+    /// search the index's levels on disk do: the same thresholds, so the same states.
+    #[test]
+    fn live_pushes_decide_from_the_index_in_memory_as_from_its_levels() {
+        use crate::live::{Ids, LiveWriter};
+        let dir = tempfile::tempdir().unwrap();
+        // The edges are among the first `core` nodes; the others (isolated) make the file
+        // large enough for the push to read its neighbour codes (NBR_CODES_MIN_INDPTR_PAGES).
+        let (n, core) = (40_000u32, 3000u64);
+        for (directed, weighted) in [(false, false), (true, false), (false, true)] {
+            let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
+            for k in 0..30_000u64 {
+                let a = (splitmix64(k) % core) as u32;
+                // Hubs of degree above 128 (range codes) and leaves.
+                let b = ((splitmix64(k + 7777) % core).pow(3) / core.pow(2)) as u32;
+                if a != b {
+                    src.push(a);
+                    dst.push(b);
+                    w.push(0.25 + (splitmix64(k + 99) % 16) as f32 / 4.0);
+                }
+            }
+            let parts = csr_from_edges(
+                n as usize,
+                &src,
+                &dst,
+                weighted.then_some(&w[..]),
+                directed,
+                Merge::Sum,
+                IdTable::Implicit,
+            )
+            .unwrap();
+            let path = dir.path().join(format!("live{directed}{weighted}.graph"));
+            save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+            let mut writer = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
+            let mut next = {
+                let mut k = u64::from(directed) * 1000 + u64::from(weighted) * 7;
+                move || {
+                    k += 1;
+                    splitmix64(k)
+                }
+            };
+            for commit in 0..3u64 {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                // Every node of the first 96 (three blocks of 32, more than a block's inline
+                // codes) gains arcs, up to doubling a leaf's degree or more.
+                for v in 0..96i64 {
+                    for _ in 0..=commit {
+                        a.push(v);
+                        b.push((next() % core) as i64);
+                    }
+                }
+                // Random arcs elsewhere, some to created nodes (with no row of their own when
+                // directed), and some removals.
+                for _ in 0..400 {
+                    a.push((next() % core) as i64);
+                    b.push(match next() % 10 {
+                        0 => i64::from(n) + (next() % 40) as i64,
+                        _ => (next() % core) as i64,
+                    });
+                }
+                let weights: Vec<f32> = a.iter().map(|_| 0.5 + (next() % 8) as f32).collect();
+                writer
+                    .add_edges(&Ids::Int(a), &Ids::Int(b), weighted.then_some(&weights[..]))
+                    .unwrap();
+                let (mut ra, mut rb) = (Vec::new(), Vec::new());
+                for _ in 0..300 {
+                    let i = (next() % src.len() as u64) as usize;
+                    ra.push(i64::from(src[i]));
+                    rb.push(i64::from(dst[i]));
+                }
+                writer.remove_edges(&Ids::Int(ra), &Ids::Int(rb)).unwrap();
+                assert!(writer.commit().unwrap());
+            }
+            drop(writer);
+            let levels = Graph::open(&path).unwrap().with_index_on_disk();
+            let g = Graph::open(&path).unwrap();
+            let m = g.num_nodes() as u32;
+            g.note_work(u64::from(m));
+            levels.note_work(u64::from(m));
+            assert!(g.changed_in_memory().is_some());
+            assert!(levels.changed_in_memory().is_none());
+            assert!(g.push_reads_nbr_codes());
+            for variant in [Variant::Standard, Variant::Lazy] {
+                for eps in [1e-3, 1e-4] {
+                    let cfg = PprConfig {
+                        eps,
+                        variant,
+                        ..PprConfig::default()
+                    };
+                    let seeds = (0..core as u32).step_by(41).chain(n..m);
+                    for seed in seeds {
+                        let mut want = Dense {
+                            r: Vec::new(),
+                            p: Vec::new(),
+                            touched: Vec::new(),
+                            len: 0,
+                        };
+                        want.prepare(m as usize);
+                        let mut dense = Dense {
+                            r: Vec::new(),
+                            p: Vec::new(),
+                            touched: Vec::new(),
+                            len: 0,
+                        };
+                        dense.prepare(m as usize);
+                        let (mut h1, mut h2) = (Hash::new(), Hash::new());
+                        let mut q = VecDeque::new();
+                        let mut pend = VecDeque::new();
+                        let mut hinted = PageSet::default();
+                        let (on_disk, in_memory) =
+                            (FromFile::<true>::new(&levels), FromFile::<true>::new(&g));
+                        assert!(on_disk.2.is_none() && in_memory.2.is_some());
+                        let a = push_with::<_, _, true>(
+                            &levels, seed, &cfg, &on_disk, &mut want, &mut q,
+                        )
+                        .unwrap();
+                        q.clear();
+                        let b =
+                            push_with::<_, _, true>(&g, seed, &cfg, &in_memory, &mut h1, &mut q)
+                                .unwrap();
+                        q.clear();
+                        let c =
+                            push_with::<_, _, true>(&g, seed, &cfg, &in_memory, &mut dense, &mut q)
+                                .unwrap();
+                        let d = push_pipelined::<_, _, true>(
+                            &g,
+                            seed,
+                            &cfg,
+                            &in_memory,
+                            &mut h2,
+                            &mut pend,
+                            &mut hinted,
+                        )
+                        .unwrap();
+                        let what = format!("{directed} {weighted} {variant:?} {eps} {seed}");
+                        assert_eq!((b, c, d), (a, a, a), "{what}");
+                        let s = state_bits(&want);
+                        assert_eq!(s, state_bits(&h1), "{what}");
+                        assert_eq!(s, state_bits(&dense), "{what}");
+                        assert_eq!(s, state_bits(&h2), "{what}");
                     }
                 }
             }

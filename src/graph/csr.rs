@@ -20,7 +20,7 @@ use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NA
 use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
-use crate::graph::overlay::{ChangedStrength, LogState, Overlay, Record, RowBuf};
+use crate::graph::overlay::{ChangedIndex, ChangedStrength, LogState, Overlay, Record, RowBuf};
 pub use crate::graph::pages::PageSet;
 
 /// See [`Graph::scan`].
@@ -701,6 +701,18 @@ impl Graph {
         Ok(Some(unsafe {
             std::slice::from_raw_parts(self.hot.codes.add(s), e - s)
         }))
+    }
+
+    /// The change log's index when it is built in memory (see `Overlay::build_changed`):
+    /// a push takes it once and reads each node's code from it without the lookups'
+    /// dispatch. None without a log or until built.
+    #[inline]
+    pub(crate) fn changed_in_memory(&self) -> Option<&ChangedIndex> {
+        self.live
+            .as_deref()?
+            .changed
+            .get()
+            .filter(|c| !c.is_empty())
     }
 
     /// What the push's threshold test knows of node `v` from one lookup: `Unchanged` when

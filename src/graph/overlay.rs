@@ -254,25 +254,86 @@ pub struct Overlay {
     pub(crate) index_in_memory: bool,
 }
 
-/// The index of a snapshot in memory (see [`Overlay::build_changed`]): a bitmap of the nodes
-/// with a record, the count of set bits before each word, and each such node's index entry
-/// in node order. A lookup is then a bit test and a popcount, however many levels the log has.
+/// The index of a snapshot in memory (see [`Overlay::build_changed`]): which nodes have a
+/// record, and each such node's index entry and code in node order. A lookup is then one
+/// block, a bit test and a popcount, however many levels the log has.
 #[derive(Default)]
 pub(crate) struct ChangedIndex {
-    pub(crate) bits: Box<[u64]>,
-    pub(crate) ranks: Box<[u32]>,
+    /// One per 32 nodes (see [`Block`]).
+    blocks: Box<[Block]>,
     pub(crate) entries: Box<[[u64; 2]]>,
-    /// Each such node's neighbour code (`strength_code.rs`) of its current strength: the
-    /// push's threshold tests read these 1-byte codes, not the 16-byte entries (a cache
-    /// miss per deposit on a large log).
+    /// Each such node's neighbour code (`strength_code.rs`) of its current strength; the
+    /// first [`Block::INLINE`] of each block's nodes are in the block too.
     pub(crate) codes: Box<[u8]>,
 }
 
+/// 32 nodes of [`ChangedIndex`] in half a cache line: which of them have a record, how many
+/// nodes before them do, and the codes of their first `INLINE` such nodes. A push tests
+/// nodes at random, so the test of a changed node reads its code from the line that says it
+/// changed, not from a second array (on a large graph, a second cache miss per test). 24
+/// codes for 32 nodes: more are read from `codes`, rare unless most nodes changed.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Block {
+    bits: u32,
+    rank: u32,
+    codes: [u8; Block::INLINE],
+}
+
+impl Block {
+    const INLINE: usize = 24;
+}
+
 impl ChangedIndex {
+    /// Nodes per block.
+    const SPAN: usize = 32;
+
+    /// Whether it holds nothing: a failed build (lookups then search the levels).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Whether `v` has a record (false past the end).
+    #[inline(always)]
+    pub(crate) fn contains(&self, v: u32) -> bool {
+        self.blocks
+            .get(v as usize / Self::SPAN)
+            .is_some_and(|b| b.bits >> (v as usize % Self::SPAN) & 1 != 0)
+    }
+
     /// `v`'s code, or None when it has no record (see `entry`).
     #[inline(always)]
     pub(crate) fn code(&self, v: u32) -> Option<u8> {
         self.codes.get(self.rank(v)?).copied()
+    }
+
+    /// The code the push's threshold test takes for `v` (`v < n`): its code when it has a
+    /// record, else `row_code`, the code of `v` in the row being pushed. That row's codes
+    /// hold for every node without a record: an unchanged node of the file has its file
+    /// strength, and a created node without a record has strength 0, whose code the merged
+    /// row gives it.
+    #[inline(always)]
+    pub(crate) fn code_or(&self, v: u32, row_code: u8) -> u8 {
+        let Some(b) = self.blocks.get(v as usize / Self::SPAN) else {
+            return row_code;
+        };
+        let bit = v as usize % Self::SPAN;
+        let i = (b.bits & ((1 << bit) - 1)).count_ones() as usize;
+        // Read whether or not the bit is set (a third of a large log's tests have it set, at
+        // random: a branch on it would be mispredicted as often).
+        let code = match b.codes.get(i) {
+            Some(&c) => c,
+            None => self
+                .codes
+                .get(b.rank as usize + i)
+                .copied()
+                .unwrap_or(row_code),
+        };
+        if b.bits >> bit & 1 != 0 {
+            code
+        } else {
+            row_code
+        }
     }
 
     /// `v`'s entry, or None when it has no record (`v < n`; a failed build holds nothing and
@@ -285,12 +346,41 @@ impl ChangedIndex {
     /// `v`'s position among the nodes with a record, or None when it has none.
     #[inline(always)]
     fn rank(&self, v: u32) -> Option<usize> {
-        let w = *self.bits.get(v as usize / 64)?;
-        let bit = 1u64 << (v % 64);
-        if w & bit == 0 {
+        let b = self.blocks.get(v as usize / Self::SPAN)?;
+        let bit = 1u32 << (v as usize % Self::SPAN);
+        if b.bits & bit == 0 {
             return None;
         }
-        Some((self.ranks[v as usize / 64] + (w & (bit - 1)).count_ones()) as usize)
+        Some(b.rank as usize + (b.bits & (bit - 1)).count_ones() as usize)
+    }
+
+    /// The blocks of a membership bitmap of `bits.len() * 64` nodes, codes not yet filled
+    /// (ranks below 2^32: nodes are u32).
+    fn blocks_of(bits: &[u64]) -> Vec<Block> {
+        let mut blocks = Vec::with_capacity(2 * bits.len());
+        let mut total = 0u32;
+        for &w in bits {
+            for half in [w as u32, (w >> 32) as u32] {
+                blocks.push(Block {
+                    bits: half,
+                    rank: total,
+                    codes: [0; Block::INLINE],
+                });
+                total = total.wrapping_add(half.count_ones());
+            }
+        }
+        blocks
+    }
+
+    /// Copies each block's first codes from `codes` into it.
+    fn fill_inline_codes(&mut self) {
+        for b in self.blocks.iter_mut() {
+            let k = b.rank as usize;
+            let m = (b.bits.count_ones() as usize).min(Block::INLINE);
+            if let Some(c) = self.codes.get(k..k + m) {
+                b.codes[..m].copy_from_slice(c);
+            }
+        }
     }
 }
 
@@ -540,7 +630,7 @@ impl Overlay {
     /// per 4 KiB of nodes) and then one page of its nodes.
     #[inline]
     pub(crate) fn leaf(&self, v: u32) -> Result<(u64, f64)> {
-        if let Some(c) = self.changed.get().filter(|c| !c.bits.is_empty()) {
+        if let Some(c) = self.changed.get().filter(|c| !c.is_empty()) {
             return Ok(c
                 .entry(v)
                 .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
@@ -786,22 +876,21 @@ impl Overlay {
     /// and `v`'s bit is clear.
     #[inline(always)]
     pub(crate) fn known_unchanged(&self, v: u32) -> bool {
-        self.changed.get().is_some_and(|c| {
-            c.bits
-                .get(v as usize / 64)
-                .is_some_and(|w| w & (1 << (v % 64)) == 0)
-        })
+        self.changed
+            .get()
+            .is_some_and(|c| !c.is_empty() && (v as usize) < self.n as usize && !c.contains(v))
     }
 
-    /// Builds the bitmap of nodes whose row is in the log (n/8 bytes, once per snapshot):
-    /// afterwards a lookup of an unchanged node skips the search of the index, which on a
-    /// graph of tens of millions of nodes costs cache misses (the push looks up every node it
-    /// deposits on). Reads the node arrays of every level, so `Graph::note_work` calls it
-    /// only once the pushes on this snapshot have done enough work to pay for it.
+    /// The entries of all the index's levels.
     pub(crate) fn index_entries(&self) -> u64 {
         self.levels.iter().map(|l| l.count).sum()
     }
 
+    /// Builds the index in memory ([`ChangedIndex`]: n bytes and 17 bytes per changed node,
+    /// once per snapshot): afterwards a lookup reads one block, not one per level, which on a
+    /// graph of tens of millions of nodes costs cache misses (the push tests nodes it
+    /// deposits on). Reads every level, so `Graph::note_work` calls it only once the pushes
+    /// on this snapshot have done enough work to pay for it.
     pub(crate) fn build_changed(&self) {
         if !self.index_in_memory {
             return;
@@ -835,18 +924,13 @@ impl Overlay {
                 bits[v / 64] |= 1 << (v % 64);
             }
         }
-        let mut ranks = Vec::with_capacity(bits.len());
-        let mut total = 0u32;
-        for w in &bits {
-            ranks.push(total);
-            total += w.count_ones();
-        }
+        let total: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
         let mut index = ChangedIndex {
-            bits: bits.into_boxed_slice(),
-            ranks: ranks.into_boxed_slice(),
+            blocks: ChangedIndex::blocks_of(&bits).into_boxed_slice(),
             entries: Box::new([]),
             codes: Box::new([]),
         };
+        drop(bits);
         // Newest level first: a node's entry is the first one found (record offsets are never
         // 0, the log's head is there).
         let mut entries = vec![[0u64; 2]; total as usize];
@@ -877,6 +961,7 @@ impl Overlay {
             .collect::<Result<Box<[u8]>>>()?;
         index.entries = entries.into_boxed_slice();
         index.codes = codes;
+        index.fill_inline_codes();
         Ok(index)
     }
 
@@ -885,7 +970,7 @@ impl Overlay {
     /// memory, or its strength.
     #[inline(always)]
     pub(crate) fn changed_strength(&self, v: u32) -> Result<ChangedStrength> {
-        if let Some(c) = self.changed.get().filter(|c| !c.bits.is_empty()) {
+        if let Some(c) = self.changed.get().filter(|c| !c.is_empty()) {
             return Ok(c
                 .code(v)
                 .map_or(ChangedStrength::Unchanged, ChangedStrength::Code));

@@ -173,9 +173,9 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     if g.prefetch() {
         ov.hint_at_open();
     }
-    // A small index on a graph of at most 4 M nodes is built in memory now: O(n/64 +
-    // entries), less than the searches of the first query would cost.
-    if ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 22 {
+    // A small index on a graph of at most 1 M nodes is built in memory now: O(n +
+    // entries) bytes, less than the searches of the first query would cost.
+    if ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 20 {
         ov.build_changed();
     }
     g.set_log(changes.then(|| Box::new(ov)), state);
