@@ -88,7 +88,6 @@ trait Store {
     /// # Safety
     /// As `deposit_row`; `codes.len() == nbrs.len()`.
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
     unsafe fn deposit_row_coded<T: Thresholds>(
         &mut self,
         thr: &T,
@@ -101,17 +100,7 @@ trait Store {
         n: usize,
     ) -> Result<()>
     where
-        Self: Sized,
-    {
-        for (&u, &c) in nbrs.iter().zip(codes) {
-            if u as usize >= n {
-                return Err(corrupt_neighbour(w, u, n));
-            }
-            // SAFETY: u < n (checked above), unit > 0 (caller contract).
-            unsafe { deposit_coded::<_, _, true>(thr, self, queue, u, c, unit, eps)? };
-        }
-        Ok(())
-    }
+        Self: Sized;
 }
 
 /// Where the push finds `max(strength(u), 1)`, its threshold divided by eps.
@@ -233,6 +222,7 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     }
 }
 
+#[derive(Default)]
 struct Dense {
     r: Vec<f64>,
     p: Vec<f64>,
@@ -477,10 +467,10 @@ impl Hash {
 }
 
 impl Store for Hash {
-    /// The trait's loop; where the codes are per node (`Thresholds::codes_per_node`), each
-    /// node's code is found once per query and kept in its slot: a push tests a node once
-    /// per deposit that may cross, about twice per node on a large graph, and finding the
-    /// code is a cache miss there.
+    /// `deposit_coded` for each neighbour; where the codes are per node
+    /// (`Thresholds::codes_per_node`), each node's code is found once per query and kept in
+    /// its slot: a push tests a node once per deposit that may cross, about twice per node
+    /// on a large graph, and finding the code is a cache miss there.
     #[inline(always)]
     unsafe fn deposit_row_coded<T: Thresholds>(
         &mut self,
@@ -588,12 +578,7 @@ impl Default for Workspace {
 impl Workspace {
     pub fn new() -> Self {
         Workspace {
-            dense: Dense {
-                r: Vec::new(),
-                p: Vec::new(),
-                touched: Vec::new(),
-                len: 0,
-            },
+            dense: Dense::default(),
             hash: Hash::new(),
             use_dense: false,
             queue: VecDeque::new(),
@@ -1356,6 +1341,50 @@ mod tests {
     use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
     use crate::hashing::splitmix64;
 
+    /// A dense store prepared for `n` nodes.
+    fn dense(n: u32) -> Dense {
+        let mut d = Dense::default();
+        d.prepare(n as usize);
+        d
+    }
+
+    /// Saves at `path` a graph of `n` nodes with `arcs` random arcs among its first `core`:
+    /// sources uniform, targets skewed towards low ids by `power` (hubs and leaves), weights
+    /// multiples of 1/4. Returns the arcs kept (self-loops dropped).
+    fn skewed_graph(
+        path: &std::path::Path,
+        n: u32,
+        core: u32,
+        arcs: u64,
+        power: u32,
+        directed: bool,
+        weighted: bool,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let core = u64::from(core);
+        let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..arcs {
+            let a = (splitmix64(k) % core) as u32;
+            let b = ((splitmix64(k + 7777) % core).pow(power) / core.pow(power - 1)) as u32;
+            if a != b {
+                src.push(a);
+                dst.push(b);
+                w.push(0.25 + (splitmix64(k + 99) % 16) as f32 / 4.0);
+            }
+        }
+        let parts = csr_from_edges(
+            n as usize,
+            &src,
+            &dst,
+            weighted.then_some(&w[..]),
+            directed,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        save(&build_in_memory(&parts).unwrap(), path).unwrap();
+        (src, dst)
+    }
+
     /// Every touched node's (node, p bits, r bits), sorted.
     fn state_bits<S: Store>(store: &S) -> Vec<(u32, u64, u64)> {
         let mut v: Vec<(u32, u64, u64)> = store
@@ -1375,29 +1404,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let n = 300u32;
         for (directed, weighted) in [(false, false), (false, true), (true, false), (true, true)] {
-            // Skewed endpoints (hubs and leaves), a few dangling nodes when directed.
-            let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
-            for k in 0..2500u64 {
-                let a = (splitmix64(k) % u64::from(n)) as u32;
-                let b = ((splitmix64(k + 7777) % u64::from(n)).pow(2) / u64::from(n)) as u32;
-                if a != b {
-                    src.push(a);
-                    dst.push(b);
-                    w.push(0.25 + (splitmix64(k + 99) % 16) as f32 / 4.0);
-                }
-            }
-            let parts = csr_from_edges(
-                n as usize,
-                &src,
-                &dst,
-                weighted.then_some(&w[..]),
-                directed,
-                Merge::Sum,
-                IdTable::Implicit,
-            )
-            .unwrap();
+            // A few dangling nodes when directed.
             let path = dir.path().join(format!("{directed}{weighted}.graph"));
-            save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+            skewed_graph(&path, n, n, 2500, 2, directed, weighted);
             let mut g = Graph::open(&path).unwrap();
             g.set_prefetch(true);
             assert!(g.prefetch());
@@ -1413,17 +1422,7 @@ mod tests {
                         ..PprConfig::default()
                     };
                     for seed in (0..n).step_by(7) {
-                        let dense = || {
-                            let mut d = Dense {
-                                r: Vec::new(),
-                                p: Vec::new(),
-                                touched: Vec::new(),
-                                len: 0,
-                            };
-                            d.prepare(n as usize);
-                            d
-                        };
-                        let (mut d1, mut d2, mut d3) = (dense(), dense(), dense());
+                        let (mut d1, mut d2, mut d3) = (dense(n), dense(n), dense(n));
                         let (mut h1, mut h2) = (Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
@@ -1487,29 +1486,9 @@ mod tests {
         // large enough for the push to read its neighbour codes (NBR_CODES_MIN_INDPTR_PAGES).
         let (n, core) = (40_000u32, 3000u64);
         for (directed, weighted) in [(false, false), (true, false), (false, true)] {
-            let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
-            for k in 0..30_000u64 {
-                let a = (splitmix64(k) % core) as u32;
-                // Hubs of degree above 128 (range codes) and leaves.
-                let b = ((splitmix64(k + 7777) % core).pow(3) / core.pow(2)) as u32;
-                if a != b {
-                    src.push(a);
-                    dst.push(b);
-                    w.push(0.25 + (splitmix64(k + 99) % 16) as f32 / 4.0);
-                }
-            }
-            let parts = csr_from_edges(
-                n as usize,
-                &src,
-                &dst,
-                weighted.then_some(&w[..]),
-                directed,
-                Merge::Sum,
-                IdTable::Implicit,
-            )
-            .unwrap();
+            // Hubs of degree above 128 (range codes) and leaves.
             let path = dir.path().join(format!("live{directed}{weighted}.graph"));
-            save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+            let (src, dst) = skewed_graph(&path, n, core as u32, 30_000, 3, directed, weighted);
             let mut writer = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
             let mut next = {
                 let mut k = u64::from(directed) * 1000 + u64::from(weighted) * 7;
@@ -1568,20 +1547,7 @@ mod tests {
                     };
                     let seeds = (0..core as u32).step_by(41).chain(n..m);
                     for seed in seeds {
-                        let mut want = Dense {
-                            r: Vec::new(),
-                            p: Vec::new(),
-                            touched: Vec::new(),
-                            len: 0,
-                        };
-                        want.prepare(m as usize);
-                        let mut dense = Dense {
-                            r: Vec::new(),
-                            p: Vec::new(),
-                            touched: Vec::new(),
-                            len: 0,
-                        };
-                        dense.prepare(m as usize);
+                        let (mut want, mut dense) = (dense(m), dense(m));
                         let (mut h1, mut h2, mut h3) = (Hash::new(), Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();

@@ -708,11 +708,7 @@ impl Graph {
     /// dispatch. None without a log or until built.
     #[inline]
     pub(crate) fn changed_in_memory(&self) -> Option<&ChangedIndex> {
-        self.live
-            .as_deref()?
-            .changed
-            .get()
-            .filter(|c| !c.is_empty())
+        self.live.as_deref()?.changed_in_memory()
     }
 
     /// What the push's threshold test knows of node `v` from one lookup: `Unchanged` when

@@ -630,7 +630,7 @@ impl Overlay {
     /// per 4 KiB of nodes) and then one page of its nodes.
     #[inline]
     pub(crate) fn leaf(&self, v: u32) -> Result<(u64, f64)> {
-        if let Some(c) = self.changed.get().filter(|c| !c.is_empty()) {
+        if let Some(c) = self.changed_in_memory() {
             return Ok(c
                 .entry(v)
                 .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
@@ -876,9 +876,15 @@ impl Overlay {
     /// and `v`'s bit is clear.
     #[inline(always)]
     pub(crate) fn known_unchanged(&self, v: u32) -> bool {
-        self.changed
-            .get()
-            .is_some_and(|c| !c.is_empty() && (v as usize) < self.n as usize && !c.contains(v))
+        self.changed_in_memory()
+            .is_some_and(|c| (v as usize) < self.n as usize && !c.contains(v))
+    }
+
+    /// The index in memory once built (a failed build holds nothing: None, and lookups
+    /// search the levels).
+    #[inline(always)]
+    pub(crate) fn changed_in_memory(&self) -> Option<&ChangedIndex> {
+        self.changed.get().filter(|c| !c.is_empty())
     }
 
     /// The entries of all the index's levels.
@@ -970,7 +976,7 @@ impl Overlay {
     /// memory, or its strength.
     #[inline(always)]
     pub(crate) fn changed_strength(&self, v: u32) -> Result<ChangedStrength> {
-        if let Some(c) = self.changed.get().filter(|c| !c.is_empty()) {
+        if let Some(c) = self.changed_in_memory() {
             return Ok(c
                 .code(v)
                 .map_or(ChangedStrength::Unchanged, ChangedStrength::Code));
