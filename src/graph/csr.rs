@@ -859,6 +859,14 @@ impl Graph {
         Ok(Some(&self.weights_all()[s..e]))
     }
 
+    /// The degree of `v`'s row in the base file (`v < base_num_nodes()`), whatever the log
+    /// holds for it.
+    #[inline(always)]
+    pub(crate) fn base_degree(&self, v: u32) -> Result<u64> {
+        let (s, e) = self.row(v)?;
+        Ok((e - s) as u64)
+    }
+
     /// Out-degree (number of out-arcs) of `v`.
     #[inline(always)]
     pub fn degree(&self, v: u32) -> Result<u64> {

@@ -655,16 +655,44 @@ impl Overlay {
         }
     }
 
-    /// Every entry of level `l`, in order, as `level_entry` gives them (one checked slice
-    /// for the level, not one per entry).
-    pub(crate) fn level_entries(&self, l: &Level) -> Result<Vec<(u32, u64, u64)>> {
+    /// Level `l`'s entries merged with `newer` (ascending by node, newer than `l`): in node
+    /// order, `newer`'s entry where both hold a node. Reads the level in place, without a copy
+    /// of its entries (a large level holds millions).
+    pub(crate) fn merged_with_level(
+        &self,
+        l: &Level,
+        newer: &[(u32, u64, u64)],
+    ) -> Result<Vec<(u32, u64, u64)>> {
+        let count = l.count as usize;
+        let mut out = Vec::with_capacity(newer.len() + count);
+        let mut merge = |older: &mut dyn FnMut(usize) -> Result<(u32, u64, u64)>| -> Result<()> {
+            let (mut i, mut j) = (0, 0);
+            let mut next = if count > 0 { Some(older(0)?) } else { None };
+            while let Some(o) = next {
+                while j < newer.len() && newer[j].0 < o.0 {
+                    out.push(newer[j]);
+                    j += 1;
+                }
+                if j < newer.len() && newer[j].0 == o.0 {
+                    out.push(newer[j]);
+                    j += 1;
+                } else {
+                    out.push(o);
+                }
+                i += 1;
+                next = if i < count { Some(older(i)?) } else { None };
+            }
+            out.extend_from_slice(&newer[j..]);
+            Ok(())
+        };
         if l.weighted {
             let e: &[u64] = self.slice(l.entries, 3 * l.count)?;
-            e.chunks_exact(3).map(weighted_entry).collect()
+            merge(&mut |i| weighted_entry(&e[3 * i..3 * i + 3]))?;
         } else {
             let e: &[u32] = self.slice(l.entries, 4 * l.count)?;
-            Ok(e.chunks_exact(4).map(unweighted_entry).collect())
+            merge(&mut |i| Ok(unweighted_entry(&e[4 * i..4 * i + 4])))?;
         }
+        Ok(out)
     }
 
     /// The first index and the length of the block of `l`'s entries that may hold `v` (reads

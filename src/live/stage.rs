@@ -791,6 +791,13 @@ impl Stage {
             Some(o) => Some(o.record_of_entry(v, below, value)?),
             None => None,
         };
+        // The committed degree: the newest record's, else the base file's row's (a created
+        // node without a record has none). As `g.degree(v)`, without looking `v` up again.
+        let old_degree = match &rec {
+            Some(r) => r.degree(),
+            None if committed && (v as usize) < g.base_num_nodes() => g.base_degree(v)?,
+            None => 0,
+        };
         while let Some(Record::Delta(d)) = &rec {
             if d.nbrs().len() > entries.len() {
                 break;
@@ -813,7 +820,6 @@ impl Stage {
                 off => Some(o.record_at(v, off)?),
             };
         }
-        let old_degree = if committed { g.degree(v)? } else { 0 };
         let change: i64 = group
             .iter()
             .map(|c| i64::from(c.2.is_some()) - i64::from(c.3))

@@ -593,7 +593,7 @@ pub(crate) fn write_segment(
     };
     tail.align8();
     let trailer_at = tail.pos();
-    out.put(&tail.bytes)?;
+    out.put_large(&tail.bytes)?;
     let trailer = Trailer {
         flags: if stage.permuted { TRAILER_PERMUTED } else { 0 },
         seq,
@@ -662,12 +662,14 @@ fn record_windows(
     pool: Option<&rayon::ThreadPool>,
 ) -> Vec<Vec<(std::ops::Range<usize>, u64)>> {
     let tasks = pool.map_or(1, |p| p.current_num_threads().max(1));
-    // Cost of a record: its changes, and the arcs of the committed row it may rewrite (an
+    // Cost of a record: its changes, and the arcs of the committed row it may rewrite,
+    // estimated by the base file's row (the log is not searched for an estimate; an
     // unreadable degree counts as none: building the record reports the error).
+    let base_n = g.base_num_nodes();
     let costs = crate::parallel::map_chunks(pool, groups, 4096, |group| {
         let v = group[0].0;
-        let degree = if (v as usize) < g.num_nodes() {
-            g.degree(v).unwrap_or(0)
+        let degree = if (v as usize) < base_n {
+            g.base_degree(v).unwrap_or(0)
         } else {
             0
         };
@@ -814,20 +816,7 @@ pub(crate) fn write_levels(
             if l.count > merged.len() as u64 {
                 break;
             }
-            let older = o.level_entries(l)?;
-            let mut out = Vec::with_capacity(merged.len() + older.len());
-            let (mut i, mut j) = (0, 0);
-            while i < older.len() || j < merged.len() {
-                if j == merged.len() || i < older.len() && older[i].0 < merged[j].0 {
-                    out.push(older[i]);
-                    i += 1;
-                } else {
-                    i += usize::from(i < older.len() && older[i].0 == merged[j].0);
-                    out.push(merged[j]);
-                    j += 1;
-                }
-            }
-            merged = out;
+            merged = o.merged_with_level(l, &merged)?;
             kept += 1;
         }
     }
@@ -865,20 +854,19 @@ pub(crate) fn write_levels(
     seg.bytes.reserve(
         (entry_len * count + BITMAP_BLOCK_LEN * blocks + 64 + 8 * MAX_LEVELS as u64) as usize,
     );
-    seg.bytes.resize(start + (entry_len * count) as usize, 0);
-    for (e, out) in merged
-        .iter()
-        .zip(seg.bytes[start..].chunks_exact_mut(entry_len as usize))
-    {
-        out[..4].copy_from_slice(&e.0.to_le_bytes());
+    for e in &merged {
+        seg.bytes.extend_from_slice(&e.0.to_le_bytes());
         if weighted {
-            out[8..16].copy_from_slice(&e.1.to_le_bytes());
-            out[16..24].copy_from_slice(&e.2.to_le_bytes());
+            seg.bytes.extend_from_slice(&[0; 4]);
+            seg.bytes.extend_from_slice(&e.1.to_le_bytes());
+            seg.bytes.extend_from_slice(&e.2.to_le_bytes());
         } else {
-            out[4..8].copy_from_slice(&(f64::from_bits(e.2) as u32).to_le_bytes());
-            out[8..16].copy_from_slice(&e.1.to_le_bytes());
+            seg.bytes
+                .extend_from_slice(&(f64::from_bits(e.2) as u32).to_le_bytes());
+            seg.bytes.extend_from_slice(&e.1.to_le_bytes());
         }
     }
+    debug_assert_eq!(seg.bytes.len() - start, (entry_len * count) as usize);
     if blocks > 0 {
         let pad = pad64(seg.pos()).ok_or_else(|| Error::format("change log too large"))?;
         seg.put(&vec![0u8; (pad - seg.pos()) as usize]);
