@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -318,6 +319,11 @@ def part_throughput(base: Path, work: Path, sizes: list[int], total: int) -> lis
     return rows
 
 
+def major_faults() -> int:
+    """Page faults of this process that read from disk so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+
+
 def cold_query(path: Path, v: Any, model: Any) -> tuple[float, Any]:
     """One query on ``path`` with the file and its log evicted from the page cache first:
     seconds, opening included (it hints the log's tree), and the graph it opened."""
@@ -495,14 +501,20 @@ def cold_and_warm(
     out: dict[str, dict[str, list[float]]] = {
         "cold": {"live": [], "compacted": []},
         "warm": {"live": [], "compacted": []},
+        # Page faults that read from disk during the timed warm and steady queries: a page
+        # of a warm file that left the page cache meanwhile (memory pressure, or a host that
+        # reclaims unmapped cache pages) makes a "warm" query partly cold.
+        "major_faults": {"warm_live": [0], "warm_compacted": [0]},
     }
     for v in nodes:
         for name, p in (("live", live), ("compacted", comp)):
             seconds, g = cold_query(p, v, model)
             out["cold"][name].append(seconds)
+            f = major_faults()
             t = time.perf_counter()
             model.embed(g, [v])
             out["warm"][name].append(time.perf_counter() - t)
+            out["major_faults"][f"warm_{name}"][0] += major_faults() - f
             del g
     # Steady state of a long-running reader: each graph in turn opened once and warmed up
     # by queries on other nodes (enough work for a live graph to build its index in memory),
@@ -520,11 +532,15 @@ def cold_and_warm(
         others = [every[int(i)] for i in np.random.default_rng(3).integers(0, len(every), warmup)]
         del every
         model.embed(g, others)
+        faults = 0
         for v in steady_nodes:
             model.embed(g, [v])
+            f = major_faults()
             t = time.perf_counter()
             model.embed(g, [v])
             out["steady"][name].append(time.perf_counter() - t)
+            faults += major_faults() - f
+        out["major_faults"][f"steady_{name}"] = [faults]
         del g
     return out
 
@@ -597,6 +613,8 @@ def part_compaction(
             for name in ("live", "compacted"):
                 res[f"{kind}_{unit}_{name}"] = scale * percentile(q[kind][name], 50)
             res[f"{kind}_ratio"] = res[f"{kind}_{unit}_live"] / res[f"{kind}_{unit}_compacted"]
+        for key, count in q["major_faults"].items():
+            res[f"major_faults_{key}"] = int(count[0])
         res["query_model"] = model.get_params()
         comp.unlink()
     else:
