@@ -17,6 +17,7 @@ use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 use crate::graph::format::{checksum, Header, IdKind, Sec, HEADER_LEN, SECTION_NAMES};
+use crate::graph::pages::prefetch_line;
 use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
@@ -1608,20 +1609,6 @@ fn checked_strength(v: u32, s: f64) -> Result<f64> {
             "corrupted strength at node {v}: {s}"
         )))
     }
-}
-
-/// Asks the CPU to bring the cache line at `p` into its caches: a hint, which never faults
-/// whatever `p` points to; no effect on other architectures.
-#[inline]
-pub(crate) fn prefetch_line<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// `a.cmp(b)`, deciding most pairs of ids by one compare of their first 8 bytes as a

@@ -315,7 +315,7 @@ impl ChangedIndex {
     /// Asks the memory for `v`'s block (see `code_or`).
     #[inline(always)]
     pub(crate) fn prefetch(&self, v: u32) {
-        crate::graph::csr::prefetch_line(
+        crate::graph::pages::prefetch_line(
             self.blocks.as_ptr().wrapping_add(v as usize / Self::SPAN),
         );
     }

@@ -5,8 +5,9 @@
 
 use crate::error::{Error, Result};
 use crate::graph::build::Merge;
-use crate::graph::csr::{prefetch_line, Graph};
+use crate::graph::csr::Graph;
 use crate::graph::log_format::Op;
+use crate::graph::pages::prefetch_line;
 
 use super::stage::{par_radix_sort_by_key, ArcChange, Known, Stage, Staged, PREFETCH_AHEAD};
 
