@@ -225,10 +225,9 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     }
     #[inline(always)]
     fn prefetch_code(&self, u: u32) {
-        if let Some(changed) = self.2 {
-            if LIVE {
-                changed.prefetch(u);
-            }
+        match self.2 {
+            Some(changed) if LIVE => changed.prefetch(u),
+            _ => {}
         }
     }
 }

@@ -307,11 +307,6 @@ impl ChangedIndex {
         self.codes.get(self.rank(v)?).copied()
     }
 
-    /// The code the push's threshold test takes for `v` (`v < n`): its code when it has a
-    /// record, else `row_code`, the code of `v` in the row being pushed. That row's codes
-    /// hold for every node without a record: an unchanged node of the file has its file
-    /// strength, and a created node without a record has strength 0, whose code the merged
-    /// row gives it.
     /// Asks the memory for `v`'s block (see `code_or`).
     #[inline(always)]
     pub(crate) fn prefetch(&self, v: u32) {
@@ -320,6 +315,11 @@ impl ChangedIndex {
         );
     }
 
+    /// The code the push's threshold test takes for `v` (`v < n`): its code when it has a
+    /// record, else `row_code`, the code of `v` in the row being pushed. That row's codes
+    /// hold for every node without a record: an unchanged node of the file has its file
+    /// strength, and a created node without a record has strength 0, whose code the merged
+    /// row gives it.
     #[inline(always)]
     pub(crate) fn code_or(&self, v: u32, row_code: u8) -> u8 {
         let Some(b) = self.blocks.get(v as usize / Self::SPAN) else {
@@ -696,10 +696,10 @@ impl Overlay {
     ) -> Result<Vec<(u32, u64, u64)>> {
         let count = l.count as usize;
         let mut out = Vec::with_capacity(newer.len() + count);
-        let mut merge = |older: &mut dyn FnMut(usize) -> Result<(u32, u64, u64)>| -> Result<()> {
-            let (mut i, mut j) = (0, 0);
-            let mut next = if count > 0 { Some(older(0)?) } else { None };
-            while let Some(o) = next {
+        let mut merge = |older: &dyn Fn(usize) -> Result<(u32, u64, u64)>| -> Result<()> {
+            let mut j = 0;
+            for i in 0..count {
+                let o = older(i)?;
                 while j < newer.len() && newer[j].0 < o.0 {
                     out.push(newer[j]);
                     j += 1;
@@ -710,18 +710,16 @@ impl Overlay {
                 } else {
                     out.push(o);
                 }
-                i += 1;
-                next = if i < count { Some(older(i)?) } else { None };
             }
             out.extend_from_slice(&newer[j..]);
             Ok(())
         };
         if l.weighted {
             let e: &[u64] = self.slice(l.entries, 3 * l.count)?;
-            merge(&mut |i| weighted_entry(&e[3 * i..3 * i + 3]))?;
+            merge(&|i| weighted_entry(&e[3 * i..3 * i + 3]))?;
         } else {
             let e: &[u32] = self.slice(l.entries, 4 * l.count)?;
-            merge(&mut |i| Ok(unweighted_entry(&e[4 * i..4 * i + 4])))?;
+            merge(&|i| Ok(unweighted_entry(&e[4 * i..4 * i + 4])))?;
         }
         Ok(out)
     }
