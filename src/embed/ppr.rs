@@ -139,7 +139,9 @@ trait Thresholds {
     fn bounds_of(&self, _code: u8) -> (f64, f64) {
         (1.0, f64::INFINITY)
     }
-    /// Asks the memory for what `code_of_node(u, _)` reads (a hint: nothing else changes).
+    /// Asks the memory for what the threshold test of `u` reads first: the index's block for
+    /// `code_of_node(u, _)`, or each level's bitmap block while the index is not in memory (a
+    /// hint: nothing else changes).
     #[inline(always)]
     fn prefetch_code(&self, _u: u32) {}
 }
@@ -227,6 +229,7 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
     fn prefetch_code(&self, u: u32) {
         match self.2 {
             Some(changed) if LIVE => changed.prefetch(u),
+            None if LIVE => self.0.prefetch_changed_levels(u),
             _ => {}
         }
     }
@@ -496,7 +499,7 @@ impl Store for Hash {
         let per_node = thr.codes_per_node();
         // A deposit above eps is tested whatever the residual before it: every such
         // neighbour's code is asked of the memory first, so that their cache misses overlap.
-        if per_node && unit > eps {
+        if unit > eps {
             for &u in nbrs {
                 thr.prefetch_code(u);
             }

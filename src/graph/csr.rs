@@ -712,6 +712,15 @@ impl Graph {
         self.live.as_deref()?.changed_in_memory()
     }
 
+    /// Asks the memory for the change log's index blocks that a lookup of `v` reads first,
+    /// while the index is not in memory (a hint).
+    #[inline(always)]
+    pub(crate) fn prefetch_changed_levels(&self, v: u32) {
+        if let Some(l) = self.live.as_deref() {
+            l.prefetch_levels(v);
+        }
+    }
+
     /// What the push's threshold test knows of node `v` from one lookup: `Unchanged` when
     /// the neighbour codes in base-file rows hold for it (always, except for a node the
     /// change log changed: its strength may differ from the base file's), else its current

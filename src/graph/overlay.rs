@@ -793,6 +793,21 @@ impl Overlay {
         Ok(Some((word, value)))
     }
 
+    /// Asks the memory for the bitmap block of `v` in each level that has one: the lines
+    /// `find_in` reads first (a hint for a reader whose index is not in memory yet).
+    #[inline(always)]
+    pub(crate) fn prefetch_levels(&self, v: u32) {
+        let base = self.bytes().as_ptr();
+        let b = u64::from(v) / BITMAP_BLOCK_NODES;
+        for l in &self.levels {
+            if b < l.blocks {
+                crate::graph::pages::prefetch_line(
+                    base.wrapping_add((l.bits + BITMAP_BLOCK_LEN * b) as usize),
+                );
+            }
+        }
+    }
+
     /// Reads the level directory named by the trailer (O(levels)).
     pub(crate) fn read_levels(&self) -> Result<Vec<Level>> {
         let t = &self.trailer;
