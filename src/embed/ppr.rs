@@ -139,11 +139,11 @@ trait Thresholds {
     fn bounds_of(&self, _code: u8) -> (f64, f64) {
         (1.0, f64::INFINITY)
     }
-    /// Asks the memory for what the threshold test of `u` reads first: the index's block for
-    /// `code_of_node(u, _)`, or each level's bitmap block while the index is not in memory (a
+    /// Asks the memory for what the threshold tests of `nodes` read first: the index's blocks
+    /// for `code_of_node`, or each level's bitmap blocks while the index is not in memory (a
     /// hint: nothing else changes).
     #[inline(always)]
-    fn prefetch_code(&self, _u: u32) {}
+    fn prefetch_codes(&self, _nodes: &[u32]) {}
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -226,10 +226,10 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
         self.1 .0[code as usize]
     }
     #[inline(always)]
-    fn prefetch_code(&self, u: u32) {
+    fn prefetch_codes(&self, nodes: &[u32]) {
         match self.2 {
-            Some(changed) if LIVE => changed.prefetch(u),
-            None if LIVE => self.0.prefetch_changed_levels(u),
+            Some(changed) if LIVE => nodes.iter().for_each(|&u| changed.prefetch(u)),
+            None if LIVE => self.0.prefetch_changed_levels(nodes),
             _ => {}
         }
     }
@@ -500,9 +500,7 @@ impl Store for Hash {
         // A deposit above eps is tested whatever the residual before it: every such
         // neighbour's code is asked of the memory first, so that their cache misses overlap.
         if unit > eps {
-            for &u in nbrs {
-                thr.prefetch_code(u);
-            }
+            thr.prefetch_codes(nbrs);
         }
         for (&u, &c) in nbrs.iter().zip(codes) {
             if u as usize >= n {

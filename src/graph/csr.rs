@@ -712,12 +712,12 @@ impl Graph {
         self.live.as_deref()?.changed_in_memory()
     }
 
-    /// Asks the memory for the change log's index blocks that a lookup of `v` reads first,
+    /// Asks the memory for the change log's index blocks that lookups of `nodes` read first,
     /// while the index is not in memory (a hint).
     #[inline(always)]
-    pub(crate) fn prefetch_changed_levels(&self, v: u32) {
+    pub(crate) fn prefetch_changed_levels(&self, nodes: &[u32]) {
         if let Some(l) = self.live.as_deref() {
-            l.prefetch_levels(v);
+            nodes.iter().for_each(|&v| l.prefetch_levels(v));
         }
     }
 
