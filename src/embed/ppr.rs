@@ -139,11 +139,11 @@ trait Thresholds {
     fn bounds_of(&self, _code: u8) -> (f64, f64) {
         (1.0, f64::INFINITY)
     }
-    /// Asks the memory for what the threshold tests of `nodes` read first: the index's blocks
-    /// for `code_of_node`, or each level's bitmap blocks while the index is not in memory (a
-    /// hint: nothing else changes).
+    /// Asks the memory for what the threshold tests of a row's `nodes` read first: the row's
+    /// codes `row_codes`, and the index's blocks for `code_of_node`, or each level's bitmap
+    /// blocks while the index is not in memory (a hint: nothing else changes).
     #[inline(always)]
-    fn prefetch_codes(&self, _nodes: &[u32]) {}
+    fn prefetch_codes(&self, _nodes: &[u32], _row_codes: &[u8]) {}
 }
 
 /// The graph's checked table (`Graph::floor_strengths`): the dense workspace's graphs.
@@ -226,7 +226,15 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
         self.1 .0[code as usize]
     }
     #[inline(always)]
-    fn prefetch_codes(&self, nodes: &[u32]) {
+    fn prefetch_codes(&self, nodes: &[u32], row_codes: &[u8]) {
+        if !LIVE {
+            return;
+        }
+        // The deposits read the row's codes after this: asked for first, their misses overlap
+        // the blocks' rather than following them.
+        for k in (0..row_codes.len()).step_by(64) {
+            crate::graph::pages::prefetch_line(row_codes[k..].as_ptr());
+        }
         match self.2 {
             Some(changed) if LIVE => nodes.iter().for_each(|&u| changed.prefetch(u)),
             None if LIVE => self.0.prefetch_changed_levels(nodes),
@@ -500,7 +508,7 @@ impl Store for Hash {
         // A deposit above eps is tested whatever the residual before it: every such
         // neighbour's code is asked of the memory first, so that their cache misses overlap.
         if unit > eps {
-            thr.prefetch_codes(nbrs);
+            thr.prefetch_codes(nbrs, codes);
         }
         for (&u, &c) in nbrs.iter().zip(codes) {
             if u as usize >= n {
