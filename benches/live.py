@@ -493,7 +493,9 @@ def cold_and_warm(
     steady_nodes: list[Any],
 ) -> dict[str, dict[str, list[float]]]:
     """Each node queried on the live graph and on its compacted copy, interleaved: cold (file
-    and log evicted first; ``prefetch=True``), then warm (the same query again); then steady:
+    and log evicted first; ``prefetch=True``), then warm (the same query again), then warm
+    just opened (a reader opened without ``prefetch`` on the warm file, the node queried
+    once untimed, then timed: the plain query code, not the read-ahead one); then steady:
     each of ``steady_nodes`` on one graph, then on the other (each graph open for ``warmup``
     queries on random nodes first)."""
     import instant_embedding as ie
@@ -501,6 +503,7 @@ def cold_and_warm(
     out: dict[str, dict[str, list[float]]] = {
         "cold": {"live": [], "compacted": []},
         "warm": {"live": [], "compacted": []},
+        "warm_open": {"live": [], "compacted": []},
         # Page faults that read from disk during the timed warm and steady queries: a page
         # of a warm file that left the page cache meanwhile (memory pressure, or a host that
         # reclaims unmapped cache pages) makes a "warm" query partly cold.
@@ -515,6 +518,12 @@ def cold_and_warm(
             model.embed(g, [v])
             out["warm"][name].append(time.perf_counter() - t)
             out["major_faults"][f"warm_{name}"][0] += major_faults() - f
+            del g
+            g = ie.Graph.open(p)
+            model.embed(g, [v])
+            t = time.perf_counter()
+            model.embed(g, [v])
+            out["warm_open"][name].append(time.perf_counter() - t)
             del g
     # Steady state of a long-running reader: each graph in turn opened once and warmed up
     # by queries on other nodes (enough work for a live graph to build its index in memory),
@@ -609,7 +618,12 @@ def part_compaction(
         q = cold_and_warm(live, comp, nodes, model, warmup, steady_nodes)
         res["steady_warmup_queries"] = warmup
         res["steady_queries"] = steady_queries
-        for kind, unit, scale in (("cold", "ms", 1e3), ("warm", "us", 1e6), ("steady", "us", 1e6)):
+        for kind, unit, scale in (
+            ("cold", "ms", 1e3),
+            ("warm", "us", 1e6),
+            ("warm_open", "us", 1e6),
+            ("steady", "us", 1e6),
+        ):
             for name in ("live", "compacted"):
                 res[f"{kind}_{unit}_{name}"] = scale * percentile(q[kind][name], 50)
             res[f"{kind}_ratio"] = res[f"{kind}_{unit}_live"] / res[f"{kind}_{unit}_compacted"]
