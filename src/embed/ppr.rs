@@ -231,14 +231,17 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
             return;
         }
         // The deposits read the row's codes after this: asked for first, their misses overlap
-        // the blocks' rather than following them.
-        for k in (0..row_codes.len()).step_by(64) {
+        // the blocks' rather than following them (the last byte's line too: the row need not
+        // start a line).
+        for k in (0..row_codes.len())
+            .step_by(64)
+            .chain(row_codes.len().checked_sub(1))
+        {
             crate::graph::pages::prefetch_line(row_codes[k..].as_ptr());
         }
         match self.2 {
-            Some(changed) if LIVE => nodes.iter().for_each(|&u| changed.prefetch(u)),
-            None if LIVE => self.0.prefetch_changed_levels(nodes),
-            _ => {}
+            Some(changed) => nodes.iter().for_each(|&u| changed.prefetch(u)),
+            None => self.0.prefetch_changed_levels(nodes),
         }
     }
 }
