@@ -717,7 +717,7 @@ impl Graph {
     #[inline(always)]
     pub(crate) fn prefetch_changed_levels(&self, nodes: &[u32]) {
         if let Some(l) = self.live.as_deref() {
-            nodes.iter().for_each(|&v| l.prefetch_levels(v));
+            l.prefetch_levels(nodes);
         }
     }
 

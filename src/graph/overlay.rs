@@ -793,17 +793,19 @@ impl Overlay {
         Ok(Some((word, value)))
     }
 
-    /// Asks the memory for the bitmap block of `v` in each level that has one: the lines
-    /// `find_in` reads first (a hint for a reader whose index is not in memory yet).
+    /// Asks the memory for the bitmap block of each of `nodes` in each level that has one:
+    /// the lines `find_in` reads first (a hint for a reader whose index is not in memory yet).
     #[inline(always)]
-    pub(crate) fn prefetch_levels(&self, v: u32) {
+    pub(crate) fn prefetch_levels(&self, nodes: &[u32]) {
         let base = self.bytes().as_ptr();
-        let b = u64::from(v) / BITMAP_BLOCK_NODES;
-        for l in &self.levels {
-            if b < l.blocks {
-                crate::graph::pages::prefetch_line(
-                    base.wrapping_add((l.bits + BITMAP_BLOCK_LEN * b) as usize),
-                );
+        for &v in nodes {
+            let b = u64::from(v) / BITMAP_BLOCK_NODES;
+            for l in &self.levels {
+                if b < l.blocks {
+                    crate::graph::pages::prefetch_line(
+                        base.wrapping_add((l.bits + BITMAP_BLOCK_LEN * b) as usize),
+                    );
+                }
             }
         }
     }
