@@ -31,7 +31,7 @@ Examples::
     python benches/live.py --dataset blogcatalog --compact-dataset cnr_2000
     python benches/live.py --parts compaction --compact-graph /tmp/synth/synth_n65m.graph \
         --compact-changes 10000000 --compact-batch 2000000 --compact-queries 20 \
-        --rebuild-from npy --memory-limit 4G
+        --rebuild-from npy --memory-limit 4G --record-as compaction_billion_rebuild
 """
 
 from __future__ import annotations
@@ -714,6 +714,11 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2, help="compaction threads")
     ap.add_argument("--scratch", default=None, help="scratch folder (default: system temp)")
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--record-as",
+        default="compaction",
+        help="key of the compaction part's record in the result file (one per graph)",
+    )
     ap.add_argument("--smoke", action="store_true", help="tiny run for CI (results in temp dir)")
     ap.add_argument(
         "--parts",
@@ -795,7 +800,7 @@ def main() -> int:
                 else args.compact_dataset
             ) + (" (string ids)" if args.compact_string_ids else "")
             result = run_part(
-                "compaction",
+                "compaction" if args.smoke else args.record_as,
                 name,
                 lambda: part_compaction(
                     big,
