@@ -1320,6 +1320,13 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
             }
         } else {
             let unit = spread / nbrs.len() as f64;
+            // As in `deposit_row_coded`: every deposit above eps is tested, so the index lines
+            // its tests read are asked for first (nothing without a change log).
+            if LIVE && unit > eps {
+                if let Some(c) = codes {
+                    thr.prefetch_codes(nbrs, c);
+                }
+            }
             for (k, &u) in nbrs.iter().enumerate() {
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
