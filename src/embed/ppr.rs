@@ -170,6 +170,7 @@ struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds, Option<&'a
 impl<'a, const LIVE: bool> FromFile<'a, LIVE> {
     fn new(graph: &'a Graph) -> Self {
         let changed = if LIVE {
+            graph.prepare_lookups();
             graph.changed_in_memory()
         } else {
             None

@@ -980,6 +980,15 @@ impl Graph {
         self
     }
 
+    /// Readies the change log's lookups for a push: the first push on a snapshot builds the
+    /// level filter (`Overlay::build_level_filter`). Does nothing without a log.
+    #[inline]
+    pub(crate) fn prepare_lookups(&self) {
+        if let Some(l) = self.live.as_deref() {
+            l.build_level_filter();
+        }
+    }
+
     /// Counts `updates` edge updates of a finished push (see `floor_strengths`).
     #[inline]
     pub(crate) fn note_work(&self, updates: u64) {

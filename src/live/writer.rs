@@ -975,4 +975,78 @@ mod tests {
             "{deltas} deltas, {rows} rows"
         );
     }
+
+    /// The level filter of a reader (the levels' bitmaps ORed, and the nodes of the levels
+    /// too small for a bitmap) holds exactly the nodes that some level holds, by the levels'
+    /// own search, and lookups through it give what the levels give. Commits of varied sizes
+    /// make levels with and without bitmaps, and two and more of them.
+    #[test]
+    fn the_level_filter_holds_the_nodes_of_every_level() {
+        use crate::hashing::splitmix64;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("random.graph");
+        let n = 5000u32;
+        let mut k = 0u64;
+        let mut next = move || {
+            k += 1;
+            splitmix64(k)
+        };
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        for _ in 0..20_000 {
+            src.push((next() % u64::from(n)) as u32);
+            dst.push((next() % u64::from(n)) as u32);
+        }
+        let parts = csr_from_edges(
+            n as usize,
+            &src,
+            &dst,
+            None,
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let (mut filtered, mut unfiltered) = (0, 0);
+        let (mut small_levels, mut bitmap_levels) = (0, 0);
+        for commit in 0..9 {
+            let edges = if commit % 3 == 2 { 100 } else { 900 };
+            let a: Vec<i64> = (0..edges).map(|_| (next() % u64::from(n)) as i64).collect();
+            let b: Vec<i64> = (0..edges).map(|_| (next() % u64::from(n)) as i64).collect();
+            w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
+            assert!(w.commit().unwrap());
+            let g = Graph::open(&path).unwrap().with_index_on_disk();
+            let o = g.overlay().unwrap();
+            let nodes = g.num_nodes() as u32;
+            let found = |v: u32| -> Option<(u64, u64)> {
+                o.levels.iter().find_map(|l| o.find_in(l, v).unwrap())
+            };
+            let before: Vec<(u64, u64)> = (0..nodes)
+                .map(|v| o.leaf(v).map(|(w, s)| (w, s.to_bits())).unwrap())
+                .collect();
+            o.build_level_filter();
+            let Some(f) = o.level_filter.get() else {
+                assert!(o.levels.len() < LEVEL_FILTER_MIN_LEVELS);
+                unfiltered += 1;
+                continue;
+            };
+            small_levels += o.levels.iter().filter(|l| l.blocks == 0).count();
+            bitmap_levels += o.levels.iter().filter(|l| l.blocks > 0).count();
+            assert!(o.levels.len() >= LEVEL_FILTER_MIN_LEVELS);
+            assert_eq!(f.len(), (nodes as usize).div_ceil(64));
+            filtered += 1;
+            for v in 0..nodes {
+                let bit = f[v as usize / 64] >> (v % 64) & 1 == 1;
+                assert_eq!(bit, found(v).is_some(), "node {v}, commit {commit}");
+                let (word, s) = o.leaf(v).unwrap();
+                assert_eq!((word, s.to_bits()), before[v as usize], "node {v}");
+            }
+        }
+        assert!(
+            filtered > 0 && unfiltered > 0 && small_levels > 0 && bitmap_levels > 0,
+            "{filtered} states with a filter ({bitmap_levels} levels with a bitmap, \
+             {small_levels} without), {unfiltered} states without"
+        );
+    }
 }
