@@ -444,8 +444,9 @@ pub(crate) const WHOLE_LOG_HINT: u64 = 4 << 20;
 /// The bitmap blocks of a node in two levels are asked for together and cost about one
 /// miss; the filter, one line, then saves nothing and costs the nodes it lets through a
 /// line more. Measured with a reader just opened (its second query), 1 % of the edges
-/// changed: an 8M-node graph with 3 levels, 1.9x the compacted file's time without the
-/// filter, 1.5x with it; a 65M-node graph with 2 levels, 2.5x-3.1x without, no better with.
+/// changed, against the compacted file: an 8M-node graph with 3 levels, 1.8x-1.95x with the
+/// filter and 2.05x-2.2x without; a 65M-node graph with 2 levels, 3.0x-3.8x with a filter
+/// and 2.5x-3.0x without (docs/BENCHMARKS.md).
 pub(crate) const LEVEL_FILTER_MIN_LEVELS: usize = 3;
 
 /// A log whose index holds at most this many entries has it built in memory when it is opened
