@@ -250,7 +250,8 @@ pub struct Overlay {
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
     /// One bit per node, set when any level holds it: the levels' bitmaps ORed (see
-    /// `build_level_filter`). Empty when not worth it or not readable whole.
+    /// `build_level_filter`). Unset for a log of fewer levels; empty when the levels could
+    /// not be read whole (lookups then search them and report what is wrong).
     pub(crate) level_filter: OnceLock<Box<[u64]>>,
     /// Whether `build_changed` may build it (off only in tests: see
     /// `Graph::with_index_on_disk`).

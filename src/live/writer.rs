@@ -910,6 +910,13 @@ mod tests {
     use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable};
     use crate::graph::log_format::INLINE_DELTA;
 
+    /// Saves the unweighted graph of `n` nodes and arcs `src[i] -> dst[i]` at `path`.
+    fn save_graph(path: &Path, n: usize, src: &[u32], dst: &[u32]) {
+        let parts =
+            csr_from_edges(n, src, dst, None, false, Merge::Sum, IdTable::Implicit).unwrap();
+        save(&build_in_memory(&parts).unwrap(), path).unwrap();
+    }
+
     /// A star of 400 leaves whose hub every commit changes by one arc (removed one by one,
     /// then added back): its records are deltas (never the whole row while they are small and
     /// the row is not small), their chains stay within the limit, and a whole row is written
@@ -919,17 +926,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("star.graph");
         let leaves: Vec<u32> = (1..=400).collect();
-        let parts = csr_from_edges(
-            401,
-            &vec![0; 400],
-            &leaves,
-            None,
-            false,
-            Merge::Sum,
-            IdTable::Implicit,
-        )
-        .unwrap();
-        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        save_graph(&path, 401, &[0; 400], &leaves);
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let (mut deltas, mut rows, mut longest) = (0, 0, 0);
         for k in 0..600i64 {
@@ -996,17 +993,7 @@ mod tests {
             src.push((next() % u64::from(n)) as u32);
             dst.push((next() % u64::from(n)) as u32);
         }
-        let parts = csr_from_edges(
-            n as usize,
-            &src,
-            &dst,
-            None,
-            false,
-            Merge::Sum,
-            IdTable::Implicit,
-        )
-        .unwrap();
-        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        save_graph(&path, n as usize, &src, &dst);
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let (mut filtered, mut unfiltered) = (0, 0);
         let (mut small_levels, mut bitmap_levels) = (0, 0);
