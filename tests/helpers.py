@@ -286,3 +286,81 @@ def run_cli(*args: str, cwd=None, ok: bool = True) -> subprocess.CompletedProces
     if ok:
         assert p.returncode == 0, p.stderr
     return p
+
+
+# ------------------------------------------------------------------ killed children
+
+
+class ForkedScript:
+    """``python -c src argv...`` for the crash tests, forked from a server process that has
+    imported numpy and the package, so that each of hundreds of short-lived writers does not
+    pay an interpreter start and its imports (~0.25 s). The child is a process of its own, as
+    one started with ``subprocess`` is: its own file descriptors, locks and thread pool.
+
+    The parts of ``subprocess.Popen`` the tests use: ``stdout`` and ``stderr`` (text),
+    ``send_signal``, ``kill``, ``poll``, ``wait`` and ``returncode``. Scripts should write their
+    lines with ``os.write`` (one write each): ``print`` buffers, and a kill loses the buffer."""
+
+    _context = None
+
+    def __init__(self, src: str, *argv: str) -> None:
+        import multiprocessing
+
+        if ForkedScript._context is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["numpy", "instant_embedding"])
+            ForkedScript._context = ctx
+        ctx = ForkedScript._context
+        out_r, out_w = ctx.Pipe(duplex=False)
+        err_r, err_w = ctx.Pipe(duplex=False)
+        scope = {"__name__": "__main__", "OUT": out_w, "ERR": err_w, "ARGV": ["-c", *argv]}
+        scope["SRC"] = src
+        # `exec` is the target (a builtin pickles by name; a function of the tests would have
+        # to be importable in the server, which does not see the tests' sys.path).
+        self._proc = ctx.Process(target=exec, args=(_FORKED_PRELUDE, scope), daemon=True)
+        self._proc.start()
+        out_w.close()
+        err_w.close()
+        self.stdout = os.fdopen(os.dup(out_r.fileno()), "r")
+        self.stderr = os.fdopen(os.dup(err_r.fileno()), "r")
+        out_r.close()
+        err_r.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.exitcode
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self._proc.pid, sig)
+
+    def kill(self) -> None:
+        self._proc.kill()
+
+    def poll(self) -> int | None:
+        return self._proc.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._proc.join(timeout)
+        if self._proc.exitcode is None:
+            raise subprocess.TimeoutExpired("forked script", timeout or 0)
+        return self._proc.exitcode
+
+    def __del__(self) -> None:
+        for f in (getattr(self, "stdout", None), getattr(self, "stderr", None)):
+            if f is not None:
+                f.close()
+
+
+# The child's stdout and stderr become the pipes to the parent and sys.argv the script's;
+# then the script runs (compiled here, so that even its syntax errors reach the stderr pipe).
+_FORKED_PRELUDE = """\
+import os as _os, sys as _sys
+_os.dup2(OUT.fileno(), 1)
+_os.dup2(ERR.fileno(), 2)
+OUT.close()
+ERR.close()
+_sys.argv = ARGV
+_src = SRC
+del OUT, ERR, ARGV, SRC
+exec(compile(_src, "<forked script>", "exec"))
+"""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import numpy as np
 
 from .graph import Graph
@@ -12,6 +10,8 @@ __all__ = ["karate", "karate_labels", "lesmis"]
 
 
 def _read(name: str) -> list[list[str]]:
+    from importlib import resources  # imported here: ~30 ms that `import instant_embedding` skips
+
     text = resources.files("instant_embedding").joinpath("data").joinpath(name).read_text("utf-8")
     return [ln.split("\t") for ln in text.splitlines() if ln and not ln.startswith("#")]
 

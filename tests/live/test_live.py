@@ -20,6 +20,7 @@ import time
 import instant_embedding as ie
 import numpy as np
 import pytest
+from helpers import ForkedScript
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -403,9 +404,9 @@ while True:
 """
 
 
-def killed_output(p: subprocess.Popen) -> str:
+def killed_output(p: ForkedScript) -> str:
     """The rest of a killed child's stdout, through the buffered reader that `readline()`
-    used (`communicate()` reads the pipes themselves and would lose lines already buffered)."""
+    used."""
     p.wait(timeout=60)
     out = p.stdout.read()
     p.stderr.read()
@@ -434,12 +435,7 @@ def run_kills(tmp_path, kills: int) -> None:
     end = 256  # the committed end of a log without commits (its head); each writer makes one
 
     for i in range(kills):
-        p = subprocess.Popen(
-            [sys.executable, "-c", KILL_WRITER, path],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        p = ForkedScript(KILL_WRITER, path)
         lines = []
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -953,12 +949,7 @@ def test_sigkill_during_compaction_before_and_after_the_rename(tmp_path):
     kills = int(os.environ.get("IE_LIVE_KILLS", "12"))
     for i in range(kills):
         ino = os.stat(path).st_ino
-        p = subprocess.Popen(
-            [sys.executable, "-c", KILL_COMPACTOR, path],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        p = ForkedScript(KILL_COMPACTOR, path)
         lines = [p.stdout.readline().split()]
         assert lines[0] and lines[0][0] == "ready", p.stderr.read()
         deadline = time.monotonic() + 60
