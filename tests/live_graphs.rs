@@ -215,9 +215,12 @@ fn assert_same(live: &Graph, want: &Graph, what: &str) {
             },
             ..EmbeddingConfig::default()
         };
-        let a = embed_nodes(live, &order, &cfg, None).unwrap();
-        let all: Vec<u32> = (0..n).collect();
-        let b = embed_nodes(want, &all, &cfg, None).unwrap();
+        // Every third node, as above: each push touches most of these graphs' nodes, so
+        // the sample reads every node's row and threshold through the log.
+        let sample: Vec<u32> = (0..n).step_by(3).collect();
+        let live_sample: Vec<u32> = sample.iter().map(|&v| order[v as usize]).collect();
+        let a = embed_nodes(live, &live_sample, &cfg, None).unwrap();
+        let b = embed_nodes(want, &sample, &cfg, None).unwrap();
         assert!(
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
             "{what}: embeddings differ"
