@@ -7,6 +7,7 @@ checks that need numba, gensim, h5py or Spark Connect silently disappear.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 
@@ -15,6 +16,10 @@ import pytest
 from helpers import random_edges
 
 _REQUIRE_OPTIONAL = bool(os.environ.get("IE_REQUIRE_OPTIONAL"))
+
+# The forkserver (one per process, started by the first test that uses it) imports numpy and
+# the package once: the crash tests fork hundreds of writers from it (`helpers.ForkedScript`).
+multiprocessing.set_forkserver_preload(["numpy", "instant_embedding"])
 
 
 def _missing_import(report) -> bool:

@@ -301,22 +301,18 @@ class ForkedScript:
     ``send_signal``, ``kill``, ``poll``, ``wait`` and ``returncode``. Scripts should write their
     lines with ``os.write`` (one write each): ``print`` buffers, and a kill loses the buffer."""
 
-    _context = None
-
     def __init__(self, src: str, *argv: str) -> None:
         import multiprocessing
 
-        if ForkedScript._context is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["numpy", "instant_embedding"])
-            ForkedScript._context = ctx
-        ctx = ForkedScript._context
+        ctx = multiprocessing.get_context("forkserver")
+        # No effect once the process's forkserver runs (tests/conftest.py sets it first).
+        ctx.set_forkserver_preload(["numpy", "instant_embedding"])
         out_r, out_w = ctx.Pipe(duplex=False)
         err_r, err_w = ctx.Pipe(duplex=False)
         scope = {"__name__": "__main__", "OUT": out_w, "ERR": err_w, "ARGV": ["-c", *argv]}
         scope["SRC"] = src
-        # `exec` is the target (a builtin pickles by name; a function of the tests would have
-        # to be importable in the server, which does not see the tests' sys.path).
+        # `exec` is the target: a builtin pickles by name, so the child imports nothing
+        # before the script runs.
         self._proc = ctx.Process(target=exec, args=(_FORKED_PRELUDE, scope), daemon=True)
         self._proc.start()
         out_w.close()
