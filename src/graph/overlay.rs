@@ -249,10 +249,11 @@ pub struct Overlay {
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
-    /// One bit per node, set when any level holds it: the levels' bitmaps ORed (see
-    /// `build_level_filter`). Unset for a log of fewer levels; empty when the levels could
-    /// not be read whole (lookups then search them and report what is wrong).
-    pub(crate) level_filter: OnceLock<Box<[u64]>>,
+    /// One byte per node: 1 + the position in `levels` of the newest level that holds it, 0
+    /// when none does (see `build_level_filter`). Unset for a log of fewer levels; empty when
+    /// the levels could not be read whole (lookups then search them and report what is
+    /// wrong).
+    pub(crate) level_filter: OnceLock<Box<[u8]>>,
     /// Whether `build_changed` may build it (off only in tests: see
     /// `Graph::with_index_on_disk`).
     pub(crate) index_in_memory: bool,
@@ -680,8 +681,14 @@ impl Overlay {
                 .entry(v)
                 .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
         }
-        if self.filtered_out(v) {
-            return Ok((0, 0.0));
+        if let Some(m) = self.level_map() {
+            // The level the map names is the first that the search below would find.
+            let Some(l) = m.get(v as usize).and_then(|&k| (k as usize).checked_sub(1)) else {
+                return Ok((0, 0.0));
+            };
+            if let Some((word, value)) = self.find_in(&self.levels[l], v)? {
+                return Ok((word, f64::from_bits(value)));
+            }
         }
         for l in &self.levels {
             if let Some((word, value)) = self.find_in(l, v)? {
@@ -694,59 +701,76 @@ impl Overlay {
     /// Whether the level filter, once built, says no level holds `v`.
     #[inline(always)]
     fn filtered_out(&self, v: u32) -> bool {
-        self.level_filter
-            .get()
-            .and_then(|f| f.get(v as usize / 64))
-            .is_some_and(|w| w >> (v % 64) & 1 == 0)
+        self.level_map()
+            .and_then(|m| m.get(v as usize))
+            .is_some_and(|&k| k == 0)
     }
 
-    /// Builds the level filter (n/8 bytes, once per snapshot): one bit per node, set when a
-    /// level holds it, so that a lookup of a node that no level holds (most of them) reads
-    /// one line of the filter instead of a bitmap block in every level. It reads each
-    /// level's bitmap (n/7 bytes; the entries of a level too small to have one), far less
-    /// than the index in memory reads, so a reader builds it at its first push
-    /// (`Graph::prepare_lookups`). Only for a log of `LEVEL_FILTER_MIN_LEVELS` levels or
-    /// more, and not once the index is in memory.
+    /// The level filter once built (and not empty).
+    #[inline(always)]
+    fn level_map(&self) -> Option<&[u8]> {
+        self.level_filter
+            .get()
+            .map(|m| &m[..])
+            .filter(|m| !m.is_empty())
+    }
+
+    /// Builds the level filter (n bytes, once per snapshot): for each node, the newest level
+    /// that holds it, so that a lookup reads one byte and then searches that level only (a
+    /// node that no level holds, most of them, reads nothing more) instead of a bitmap
+    /// block or a page of entries in every level down to it. It reads each level's bitmap
+    /// (n/7 bytes; the entries of a level too small to have one) and writes a byte per
+    /// entry, far less than the index in memory reads, so a reader builds it at its first
+    /// push (`Graph::prepare_lookups`). Only for a log of `LEVEL_FILTER_MIN_LEVELS` levels
+    /// or more, and not once the index is in memory.
     pub(crate) fn build_level_filter(&self) {
         if self.levels.len() < LEVEL_FILTER_MIN_LEVELS || self.changed_in_memory().is_some() {
             return;
         }
         self.level_filter.get_or_init(|| {
-            self.level_filter_bits()
+            self.level_filter_marks()
                 .unwrap_or_default()
                 .into_boxed_slice()
         });
     }
 
-    /// The level filter's words (see `build_level_filter`). A corrupted bitmap gives a
+    /// The level filter's bytes (see `build_level_filter`). A corrupted bitmap gives a
     /// wrong filter only where the level's own bitmap is wrong, which lookups took as it is
     /// before: the filter answers nothing the levels would not.
-    fn level_filter_bits(&self) -> Result<Vec<u64>> {
-        let n = self.n as usize;
-        let mut bits = vec![0u64; n.div_ceil(64)];
+    fn level_filter_marks(&self) -> Result<Vec<u8>> {
+        let mut map = vec![0u8; self.n as usize];
+        // Its pages are first written below: zeroed and mapped 2 MiB at a time where allowed.
+        huge_pages(&map);
         let words_per_block = (BITMAP_BLOCK_NODES / 64) as usize;
-        for l in &self.levels {
+        // Oldest first, so that a newer level's mark overwrites an older one's (at most
+        // `MAX_LEVELS` levels: the marks fit in a byte).
+        for (at, l) in self.levels.iter().enumerate().rev() {
+            let mark = at as u8 + 1;
             if l.blocks > 0 {
-                // Block b's 7 words after its count cover nodes 448b.. in order, as the
-                // filter's words 7b.. do.
+                // Block b's 7 words after its count cover nodes 448b.. in order.
                 let blocks: &[u64] = self.slice(l.bits, l.blocks * (BITMAP_BLOCK_LEN / 8))?;
                 for (b, block) in blocks.chunks_exact(1 + words_per_block).enumerate() {
                     for (k, &w) in block[1..].iter().enumerate() {
-                        if let Some(f) = bits.get_mut(b * words_per_block + k) {
-                            *f |= w;
+                        let mut w = w;
+                        while w != 0 {
+                            let v = (b * words_per_block + k) * 64 + w.trailing_zeros() as usize;
+                            if let Some(m) = map.get_mut(v) {
+                                *m = mark;
+                            }
+                            w &= w - 1;
                         }
                     }
                 }
             } else {
                 for k in 0..l.count {
                     let v = self.level_entry(l, k)?.0 as usize;
-                    if let Some(f) = bits.get_mut(v / 64) {
-                        *f |= 1 << (v % 64);
+                    if let Some(m) = map.get_mut(v) {
+                        *m = mark;
                     }
                 }
             }
         }
-        Ok(bits)
+        Ok(map)
     }
 
     /// Entry `k` of level `l` (`k < count`): its node, its record word (an offset, or a
@@ -872,10 +896,10 @@ impl Overlay {
     /// the lines `find_in` reads first (a hint for a reader whose index is not in memory yet).
     #[inline(always)]
     pub(crate) fn prefetch_levels(&self, nodes: &[u32]) {
-        if let Some(f) = self.level_filter.get().filter(|f| !f.is_empty()) {
-            // The filter's lines only: the few nodes it lets through miss their blocks.
+        if let Some(f) = self.level_map() {
+            // The filter's lines only: the nodes it lets through miss their level's block.
             for &v in nodes {
-                crate::graph::pages::prefetch_line(f.as_ptr().wrapping_add(v as usize / 64));
+                crate::graph::pages::prefetch_line(f.as_ptr().wrapping_add(v as usize));
             }
             return;
         }
