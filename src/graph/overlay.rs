@@ -445,10 +445,10 @@ pub(crate) const WHOLE_LOG_HINT: u64 = 4 << 20;
 /// The levels from which a reader builds the level filter (`Overlay::build_level_filter`).
 /// The bitmap blocks of a node in two levels are asked for together and cost about one
 /// miss; the filter, one line, then saves nothing and costs the nodes it lets through a
-/// line more. Measured with a reader just opened (its second query), 1 % of the edges
-/// changed, against the compacted file: an 8M-node graph with 3 levels, 1.8x-1.95x with the
-/// filter and 2.05x-2.2x without; a 65M-node graph with 2 levels, 3.0x-3.8x with a filter
-/// and 2.5x-3.0x without (docs/BENCHMARKS.md).
+/// line more. Measured with a filter of one bit per node and a reader just opened (its
+/// second query), 1 % of the edges changed, against the compacted file: an 8M-node graph
+/// with 3 levels, 1.8x-1.95x with the filter and 2.05x-2.2x without; a 65M-node graph with
+/// 2 levels, 3.0x-3.8x with a filter and 2.5x-3.0x without (docs/BENCHMARKS.md).
 pub(crate) const LEVEL_FILTER_MIN_LEVELS: usize = 3;
 
 /// A log whose index holds at most this many entries has it built in memory when it is opened
