@@ -304,9 +304,8 @@ class ForkedScript:
     def __init__(self, src: str, *argv: str) -> None:
         import multiprocessing
 
+        # The server's preloaded modules are set once, in tests/conftest.py.
         ctx = multiprocessing.get_context("forkserver")
-        # No effect once the process's forkserver runs (tests/conftest.py sets it first).
-        ctx.set_forkserver_preload(["numpy", "instant_embedding"])
         out_r, out_w = ctx.Pipe(duplex=False)
         err_r, err_w = ctx.Pipe(duplex=False)
         scope = {"__name__": "__main__", "OUT": out_w, "ERR": err_w, "ARGV": ["-c", *argv]}

@@ -682,7 +682,8 @@ impl Overlay {
                 .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
         }
         if let Some(m) = self.level_map() {
-            // The level the map names is the first that the search below would find.
+            // The level the map names is the first that the search below would find (only a
+            // corrupted level's search can disagree: it then runs, and reports what is wrong).
             let Some(l) = m.get(v as usize).and_then(|&k| (k as usize).checked_sub(1)) else {
                 return Ok((0, 0.0));
             };
