@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 
@@ -540,6 +540,28 @@ impl Graph {
     pub fn log_state(&self) -> Option<&LogState> {
         self.log.as_ref()
     }
+    /// Moves this snapshot's level filter to `next`, the snapshot a commit on it made (see
+    /// `Overlay::carry_level_filter`); copies it when this snapshot is shared.
+    pub(crate) fn carry_level_filter(this: Arc<Graph>, next: &Graph) {
+        let (Some(prev), Some(o)) = (this.overlay(), next.overlay()) else {
+            return;
+        };
+        if prev.level_filter_bytes().is_none() {
+            return;
+        }
+        let levels = prev.levels.clone();
+        let filter = match Arc::try_unwrap(this) {
+            Ok(mut g) => g.live.as_mut().and_then(|l| l.level_filter.take()),
+            Err(shared) => shared
+                .overlay()
+                .and_then(|l| l.level_filter_bytes())
+                .map(Box::from),
+        };
+        if let Some(f) = filter {
+            o.carry_level_filter(f, &levels);
+        }
+    }
+
     pub(crate) fn set_log(&mut self, overlay: Option<Box<Overlay>>, state: LogState) {
         self.n = overlay.as_ref().map_or(self.hot.n, |o| o.num_nodes());
         self.live = overlay;

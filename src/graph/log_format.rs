@@ -29,8 +29,8 @@ pub const DATA_START: u64 = 256;
 /// long its operations are, so a segment has no header of its own (the log is walked from
 /// the newest trailer back).
 pub const TRAILER_LEN: usize = 104;
-/// Index levels: sorted runs from node to record, at most `MAX_LEVELS` of them (the
-/// binary-counter rule keeps O(log) levels: 64 would take 2^64 entries).
+/// Index levels: sorted runs from node to record, at most `MAX_LEVELS` of them (the writer
+/// merges them by tiers and keeps at most 48: see `live::writer::LEVEL_CAP`).
 pub const MAX_LEVELS: u32 = 64;
 pub const LEVEL_HEADER_LEN: usize = 16;
 /// A level entry: `u32 node`, `u32 degree`, `u64` record word (unweighted graphs); `u32 node`,

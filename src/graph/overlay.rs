@@ -249,8 +249,11 @@ pub struct Overlay {
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
-    /// One byte per node: 1 + the position in `levels` of the newest level that holds it, 0
-    /// when none does (see `build_level_filter`). Unset for a log of fewer levels; empty when
+    /// One byte per node: the number, counted from the oldest (1), of the newest level that
+    /// holds it, 0 when none does (see `build_level_filter`): a commit that merges the newest
+    /// levels leaves the older levels' numbers as they were, so a writer carries the filter
+    /// to its next snapshot by marking the new level's nodes (`carry_level_filter`). Unset
+    /// for a log of fewer levels, unless carried; empty when
     /// the levels could not be read whole (lookups then search them and report what is
     /// wrong).
     pub(crate) level_filter: OnceLock<Box<[u8]>>,
@@ -684,11 +687,14 @@ impl Overlay {
         if let Some(m) = self.level_map() {
             // The level the map names is the first that the search below would find (only a
             // corrupted level's search can disagree: it then runs, and reports what is wrong).
-            let Some(l) = m.get(v as usize).and_then(|&k| (k as usize).checked_sub(1)) else {
+            let k = m.get(v as usize).map_or(0, |&k| k as usize);
+            if k == 0 {
                 return Ok((0, 0.0));
-            };
-            if let Some((word, value)) = self.find_in(&self.levels[l], v)? {
-                return Ok((word, f64::from_bits(value)));
+            }
+            if let Some(l) = self.levels.len().checked_sub(k).map(|l| &self.levels[l]) {
+                if let Some((word, value)) = self.find_in(l, v)? {
+                    return Ok((word, f64::from_bits(value)));
+                }
             }
         }
         for l in &self.levels {
@@ -738,15 +744,16 @@ impl Overlay {
     /// The level filter's bytes (see `build_level_filter`). A corrupted bitmap gives a
     /// wrong filter only where the level's own bitmap is wrong, which lookups took as it is
     /// before: the filter answers nothing the levels would not.
-    fn level_filter_marks(&self) -> Result<Vec<u8>> {
+    pub(crate) fn level_filter_marks(&self) -> Result<Vec<u8>> {
         let mut map = vec![0u8; self.n as usize];
         // Its pages are first written below: zeroed and mapped 2 MiB at a time where allowed.
         huge_pages(&map);
         let words_per_block = (BITMAP_BLOCK_NODES / 64) as usize;
         // Oldest first, so that a newer level's mark overwrites an older one's (at most
         // `MAX_LEVELS` levels: the marks fit in a byte).
+        let levels = self.levels.len();
         for (at, l) in self.levels.iter().enumerate().rev() {
-            let mark = at as u8 + 1;
+            let mark = (levels - at) as u8;
             if l.blocks > 0 {
                 // Block b's 7 words after its count cover nodes 448b.. in order.
                 let blocks: &[u64] = self.slice(l.bits, l.blocks * (BITMAP_BLOCK_LEN / 8))?;
@@ -772,6 +779,50 @@ impl Overlay {
             }
         }
         Ok(map)
+    }
+
+    /// This snapshot's level filter from the previous snapshot's (`prev`, the filter of
+    /// the levels `prev_levels`, newest first), for a writer's next snapshot: the commit
+    /// between them wrote one level, the union of its changes and of the newest previous
+    /// levels, and kept the others. Marking the new level's nodes with its number gives the
+    /// filter `level_filter_marks` builds, at the cost of that level's entries, not of n.
+    /// Nothing is set when the levels are not those of such a commit.
+    pub(crate) fn carry_level_filter(&self, prev: Box<[u8]>, prev_levels: &[Level]) {
+        let kept = self.levels.len().saturating_sub(1);
+        let same = self.levels.len() == prev_levels.len()
+            && self
+                .levels
+                .iter()
+                .zip(prev_levels)
+                .all(|(a, b)| a.at == b.at);
+        let merged = prev_levels.len() >= kept
+            && self.levels[1.min(self.levels.len())..]
+                .iter()
+                .zip(&prev_levels[prev_levels.len() - kept..])
+                .all(|(a, b)| a.at == b.at);
+        if self.levels.is_empty() || !(same || merged) || prev.len() > self.n as usize {
+            return;
+        }
+        let mut map = prev.into_vec();
+        map.resize(self.n as usize, 0);
+        if !same {
+            let (l, mark) = (&self.levels[0], self.levels.len() as u8);
+            let marked = (0..l.count).try_for_each(|k| {
+                let v = self.level_entry(l, k)?.0 as usize;
+                map.get_mut(v)
+                    .map(|m| *m = mark)
+                    .ok_or_else(|| Error::format("change log corrupted: a node out of range"))
+            });
+            if marked.is_err() {
+                return;
+            }
+        }
+        let _ = self.level_filter.set(map.into_boxed_slice());
+    }
+
+    /// The level filter, if built and not empty (see `carry_level_filter`).
+    pub(crate) fn level_filter_bytes(&self) -> Option<&[u8]> {
+        self.level_map()
     }
 
     /// Entry `k` of level `l` (`k < count`): its node, its record word (an offset, or a

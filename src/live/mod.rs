@@ -5,7 +5,7 @@
 //! commit appends the operations and, for each node whose row changed, a record: a delta on
 //! its older row (the arcs set and removed) or, once the deltas would outweigh it, its whole
 //! new row (sorted like a rebuilt file's, with its strength); then a level of the index from
-//! node to record (sorted runs merged by the binary-counter rule). A reader maps the log and,
+//! node to record (sorted runs, merged by tiers of size). A reader maps the log and,
 //! for a node with a record, reads that row, merging a delta chain with the row beneath it;
 //! every other node's row comes from the base file. Nothing is replayed when a graph is opened
 //! or queried: opening reads the 256-byte log head, one commit record and its level

@@ -1016,13 +1016,20 @@ fn committed_id(g: &Graph, v: u32) -> Result<LogIdRef<'_>> {
     })
 }
 
-/// Builds the committed snapshot's index in memory (see [`Overlay::build_changed`]) before a
-/// call of `ops` operations when they are at least n/64: each operation looks up the index
-/// twice or more, and the build costs O(n/64 + index entries).
+/// Readies the committed snapshot's lookups for a call of `ops` operations, each of which
+/// looks up the index twice or more: with at least n/64 of them, the index in memory (see
+/// [`Overlay::build_changed`], O(n/64 + index entries)); else, with at least n/256 per
+/// level, the level filter (`Overlay::build_level_filter`, O(n + the levels' bitmaps)),
+/// which then saves each lookup the search of every level newer than the node's. The
+/// writer carries the filter to the snapshots of its next commits at the cost of their new
+/// levels.
 pub(crate) fn index_for_batch(g: &Graph, ops: usize) {
     if let Some(o) = g.overlay() {
-        if (ops as u64).saturating_mul(64) >= g.num_nodes() as u64 {
+        let n = g.num_nodes() as u64;
+        if (ops as u64).saturating_mul(64) >= n {
             o.build_changed();
+        } else if (ops as u64).saturating_mul(256 * o.levels.len() as u64) >= n {
+            o.build_level_filter();
         }
     }
 }
