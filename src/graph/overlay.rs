@@ -745,6 +745,21 @@ impl Overlay {
     /// wrong filter only where the level's own bitmap is wrong, which lookups took as it is
     /// before: the filter answers nothing the levels would not.
     pub(crate) fn level_filter_marks(&self) -> Result<Vec<u8>> {
+        // It reads the bitmaps and the small levels' entries whole: asked for at once, a cold
+        // log's pages come in large reads instead of one fault at a time (the map is advised
+        // random).
+        #[cfg(unix)]
+        if let Bytes::Map(m) = &self.data {
+            for l in &self.levels {
+                let (at, len) = if l.blocks > 0 {
+                    (l.bits, BITMAP_BLOCK_LEN * l.blocks)
+                } else {
+                    (l.entries, level_entry_len(l.weighted) * l.count)
+                };
+                let len = len.min(self.end.saturating_sub(at));
+                let _ = m.advise_range(memmap2::Advice::WillNeed, at as usize, len as usize);
+            }
+        }
         let mut map = vec![0u8; self.n as usize];
         // Its pages are first written below: zeroed and mapped 2 MiB at a time where allowed.
         huge_pages(&map);
