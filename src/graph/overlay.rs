@@ -764,31 +764,61 @@ impl Overlay {
         // Its pages are first written below: zeroed and mapped 2 MiB at a time where allowed.
         huge_pages(&map);
         let words_per_block = (BITMAP_BLOCK_NODES / 64) as usize;
-        // Oldest first, so that a newer level's mark overwrites an older one's (at most
-        // `MAX_LEVELS` levels: the marks fit in a byte).
+        let bitmaps = self
+            .levels
+            .iter()
+            .map(|l| match l.blocks {
+                0 => Ok(&[][..]),
+                _ => self.slice::<u64>(l.bits, l.blocks * (BITMAP_BLOCK_LEN / 8)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // The small levels' next entries, and the node of the last one (they are sorted).
+        let mut next = vec![(0u64, 0u32); self.levels.len()];
+        // The nodes in chunks of 64 blocks (28,672 nodes), each marked by every level in turn,
+        // oldest first, so that a newer level's mark overwrites an older one's (at most
+        // `MAX_LEVELS` levels: the marks fit in a byte): the chunk's 28 KB of marks stay in
+        // the cache while the levels write them.
         let levels = self.levels.len();
-        for (at, l) in self.levels.iter().enumerate().rev() {
-            let mark = (levels - at) as u8;
-            if l.blocks > 0 {
-                // Block b's 7 words after its count cover nodes 448b.. in order.
-                let blocks: &[u64] = self.slice(l.bits, l.blocks * (BITMAP_BLOCK_LEN / 8))?;
-                for (b, block) in blocks.chunks_exact(1 + words_per_block).enumerate() {
-                    for (k, &w) in block[1..].iter().enumerate() {
-                        let mut w = w;
-                        while w != 0 {
-                            let v = (b * words_per_block + k) * 64 + w.trailing_zeros() as usize;
-                            if let Some(m) = map.get_mut(v) {
-                                *m = mark;
+        let total_blocks = u64::from(self.n).div_ceil(BITMAP_BLOCK_NODES);
+        // (Two blocks in tests, whose graphs have a few thousand nodes.)
+        const CHUNK_BLOCKS: u64 = if cfg!(test) { 2 } else { 64 };
+        for first in (0..total_blocks).step_by(CHUNK_BLOCKS as usize) {
+            let last = (first + CHUNK_BLOCKS).min(total_blocks);
+            for (at, l) in self.levels.iter().enumerate().rev() {
+                let mark = (levels - at) as u8;
+                if l.blocks > 0 {
+                    // Block b's 7 words after its count cover nodes 448b.. in order.
+                    for b in first..last.min(l.blocks) {
+                        let block = &bitmaps[at][b as usize * (1 + words_per_block)..]
+                            [..1 + words_per_block];
+                        for (k, &w) in block[1..].iter().enumerate() {
+                            let mut w = w;
+                            while w != 0 {
+                                let v = (b as usize * words_per_block + k) * 64
+                                    + w.trailing_zeros() as usize;
+                                if let Some(m) = map.get_mut(v) {
+                                    *m = mark;
+                                }
+                                w &= w - 1;
                             }
-                            w &= w - 1;
                         }
                     }
-                }
-            } else {
-                for k in 0..l.count {
-                    let v = self.level_entry(l, k)?.0 as usize;
-                    if let Some(m) = map.get_mut(v) {
-                        *m = mark;
+                } else {
+                    let (k, prev) = &mut next[at];
+                    while *k < l.count {
+                        let v = self.level_entry(l, *k)?.0;
+                        if u64::from(v) >= last * BITMAP_BLOCK_NODES {
+                            break;
+                        }
+                        if *k > 0 && v <= *prev {
+                            return Err(Error::format(
+                                "change log corrupted: an index level is not sorted",
+                            ));
+                        }
+                        if let Some(m) = map.get_mut(v as usize) {
+                            *m = mark;
+                        }
+                        (*k, *prev) = (*k + 1, v);
                     }
                 }
             }
