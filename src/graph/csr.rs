@@ -546,16 +546,13 @@ impl Graph {
         let (Some(prev), Some(o)) = (this.overlay(), next.overlay()) else {
             return;
         };
-        if prev.level_filter_bytes().is_none() {
+        if prev.level_map().is_none() {
             return;
         }
         let levels = prev.levels.clone();
         let filter = match Arc::try_unwrap(this) {
             Ok(mut g) => g.live.as_mut().and_then(|l| l.level_filter.take()),
-            Err(shared) => shared
-                .overlay()
-                .and_then(|l| l.level_filter_bytes())
-                .map(Box::from),
+            Err(shared) => shared.overlay().and_then(|l| l.level_map()).map(Box::from),
         };
         if let Some(f) = filter {
             o.carry_level_filter(f, &levels);

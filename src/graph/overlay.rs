@@ -715,7 +715,7 @@ impl Overlay {
 
     /// The level filter once built (and not empty).
     #[inline(always)]
-    fn level_map(&self) -> Option<&[u8]> {
+    pub(crate) fn level_map(&self) -> Option<&[u8]> {
         self.level_filter
             .get()
             .map(|m| &m[..])
@@ -831,43 +831,32 @@ impl Overlay {
     /// between them wrote one level, the union of its changes and of the newest previous
     /// levels, and kept the others. Marking the new level's nodes with its number gives the
     /// filter `level_filter_marks` builds, at the cost of that level's entries, not of n.
-    /// Nothing is set when the levels are not those of such a commit.
+    /// Nothing is set when the levels are not those of such a commit. (A commit that wrote
+    /// no index left the levels as they were: its newest level is marked again, unchanged.)
     pub(crate) fn carry_level_filter(&self, prev: Box<[u8]>, prev_levels: &[Level]) {
-        let kept = self.levels.len().saturating_sub(1);
-        let same = self.levels.len() == prev_levels.len()
-            && self
-                .levels
+        let Some((newest, kept)) = self.levels.split_first() else {
+            return;
+        };
+        let carried = prev_levels.len() >= kept.len()
+            && kept
                 .iter()
-                .zip(prev_levels)
+                .zip(&prev_levels[prev_levels.len() - kept.len()..])
                 .all(|(a, b)| a.at == b.at);
-        let merged = prev_levels.len() >= kept
-            && self.levels[1.min(self.levels.len())..]
-                .iter()
-                .zip(&prev_levels[prev_levels.len() - kept..])
-                .all(|(a, b)| a.at == b.at);
-        if self.levels.is_empty() || !(same || merged) || prev.len() > self.n as usize {
+        if !carried || prev.len() > self.n as usize {
             return;
         }
         let mut map = prev.into_vec();
         map.resize(self.n as usize, 0);
-        if !same {
-            let (l, mark) = (&self.levels[0], self.levels.len() as u8);
-            let marked = (0..l.count).try_for_each(|k| {
-                let v = self.level_entry(l, k)?.0 as usize;
-                map.get_mut(v)
-                    .map(|m| *m = mark)
-                    .ok_or_else(|| Error::format("change log corrupted: a node out of range"))
-            });
-            if marked.is_err() {
-                return;
-            }
+        let mark = self.levels.len() as u8;
+        let marked = (0..newest.count).try_for_each(|k| {
+            let v = self.level_entry(newest, k)?.0 as usize;
+            map.get_mut(v)
+                .map(|m| *m = mark)
+                .ok_or_else(|| Error::format("change log corrupted: a node out of range"))
+        });
+        if marked.is_ok() {
+            let _ = self.level_filter.set(map.into_boxed_slice());
         }
-        let _ = self.level_filter.set(map.into_boxed_slice());
-    }
-
-    /// The level filter, if built and not empty (see `carry_level_filter`).
-    pub(crate) fn level_filter_bytes(&self) -> Option<&[u8]> {
-        self.level_map()
     }
 
     /// Entry `k` of level `l` (`k < count`): its node, its record word (an offset, or a

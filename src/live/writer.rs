@@ -956,6 +956,26 @@ mod tests {
     use crate::graph::log_format::INLINE_DELTA;
 
     /// Saves the unweighted graph of `n` nodes and arcs `src[i] -> dst[i]` at `path`.
+    /// A stream of pseudo-random words, the same in every run.
+    fn seeded_stream() -> impl FnMut() -> u64 {
+        let mut k = 0u64;
+        move || {
+            k += 1;
+            crate::hashing::splitmix64(k)
+        }
+    }
+
+    /// Saves a graph of `edges` random edges on `n` nodes, drawn from `next`.
+    fn save_random_graph(path: &Path, n: u32, edges: usize, next: &mut impl FnMut() -> u64) {
+        let (src, dst): (Vec<u32>, Vec<u32>) = (0..edges)
+            .map(|_| {
+                let a = (next() % u64::from(n)) as u32;
+                (a, (next() % u64::from(n)) as u32)
+            })
+            .unzip();
+        save_graph(path, n as usize, &src, &dst);
+    }
+
     fn save_graph(path: &Path, n: usize, src: &[u32], dst: &[u32]) {
         let parts =
             csr_from_edges(n, src, dst, None, false, Merge::Sum, IdTable::Implicit).unwrap();
@@ -1024,21 +1044,11 @@ mod tests {
     /// make levels with and without bitmaps, and two and more of them.
     #[test]
     fn the_level_filter_holds_the_nodes_of_every_level() {
-        use crate::hashing::splitmix64;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("random.graph");
         let n = 5000u32;
-        let mut k = 0u64;
-        let mut next = move || {
-            k += 1;
-            splitmix64(k)
-        };
-        let (mut src, mut dst) = (Vec::new(), Vec::new());
-        for _ in 0..20_000 {
-            src.push((next() % u64::from(n)) as u32);
-            dst.push((next() % u64::from(n)) as u32);
-        }
-        save_graph(&path, n as usize, &src, &dst);
+        let mut next = seeded_stream();
+        save_random_graph(&path, n, 20_000, &mut next);
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let (mut filtered, mut unfiltered) = (0, 0);
         let (mut small_levels, mut bitmap_levels) = (0, 0);
@@ -1095,21 +1105,11 @@ mod tests {
     /// previous snapshot is sometimes still held elsewhere (the filter is then copied).
     #[test]
     fn a_writer_carries_the_level_filter_across_commits() {
-        use crate::hashing::splitmix64;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("random.graph");
         let n = 3000u32;
-        let mut k = 0u64;
-        let mut next = move || {
-            k += 1;
-            splitmix64(k)
-        };
-        let (mut src, mut dst) = (Vec::new(), Vec::new());
-        for _ in 0..12_000 {
-            src.push((next() % u64::from(n)) as u32);
-            dst.push((next() % u64::from(n)) as u32);
-        }
-        save_graph(&path, n as usize, &src, &dst);
+        let mut next = seeded_stream();
+        save_random_graph(&path, n, 12_000, &mut next);
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let (mut carried, mut merges, mut most_levels) = (0, 0, 0);
         let mut held = None;
