@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
 use crate::graph::csr::{Graph, PageSet};
-use crate::graph::overlay::{ChangedIndex, ChangedStrength, RowBuf};
+use crate::graph::overlay::{ChangedIndex, ChangedStrength, CodeMemo, RowBuf};
 use crate::graph::strength_code::CodeBounds;
 
 /// Teleport (restart) probability: the walk returns to the seed with probability `alpha`.
@@ -165,20 +165,32 @@ impl Thresholds for FromTable<'_> {
 /// Each lookup reads (and checks) the row or the stored strength: graphs too large for an
 /// O(n) table per process. `LIVE`: through the change log (see `Graph::neighbors_in`), whose
 /// index, once in memory, is taken at the push's start (it is built between pushes).
-struct FromFile<'a, const LIVE: bool>(&'a Graph, &'static CodeBounds, Option<&'a ChangedIndex>);
+///
+/// Without the index in memory, the tests go through its memo (`CodeMemo`), taken at the same
+/// time.
+struct FromFile<'a, const LIVE: bool>(
+    &'a Graph,
+    &'static CodeBounds,
+    Option<&'a ChangedIndex>,
+    Option<&'a CodeMemo>,
+);
 
 impl<'a, const LIVE: bool> FromFile<'a, LIVE> {
     fn new(graph: &'a Graph) -> Self {
-        let changed = if LIVE {
+        let (changed, memo) = if LIVE {
             graph.prepare_lookups();
-            graph.changed_in_memory()
+            match graph.changed_in_memory() {
+                Some(c) => (Some(c), None),
+                None => (None, graph.code_memo()),
+            }
         } else {
-            None
+            (None, None)
         };
         FromFile(
             graph,
             crate::graph::strength_code::bounds(graph.weighted()),
             changed,
+            memo,
         )
     }
 }
@@ -193,6 +205,9 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
             // deposit).
             if let Some(changed) = self.2 {
                 return Ok(Some(self.bounds_of(changed.code_or(u, code))));
+            }
+            if let Some(memo) = self.3 {
+                return self.memo_bounds(memo, u, code).map(Some);
             }
         }
         Ok(Some(match self.0.changed_floor_strength::<LIVE>(u)? {
@@ -240,10 +255,45 @@ impl<const LIVE: bool> Thresholds for FromFile<'_, LIVE> {
         {
             crate::graph::pages::prefetch_line(row_codes[k..].as_ptr());
         }
-        match self.2 {
-            Some(changed) => nodes.iter().for_each(|&u| changed.prefetch(u)),
-            None => self.0.prefetch_changed_levels(nodes),
+        match (self.2, self.3) {
+            (Some(changed), _) => nodes.iter().for_each(|&u| changed.prefetch(u)),
+            (None, Some(memo)) => nodes.iter().for_each(|&u| memo.prefetch(u)),
+            (None, None) => self.0.prefetch_changed_levels(nodes),
         }
+    }
+}
+
+impl<const LIVE: bool> FromFile<'_, LIVE> {
+    /// `code_bounds` through the memo: its byte when a test has looked `u` up before, else
+    /// one lookup, whose answer the byte then keeps. The bounds of a kept code may be wider
+    /// than the exact strength the lookup found; a test they leave open reads the exact
+    /// strength (`threshold`), so the decisions are the same.
+    #[inline(always)]
+    fn memo_bounds(&self, memo: &CodeMemo, u: u32, code: u8) -> Result<(f64, f64)> {
+        match memo.get(u) {
+            CodeMemo::UNKNOWN => {}
+            CodeMemo::UNCHANGED => return Ok(self.bounds_of(code)),
+            c => return Ok(self.bounds_of(c)),
+        }
+        Ok(match self.0.changed_floor_strength::<LIVE>(u)? {
+            ChangedStrength::Unchanged => {
+                memo.set(u, CodeMemo::UNCHANGED);
+                self.bounds_of(code)
+            }
+            ChangedStrength::Code(c) => {
+                if c > CodeMemo::UNCHANGED {
+                    memo.set(u, c);
+                }
+                self.bounds_of(c)
+            }
+            ChangedStrength::Exact(f) => {
+                let c = crate::graph::strength_code::code_of(self.0.weighted(), f);
+                if c > CodeMemo::UNCHANGED {
+                    memo.set(u, c);
+                }
+                (f, f)
+            }
+        })
     }
 }
 
@@ -1592,6 +1642,7 @@ mod tests {
                         let (on_disk, in_memory) =
                             (FromFile::<true>::new(&levels), FromFile::<true>::new(&g));
                         assert!(on_disk.2.is_none() && in_memory.2.is_some());
+                        assert!(on_disk.3.is_some() && in_memory.3.is_none());
                         let a = push_with::<_, _, true>(
                             &levels, seed, &cfg, &on_disk, &mut want, &mut q,
                         )

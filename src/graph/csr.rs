@@ -21,7 +21,9 @@ use crate::graph::pages::prefetch_line;
 use crate::hashing::fnv1a64;
 use std::borrow::Cow;
 
-use crate::graph::overlay::{ChangedIndex, ChangedStrength, LogState, Overlay, Record, RowBuf};
+use crate::graph::overlay::{
+    ChangedIndex, ChangedStrength, CodeMemo, LogState, Overlay, Record, RowBuf,
+};
 pub use crate::graph::pages::PageSet;
 
 /// See [`Graph::scan`].
@@ -731,6 +733,13 @@ impl Graph {
         self.live.as_deref()?.changed_in_memory()
     }
 
+    /// The change log's threshold-test memo (`Overlay::code_memo`): None without a log, before
+    /// the first push, or once the index is in memory.
+    #[inline]
+    pub(crate) fn code_memo(&self) -> Option<&CodeMemo> {
+        self.live.as_deref()?.code_memo()
+    }
+
     /// Asks the memory for the change log's index blocks that lookups of `nodes` read first,
     /// while the index is not in memory (a hint).
     #[inline(always)]
@@ -1005,6 +1014,7 @@ impl Graph {
     pub(crate) fn prepare_lookups(&self) {
         if let Some(l) = self.live.as_deref() {
             l.build_level_filter();
+            l.build_code_memo();
         }
     }
 

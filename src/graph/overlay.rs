@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::sync::OnceLock;
 
 use memmap2::Mmap;
@@ -257,6 +258,9 @@ pub struct Overlay {
     /// the levels could not be read whole (lookups then search them and report what is
     /// wrong).
     pub(crate) level_filter: OnceLock<Box<[u8]>>,
+    /// What the push's threshold tests found for each node before the index is in memory
+    /// (see [`CodeMemo`]): set at the first push, filled by the tests.
+    pub(crate) code_memo: OnceLock<CodeMemo>,
     /// Whether `build_changed` may build it (off only in tests: see
     /// `Graph::with_index_on_disk`).
     pub(crate) index_in_memory: bool,
@@ -398,6 +402,58 @@ impl ChangedIndex {
                 b.codes[..m].copy_from_slice(c);
             }
         }
+    }
+}
+
+/// One byte per node: what a threshold test of a reader without the index in memory found
+/// for the node, so that the next test of it, in this query or a later one, reads this byte
+/// instead of searching the levels (the level filter's byte, a bitmap block and an entry:
+/// three cache misses on a large log). `UNKNOWN` until a test looks the node up; `UNCHANGED`
+/// when the node has no record (the pushing row's code holds); else the code of its current
+/// strength. Its pages are zeroed by the system as they are first written, so a reader pays
+/// for the nodes its queries test, not for n. Tests on several threads may fill the same
+/// byte: each writes the value the snapshot determines, so the race changes nothing.
+pub(crate) struct CodeMemo(Box<[AtomicU8]>);
+
+impl CodeMemo {
+    pub(crate) const UNKNOWN: u8 = 0;
+    pub(crate) const UNCHANGED: u8 = 1;
+
+    fn new(n: usize) -> CodeMemo {
+        // `vec![0; n]` asks the allocator for zeroed memory: untouched pages stay unmapped. In
+        // huge pages, the first tests of a reader fault in a few of them rather than a page
+        // for nearly every node they test.
+        let bytes = vec![0u8; n];
+        huge_pages(&bytes);
+        let bytes = bytes.into_boxed_slice();
+        let len = bytes.len();
+        let ptr = Box::into_raw(bytes) as *mut AtomicU8;
+        // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and the pointer
+        // comes from a boxed slice of `len` u8 with the global allocator.
+        CodeMemo(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) })
+    }
+
+    /// `v`'s byte (`UNKNOWN` past the end).
+    #[inline(always)]
+    pub(crate) fn get(&self, v: u32) -> u8 {
+        self.0
+            .get(v as usize)
+            .map_or(Self::UNKNOWN, |b| b.load(AtomicOrdering::Relaxed))
+    }
+
+    /// Records `m` for `v`: `UNCHANGED`, or a changed node's code. Codes 0 and 1 are not
+    /// kept (they would read as `UNKNOWN` and `UNCHANGED`): such nodes are looked up each time.
+    #[inline(always)]
+    pub(crate) fn set(&self, v: u32, m: u8) {
+        if let Some(b) = self.0.get(v as usize) {
+            b.store(m, AtomicOrdering::Relaxed);
+        }
+    }
+
+    /// Asks the memory for `v`'s byte.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, v: u32) {
+        crate::graph::pages::prefetch_line(self.0.as_ptr().wrapping_add(v as usize));
     }
 }
 
@@ -561,6 +617,7 @@ impl Overlay {
             levels: Vec::new(),
             changed: OnceLock::new(),
             level_filter: OnceLock::new(),
+            code_memo: OnceLock::new(),
             index_in_memory: true,
         };
         o.runs = o.read_runs(kind)?;
@@ -1154,6 +1211,24 @@ impl Overlay {
     #[inline(always)]
     pub(crate) fn changed_in_memory(&self) -> Option<&ChangedIndex> {
         self.changed.get().filter(|c| !c.is_empty())
+    }
+
+    /// The threshold tests' memo (see [`CodeMemo`]), set up at the first push on this
+    /// snapshot while the index is not in memory; None once it is (its blocks hold the codes).
+    #[inline(always)]
+    pub(crate) fn code_memo(&self) -> Option<&CodeMemo> {
+        if self.changed_in_memory().is_some() {
+            return None;
+        }
+        self.code_memo.get()
+    }
+
+    /// Sets up the threshold tests' memo, unless the index is in memory.
+    pub(crate) fn build_code_memo(&self) {
+        if self.changed_in_memory().is_none() {
+            self.code_memo
+                .get_or_init(|| CodeMemo::new(self.n as usize));
+        }
     }
 
     /// The entries of all the index's levels.
