@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use instant_embedding::embed::ppr::{ppr_state, push, PprConfig, Variant, Workspace};
+use instant_embedding::embed::project::embed_nodes;
 use instant_embedding::embed::{embed_one, EmbeddingConfig};
 use instant_embedding::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
 use instant_embedding::graph::csr::Graph;
@@ -528,5 +529,32 @@ fn live_graph_decides_as_a_rebuild(directed: bool) {
                 );
             }
         }
+    }
+    // A reader whose index stays on disk shares its tests' memo between threads: embeddings
+    // on 3 threads, twice (the second pass reads what the first one's threads kept), equal
+    // the rebuild's on 1 thread bit for bit.
+    let cfg = EmbeddingConfig {
+        dim: 64,
+        ..EmbeddingConfig::default()
+    };
+    let seeds: Vec<u32> = (0..core).step_by(5).chain(10..40).collect();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let three = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let want = embed_nodes(&fresh, &seeds, &cfg, Some(&one)).unwrap();
+    let live = Graph::open(&path).unwrap().with_index_on_disk();
+    for pass in 0..2 {
+        let got = embed_nodes(&live, &seeds, &cfg, Some(&three)).unwrap();
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "directed {directed}: pass {pass} on 3 threads differs from the rebuild"
+        );
     }
 }
