@@ -275,25 +275,16 @@ impl<const LIVE: bool> FromFile<'_, LIVE> {
             CodeMemo::UNCHANGED => return Ok(self.bounds_of(code)),
             c => return Ok(self.bounds_of(c)),
         }
-        Ok(match self.0.changed_floor_strength::<LIVE>(u)? {
-            ChangedStrength::Unchanged => {
-                memo.set(u, CodeMemo::UNCHANGED);
-                self.bounds_of(code)
-            }
-            ChangedStrength::Code(c) => {
-                if c > CodeMemo::UNCHANGED {
-                    memo.set(u, c);
-                }
-                self.bounds_of(c)
-            }
-            ChangedStrength::Exact(f) => {
-                let c = crate::graph::strength_code::code_of(self.0.weighted(), f);
-                if c > CodeMemo::UNCHANGED {
-                    memo.set(u, c);
-                }
-                (f, f)
-            }
-        })
+        let (kept, bounds) = match self.0.changed_floor_strength::<LIVE>(u)? {
+            ChangedStrength::Unchanged => (None, self.bounds_of(code)),
+            ChangedStrength::Code(c) => (Some(c), self.bounds_of(c)),
+            ChangedStrength::Exact(f) => (
+                Some(crate::graph::strength_code::code_of(self.0.weighted(), f)),
+                (f, f),
+            ),
+        };
+        memo.keep(u, kept);
+        Ok(bounds)
     }
 }
 

@@ -441,10 +441,16 @@ impl CodeMemo {
             .map_or(Self::UNKNOWN, |b| b.load(AtomicOrdering::Relaxed))
     }
 
-    /// Records `m` for `v`: `UNCHANGED`, or a changed node's code. Codes 0 and 1 are not
-    /// kept (they would read as `UNKNOWN` and `UNCHANGED`): such nodes are looked up each time.
+    /// Records what a lookup found for `v`: None when it has no record, else the code of its
+    /// current strength. Codes 0 and 1 are not kept (they would read as `UNKNOWN` and
+    /// `UNCHANGED`): such nodes are looked up each time.
     #[inline(always)]
-    pub(crate) fn set(&self, v: u32, m: u8) {
+    pub(crate) fn keep(&self, v: u32, code: Option<u8>) {
+        let m = match code {
+            None => Self::UNCHANGED,
+            Some(c) if c > Self::UNCHANGED => c,
+            Some(_) => return,
+        };
         if let Some(b) = self.0.get(v as usize) {
             b.store(m, AtomicOrdering::Relaxed);
         }
