@@ -554,7 +554,10 @@ impl Graph {
         let levels = prev.levels.clone();
         let filter = match Arc::try_unwrap(this) {
             Ok(mut g) => g.live.as_mut().and_then(|l| l.level_filter.take()),
-            Err(shared) => shared.overlay().and_then(|l| l.level_map()).map(Box::from),
+            Err(shared) => shared
+                .overlay()
+                .and_then(|l| l.level_map())
+                .map(crate::graph::overlay::copy_in_huge_pages),
         };
         if let Some(f) = filter {
             o.carry_level_filter(f, &levels);
@@ -621,6 +624,15 @@ impl Graph {
         let (s, e) = self.row(v)?;
         // SAFETY: s <= e <= m = len(indices), checked by `row`.
         Ok(unsafe { std::slice::from_raw_parts(self.hot.indices.add(s), e - s) })
+    }
+
+    /// Asks the memory for the line of `indptr` that gives `v`'s base row, the read that
+    /// [`Graph::prefetch_base_row`] then makes without waiting.
+    #[inline]
+    pub(crate) fn prefetch_base_offsets(&self, v: u32) {
+        if (v as usize) < self.hot.n {
+            prefetch_line(self.hot.indptr.wrapping_add(v as usize));
+        }
     }
 
     /// Asks the CPU to bring `v`'s row in the base file into its caches: its first cache line,

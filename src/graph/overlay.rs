@@ -19,6 +19,20 @@ use crate::graph::log_format::{
     DIR_MAGIC, INLINE_DELTA, LEVEL_HEADER_LEN, LEVEL_MAGIC, RUN_HEADER_LEN, RUN_MAGIC,
 };
 
+/// `v`'s entry number in a level, from the level's bitmap block of `v` (its count of the
+/// nodes before the block, then 448 bits), or None when the bit of `v` is clear.
+#[inline(always)]
+fn bitmap_rank(block: &[u64], v: u32) -> Option<u64> {
+    let i = (u64::from(v) % BITMAP_BLOCK_NODES) as usize;
+    let word = block[1 + i / 64];
+    let bit = 1u64 << (i % 64);
+    if word & bit == 0 {
+        return None;
+    }
+    let before: u32 = block[1..1 + i / 64].iter().map(|w| w.count_ones()).sum();
+    Some(block[0].saturating_add(u64::from(before + (word & (bit - 1)).count_ones())))
+}
+
 /// The change log of the graph file `base`: `base` with `.live` appended.
 pub fn log_path(base: &Path) -> PathBuf {
     let mut s = base.as_os_str().to_owned();
@@ -483,6 +497,15 @@ fn huge_pages<T>(v: &Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
+}
+
+/// A copy of `m` in memory asked for in transparent huge pages (see `huge_pages`): a level
+/// filter's copy is n bytes, in 4 KiB pages one fault per 4,096 nodes.
+pub(crate) fn copy_in_huge_pages(m: &[u8]) -> Box<[u8]> {
+    let mut v = Vec::with_capacity(m.len());
+    huge_pages(&v);
+    v.extend_from_slice(m);
+    v.into_boxed_slice()
 }
 
 /// A weighted index entry's words (node, record word, strength bits), as `level_entry` gives
@@ -994,14 +1017,10 @@ impl Overlay {
                 return Ok(None);
             }
             let block: &[u64] = self.slice(l.bits + BITMAP_BLOCK_LEN * b, 8)?;
-            let i = (u64::from(v) % BITMAP_BLOCK_NODES) as usize;
-            let word = block[1 + i / 64];
-            let bit = 1u64 << (i % 64);
-            if word & bit == 0 {
-                return Ok(None);
+            match bitmap_rank(block, v) {
+                Some(k) => k,
+                None => return Ok(None),
             }
-            let before: u32 = block[1..1 + i / 64].iter().map(|w| w.count_ones()).sum();
-            block[0].saturating_add(u64::from(before + (word & (bit - 1)).count_ones()))
         } else {
             let (first, len) = self.block_range(l, v)?;
             let per = (level_entry_len(l.weighted) / 4) as usize;
@@ -1062,6 +1081,51 @@ impl Overlay {
                     );
                 }
             }
+        }
+    }
+
+    /// Step `step` of asking the memory for the lines that `leaf(v)` reads, for a caller that
+    /// walks nodes in order and asks each step for a node further ahead than the next step:
+    /// 0 the level filter's byte (or the index block in memory), 1 the bitmap block of the
+    /// level the byte names, 2 the entry the block's rank gives. A step whose input is not
+    /// there yet reads it from memory; nothing is checked: a hint.
+    #[inline]
+    pub(crate) fn prefetch_leaf_step(&self, v: u32, step: u8) {
+        use crate::graph::pages::prefetch_line;
+        if let Some(c) = self.changed_in_memory() {
+            if step == 0 {
+                c.prefetch(v);
+            }
+            return;
+        }
+        let Some(f) = self.level_map() else { return };
+        let Some(&k) = f.get(v as usize) else { return };
+        if step == 0 {
+            prefetch_line(f.as_ptr().wrapping_add(v as usize));
+            return;
+        }
+        let Some(l) = (k as usize)
+            .checked_sub(1)
+            .and_then(|k| self.levels.len().checked_sub(k + 1))
+            .map(|l| &self.levels[l])
+        else {
+            return;
+        };
+        let b = u64::from(v) / BITMAP_BLOCK_NODES;
+        if b >= l.blocks {
+            return;
+        }
+        let at = l.bits + BITMAP_BLOCK_LEN * b;
+        if step == 1 {
+            prefetch_line(self.bytes().as_ptr().wrapping_add(at as usize));
+            return;
+        }
+        let Ok(block) = self.slice::<u64>(at, 8) else {
+            return;
+        };
+        if let Some(k) = bitmap_rank(block, v).filter(|&k| k < l.count) {
+            let e = l.entries + level_entry_len(l.weighted) * k;
+            prefetch_line(self.bytes().as_ptr().wrapping_add(e as usize));
         }
     }
 

@@ -503,6 +503,10 @@ impl Stage {
         let found = crate::parallel::map_chunks(pool, &chunks, 1, |chunk| {
             let mut out = Vec::with_capacity(chunk.len());
             for (i, &x) in chunk.iter().enumerate() {
+                // Two steps: a row's offsets, then (once they are cached) its lines.
+                if let Some(&y) = chunk.get(i + 2 * PREFETCH_AHEAD) {
+                    g.prefetch_base_offsets((y >> 32) as u32);
+                }
                 if let Some(&y) = chunk.get(i + PREFETCH_AHEAD) {
                     g.prefetch_base_row((y >> 32) as u32);
                 }

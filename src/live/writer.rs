@@ -557,7 +557,26 @@ pub(crate) fn write_segment(
                     entries: Vec::with_capacity(range.len()),
                 };
                 let mut sc = RecordScratch::default();
-                for group in &groups[range.clone()] {
+                let groups = &groups[range.clone()];
+                for (i, group) in groups.iter().enumerate() {
+                    // Each node's index entry and offsets, asked for in steps (each step's
+                    // lines say where the next one's are) while the nodes before it are
+                    // written: they are scattered over the log and the file.
+                    if let Some(o) = ov {
+                        let steps = [
+                            (0, 2 * PREFETCH_AHEAD),
+                            (1, PREFETCH_AHEAD),
+                            (2, PREFETCH_AHEAD / 2),
+                        ];
+                        for (step, ahead) in steps {
+                            if let Some(a) = groups.get(i + ahead) {
+                                o.prefetch_leaf_step(a[0].0, step);
+                            }
+                        }
+                    }
+                    if let Some(a) = groups.get(i + PREFETCH_AHEAD) {
+                        g.prefetch_base_offsets(a[0].0);
+                    }
                     part.add(g, stage, group, &mut sc)?;
                 }
                 Ok(part)
@@ -669,15 +688,25 @@ fn record_windows(
     // estimated by the base file's row (the log is not searched for an estimate; an
     // unreadable degree counts as none: building the record reports the error).
     let base_n = g.base_num_nodes();
-    let costs = crate::parallel::map_chunks(pool, groups, 4096, |group| {
-        let v = group[0].0;
-        let degree = if (v as usize) < base_n {
-            g.base_degree(v).unwrap_or(0)
-        } else {
-            0
-        };
-        group.len() as u64 + degree
+    let chunks: Vec<&[&[ArcChange]]> = groups.chunks(4096).collect();
+    let costs = crate::parallel::map_chunks(pool, &chunks, 1, |chunk| {
+        let mut out = Vec::with_capacity(chunk.len());
+        for (i, group) in chunk.iter().enumerate() {
+            // The nodes are scattered over the file's offsets: each asked for ahead.
+            if let Some(ahead) = chunk.get(i + PREFETCH_AHEAD) {
+                g.prefetch_base_offsets(ahead[0].0);
+            }
+            let v = group[0].0;
+            let degree = if (v as usize) < base_n {
+                g.base_degree(v).unwrap_or(0)
+            } else {
+                0
+            };
+            out.push(group.len() as u64 + degree);
+        }
+        out
     });
+    let costs: Vec<u64> = costs.into_iter().flatten().collect();
     let mut windows = Vec::new();
     let mut window = Vec::with_capacity(tasks);
     let (mut start, mut cost) = (0, 0);
@@ -1069,7 +1098,16 @@ mod tests {
             let before: Vec<(u64, u64)> = (0..nodes)
                 .map(|v| o.leaf(v).map(|(w, s)| (w, s.to_bits())).unwrap())
                 .collect();
+            // The writer's read-ahead is a hint: any node, in range or not, any step, with
+            // or without the filter, reads nothing out of bounds.
+            let hint = |o: &Overlay| {
+                for v in 0..nodes + 3 {
+                    (0..4).for_each(|step| o.prefetch_leaf_step(v, step));
+                }
+            };
+            hint(o);
             o.build_level_filter();
+            hint(o);
             let Some(f) = o.level_filter.get() else {
                 assert!(o.levels.len() < LEVEL_FILTER_MIN_LEVELS);
                 unfiltered += 1;
