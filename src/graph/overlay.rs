@@ -1215,24 +1215,47 @@ impl Overlay {
         }
     }
 
-    /// Hints the index entry of `v` (its threshold): in each level without a bitmap, the page
-    /// of entries that may hold it (reads only the fences).
+    /// Hints the index entry of `v` (its threshold): the entries that `leaf_hint_ranges`
+    /// names.
     #[cfg(unix)]
     pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut crate::graph::pages::PageSet) {
         // In memory (the index built), or hinted whole at open (a small log): nothing to do.
         if self.changed.get().is_some() || self.end <= WHOLE_LOG_HINT {
             return;
         }
-        for l in &self.levels {
-            if l.blocks > 0 {
-                // The bitmap was hinted at open; the entry's position needs it.
-                continue;
+        self.leaf_hint_ranges(v, |off, len| self.will_need(off, len, hinted));
+    }
+
+    /// The log's bytes, as `(offset, length)` ranges given to `f`, that a lookup of `v` reads in
+    /// levels without a bitmap and that a hint can name without reading the log (a bitmap
+    /// level's entry needs its bitmap block): with the level filter, the block of entries of
+    /// the one level that holds `v`, if that level has no bitmap; without it, the block of
+    /// each level without a bitmap that may hold `v` (their fences say which).
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub(crate) fn leaf_hint_ranges(&self, v: u32, mut f: impl FnMut(u64, u64)) {
+        let mut block_of = |l: &Level| match self.block_range(l, v) {
+            Ok((first, len)) => {
+                let e = level_entry_len(l.weighted);
+                f(l.entries + e * first, e * len);
+                true
             }
-            let Ok((first, len)) = self.block_range(l, v) else {
+            Err(_) => false,
+        };
+        if let Some(m) = self.level_map() {
+            let k = m.get(v as usize).map_or(0, |&k| usize::from(k));
+            let holder = k
+                .checked_sub(1)
+                .and_then(|_| self.levels.len().checked_sub(k))
+                .map(|i| &self.levels[i]);
+            if let Some(l) = holder.filter(|l| l.blocks == 0) {
+                block_of(l);
+            }
+            return;
+        }
+        for l in self.levels.iter().filter(|l| l.blocks == 0) {
+            if !block_of(l) {
                 return;
-            };
-            let e = level_entry_len(l.weighted);
-            self.will_need(l.entries + e * first, e * len, hinted);
+            }
         }
     }
 

@@ -1081,6 +1081,7 @@ mod tests {
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let (mut filtered, mut unfiltered) = (0, 0);
         let (mut small_levels, mut bitmap_levels) = (0, 0);
+        let mut hinted_entries = 0;
         for commit in 0..9 {
             let edges = if commit % 3 == 2 { 100 } else { 900 };
             let a: Vec<i64> = (0..edges).map(|_| (next() % u64::from(n)) as i64).collect();
@@ -1106,6 +1107,17 @@ mod tests {
                 }
             };
             hint(o);
+            // Without the filter, the entries' hints name a block in every level without a
+            // bitmap.
+            let ranges = |v: u32| {
+                let mut r = Vec::new();
+                o.leaf_hint_ranges(v, |off, len| r.push((off, len)));
+                r
+            };
+            let small = o.levels.iter().filter(|l| l.blocks == 0).count();
+            for v in 0..nodes {
+                assert_eq!(ranges(v).len(), small, "node {v}");
+            }
             o.build_level_filter();
             hint(o);
             let Some(f) = o.level_filter.get() else {
@@ -1127,8 +1139,30 @@ mod tests {
                 );
                 let (word, s) = o.leaf(v).unwrap();
                 assert_eq!((word, s.to_bits()), before[v as usize], "node {v}");
+                // With it, the block that holds `v`'s entry in the newest level that holds
+                // it, when that level has no bitmap; else nothing.
+                let holder = found(v).map(|at| &o.levels[at]).filter(|l| l.blocks == 0);
+                match (holder, &ranges(v)[..]) {
+                    (None, r) => assert!(r.is_empty(), "node {v}: {r:?}"),
+                    (Some(l), &[(off, len)]) => {
+                        let (mut lo, mut hi) = (0, l.count);
+                        while lo < hi {
+                            let mid = (lo + hi) / 2;
+                            match o.level_entry(l, mid).unwrap().0.cmp(&v) {
+                                std::cmp::Ordering::Less => lo = mid + 1,
+                                _ => hi = mid,
+                            }
+                        }
+                        let e = level_entry_len(l.weighted);
+                        let at = l.entries + e * lo;
+                        assert!(off <= at && at + e <= off + len, "node {v}");
+                        hinted_entries += 1;
+                    }
+                    (Some(_), r) => panic!("node {v}: {r:?}"),
+                }
             }
         }
+        assert!(hinted_entries > 0);
         assert!(
             filtered > 0 && unfiltered > 0 && small_levels > 0 && bitmap_levels > 0,
             "{filtered} states with a filter ({bitmap_levels} levels with a bitmap, \
