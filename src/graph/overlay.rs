@@ -1226,11 +1226,12 @@ impl Overlay {
         self.leaf_hint_ranges(v, |off, len| self.will_need(off, len, hinted));
     }
 
-    /// The log's bytes, as `(offset, length)` ranges given to `f`, that a lookup of `v` reads in
-    /// levels without a bitmap and that a hint can name without reading the log (a bitmap
-    /// level's entry needs its bitmap block): with the level filter, the block of entries of
-    /// the one level that holds `v`, if that level has no bitmap; without it, the block of
-    /// each level without a bitmap that may hold `v` (their fences say which).
+    /// The log's bytes, as `(offset, length)` ranges given to `f`, that a lookup of `v` reads
+    /// for its index entry: with the level filter, in the one level that holds `v`, its entry
+    /// (from the level's bitmap block, which the filter's build read whole and the lookup reads
+    /// next) or, in a level without a bitmap, the block of entries that holds it; without the
+    /// filter, the block of each level without a bitmap that may hold `v` (their fences say
+    /// which; a bitmap level's entry needs its block, which a hint then does not read).
     #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn leaf_hint_ranges(&self, v: u32, mut f: impl FnMut(u64, u64)) {
         let mut block_of = |l: &Level| match self.block_range(l, v) {
@@ -1247,8 +1248,24 @@ impl Overlay {
                 .checked_sub(1)
                 .and_then(|_| self.levels.len().checked_sub(k))
                 .map(|i| &self.levels[i]);
-            if let Some(l) = holder.filter(|l| l.blocks == 0) {
-                block_of(l);
+            match holder {
+                Some(l) if l.blocks == 0 => {
+                    block_of(l);
+                }
+                Some(l) => {
+                    let b = u64::from(v) / BITMAP_BLOCK_NODES;
+                    let block = (b < l.blocks)
+                        .then(|| self.slice::<u64>(l.bits + BITMAP_BLOCK_LEN * b, 8).ok())
+                        .flatten();
+                    if let Some(k) = block
+                        .and_then(|block| bitmap_rank(block, v))
+                        .filter(|&k| k < l.count)
+                    {
+                        let e = level_entry_len(l.weighted);
+                        f(l.entries + e * k, e);
+                    }
+                }
+                None => {}
             }
             return;
         }

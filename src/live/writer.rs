@@ -1139,9 +1139,10 @@ mod tests {
                 );
                 let (word, s) = o.leaf(v).unwrap();
                 assert_eq!((word, s.to_bits()), before[v as usize], "node {v}");
-                // With it, the block that holds `v`'s entry in the newest level that holds
-                // it, when that level has no bitmap; else nothing.
-                let holder = found(v).map(|at| &o.levels[at]).filter(|l| l.blocks == 0);
+                // With it, `v`'s entry in the newest level that holds it (the block of
+                // entries that holds it, in a level without a bitmap); nothing for a node
+                // that no level holds.
+                let holder = found(v).map(|at| &o.levels[at]);
                 match (holder, &ranges(v)[..]) {
                     (None, r) => assert!(r.is_empty(), "node {v}: {r:?}"),
                     (Some(l), &[(off, len)]) => {
@@ -1156,6 +1157,9 @@ mod tests {
                         let e = level_entry_len(l.weighted);
                         let at = l.entries + e * lo;
                         assert!(off <= at && at + e <= off + len, "node {v}");
+                        if l.blocks > 0 {
+                            assert_eq!((off, len), (at, e), "node {v}");
+                        }
                         hinted_entries += 1;
                     }
                     (Some(_), r) => panic!("node {v}: {r:?}"),
