@@ -582,6 +582,13 @@ pub(crate) fn pad64(x: u64) -> Option<u64> {
 }
 
 impl Level {
+    /// The offset of this level's bitmap block that covers `v`, None when it has none.
+    #[inline(always)]
+    pub(crate) fn bitmap_block_at(&self, v: u32) -> Option<u64> {
+        let b = u64::from(v) / BITMAP_BLOCK_NODES;
+        (b < self.blocks).then(|| self.bits + BITMAP_BLOCK_LEN * b)
+    }
+
     /// The level's layout at `at`, whose header says it holds `count` entries and a bitmap of
     /// `blocks` blocks.
     pub(crate) fn layout(at: u64, count: u64, blocks: u64, weighted: bool) -> Option<Level> {
@@ -773,11 +780,11 @@ impl Overlay {
         if let Some(m) = self.level_map() {
             // The level the map names is the first that the search below would find (only a
             // corrupted level's search can disagree: it then runs, and reports what is wrong).
-            let k = m.get(v as usize).map_or(0, |&k| k as usize);
+            let k = m.get(v as usize).copied().unwrap_or(0);
             if k == 0 {
                 return Ok((0, 0.0));
             }
-            if let Some(l) = self.levels.len().checked_sub(k).map(|l| &self.levels[l]) {
+            if let Some(l) = self.level_of_mark(k) {
                 if let Some((word, value)) = self.find_in(l, v)? {
                     return Ok((word, f64::from_bits(value)));
                 }
@@ -1012,11 +1019,10 @@ impl Overlay {
     #[inline]
     pub(crate) fn find_in(&self, l: &Level, v: u32) -> Result<Option<(u64, u64)>> {
         let k = if l.blocks > 0 {
-            let b = u64::from(v) / BITMAP_BLOCK_NODES;
-            if b >= l.blocks {
+            let Some(at) = l.bitmap_block_at(v) else {
                 return Ok(None);
-            }
-            let block: &[u64] = self.slice(l.bits + BITMAP_BLOCK_LEN * b, 8)?;
+            };
+            let block: &[u64] = self.slice(at, 8)?;
             match bitmap_rank(block, v) {
                 Some(k) => k,
                 None => return Ok(None),
@@ -1073,13 +1079,8 @@ impl Overlay {
         }
         let base = self.bytes().as_ptr();
         for &v in nodes {
-            let b = u64::from(v) / BITMAP_BLOCK_NODES;
-            for l in &self.levels {
-                if b < l.blocks {
-                    crate::graph::pages::prefetch_line(
-                        base.wrapping_add((l.bits + BITMAP_BLOCK_LEN * b) as usize),
-                    );
-                }
+            for at in self.levels.iter().filter_map(|l| l.bitmap_block_at(v)) {
+                crate::graph::pages::prefetch_line(base.wrapping_add(at as usize));
             }
         }
     }
@@ -1100,33 +1101,43 @@ impl Overlay {
         }
         let Some(f) = self.level_map() else { return };
         let Some(&k) = f.get(v as usize) else { return };
-        if step == 0 {
-            prefetch_line(f.as_ptr().wrapping_add(v as usize));
-            return;
+        let line = |off: u64| prefetch_line(self.bytes().as_ptr().wrapping_add(off as usize));
+        match step {
+            0 => prefetch_line(f.as_ptr().wrapping_add(v as usize)),
+            1 => {
+                if let Some(at) = self.level_of_mark(k).and_then(|l| l.bitmap_block_at(v)) {
+                    line(at);
+                }
+            }
+            _ => {
+                if let Some(at) = self
+                    .level_of_mark(k)
+                    .and_then(|l| self.bitmap_entry_at(l, v))
+                {
+                    line(at);
+                }
+            }
         }
-        let Some(l) = (k as usize)
-            .checked_sub(1)
-            .and_then(|k| self.levels.len().checked_sub(k + 1))
-            .map(|l| &self.levels[l])
-        else {
-            return;
-        };
-        let b = u64::from(v) / BITMAP_BLOCK_NODES;
-        if b >= l.blocks {
-            return;
+    }
+
+    /// The level that the level filter's mark `k` names (1 the oldest), None for 0 or a mark
+    /// past the levels.
+    #[inline(always)]
+    fn level_of_mark(&self, k: u8) -> Option<&Level> {
+        match usize::from(k) {
+            0 => None,
+            k => self.levels.len().checked_sub(k).map(|i| &self.levels[i]),
         }
-        let at = l.bits + BITMAP_BLOCK_LEN * b;
-        if step == 1 {
-            prefetch_line(self.bytes().as_ptr().wrapping_add(at as usize));
-            return;
-        }
-        let Ok(block) = self.slice::<u64>(at, 8) else {
-            return;
-        };
-        if let Some(k) = bitmap_rank(block, v).filter(|&k| k < l.count) {
-            let e = l.entries + level_entry_len(l.weighted) * k;
-            prefetch_line(self.bytes().as_ptr().wrapping_add(e as usize));
-        }
+    }
+
+    /// The offset of `v`'s entry in level `l`, from `l`'s bitmap block: None when `l` has no
+    /// block for `v`, the block cannot be read, `v`'s bit is clear or its rank is past the
+    /// level (for hints: `find_in` reports those as it finds them).
+    #[inline(always)]
+    fn bitmap_entry_at(&self, l: &Level, v: u32) -> Option<u64> {
+        let block = self.slice::<u64>(l.bitmap_block_at(v)?, 8).ok()?;
+        let k = bitmap_rank(block, v).filter(|&k| k < l.count)?;
+        Some(l.entries + level_entry_len(l.weighted) * k)
     }
 
     /// Reads the level directory named by the trailer (O(levels)).
@@ -1243,26 +1254,14 @@ impl Overlay {
             Err(_) => false,
         };
         if let Some(m) = self.level_map() {
-            let k = m.get(v as usize).map_or(0, |&k| usize::from(k));
-            let holder = k
-                .checked_sub(1)
-                .and_then(|_| self.levels.len().checked_sub(k))
-                .map(|i| &self.levels[i]);
+            let holder = m.get(v as usize).and_then(|&k| self.level_of_mark(k));
             match holder {
                 Some(l) if l.blocks == 0 => {
                     block_of(l);
                 }
                 Some(l) => {
-                    let b = u64::from(v) / BITMAP_BLOCK_NODES;
-                    let block = (b < l.blocks)
-                        .then(|| self.slice::<u64>(l.bits + BITMAP_BLOCK_LEN * b, 8).ok())
-                        .flatten();
-                    if let Some(k) = block
-                        .and_then(|block| bitmap_rank(block, v))
-                        .filter(|&k| k < l.count)
-                    {
-                        let e = level_entry_len(l.weighted);
-                        f(l.entries + e * k, e);
+                    if let Some(at) = self.bitmap_entry_at(l, v) {
+                        f(at, level_entry_len(l.weighted));
                     }
                 }
                 None => {}
