@@ -1,10 +1,11 @@
 //! Building graph files: from in-memory edge arrays, and writing them atomically.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::fs::{self, OpenOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::graph::chunk_writer::ChunkWriter;
 use crate::graph::csr::Graph;
 use crate::graph::format::{
     align_up, checksum, Header, IdKind, Sec, Section, HEADER_LEN, NUM_SECTIONS, VERSION,
@@ -528,7 +529,7 @@ pub fn build_in_memory(parts: &CsrParts) -> Result<Graph> {
 pub struct AtomicFile {
     tmp: PathBuf,
     target: PathBuf,
-    file: Option<BufWriter<File>>,
+    file: Option<ChunkWriter>,
     /// For graph files: the lock and change-log handling of the replaced path.
     replace: Option<crate::graph::replace::BaseReplace>,
 }
@@ -585,12 +586,12 @@ impl AtomicFile {
         Ok(AtomicFile {
             tmp,
             target,
-            file: Some(BufWriter::with_capacity(1 << 20, file)),
+            file: Some(ChunkWriter::new(file)),
             replace,
         })
     }
 
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    pub fn writer(&mut self) -> &mut ChunkWriter {
         self.file.as_mut().expect("AtomicFile used after commit")
     }
 
@@ -612,9 +613,7 @@ impl AtomicFile {
     pub fn commit(mut self) -> Result<()> {
         let w = self.file.take().expect("AtomicFile committed twice");
         let r = (|| {
-            let f = w
-                .into_inner()
-                .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
+            let f = w.into_inner().map_err(|e| Error::io(&self.tmp, e))?;
             f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
             drop(f);
             match self.replace.take() {

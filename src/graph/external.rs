@@ -64,6 +64,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3Default};
 
 use crate::error::{Error, Result};
 use crate::graph::build::{as_bytes, count_edges, section_layout, strength_of, AtomicFile, Merge};
+use crate::graph::chunk_writer::ChunkWriter;
 use crate::graph::format::{Header, IdKind, Sec, HEADER_LEN, NUM_SECTIONS, VERSION};
 use crate::hashing::splitmix64;
 
@@ -595,7 +596,7 @@ impl Sink {
         })
     }
 
-    fn flush(&mut self, out: &mut BufWriter<File>, out_path: &Path) -> Result<()> {
+    fn flush(&mut self, out: &mut ChunkWriter, out_path: &Path) -> Result<()> {
         let b = as_bytes(&self.idx);
         self.h_idx.update(b);
         out.write_all(b).map_err(|e| Error::io(out_path, e))?;
@@ -616,7 +617,7 @@ impl Sink {
     }
 
     #[inline]
-    fn maybe_flush(&mut self, out: &mut BufWriter<File>, out_path: &Path) -> Result<()> {
+    fn maybe_flush(&mut self, out: &mut ChunkWriter, out_path: &Path) -> Result<()> {
         if self.idx.len() >= SINK_BUF || self.st.len() >= SINK_BUF / 2 {
             self.flush(out, out_path)?;
         }
@@ -640,7 +641,7 @@ impl Sink {
         v: usize,
         cols: &[u32],
         wts: Option<&[f32]>,
-        out: &mut BufWriter<File>,
+        out: &mut ChunkWriter,
         out_path: &Path,
     ) -> Result<()> {
         debug_assert!(v >= self.next_row && !self.row_open);
@@ -666,7 +667,7 @@ impl Sink {
         v: usize,
         u: u32,
         w: f32,
-        out: &mut BufWriter<File>,
+        out: &mut ChunkWriter,
         out_path: &Path,
     ) -> Result<()> {
         if !self.row_open || self.next_row != v {
@@ -711,7 +712,7 @@ impl Sink {
         Ok(())
     }
 
-    fn stream_end(&mut self, out: &mut BufWriter<File>, out_path: &Path) -> Result<()> {
+    fn stream_end(&mut self, out: &mut ChunkWriter, out_path: &Path) -> Result<()> {
         if self.row_open {
             let v = self.next_row;
             self.emit_last(v)?;
@@ -1662,7 +1663,7 @@ impl ExternalBuilder {
 
 /// Writes sections of the output sequentially, with zero padding and streaming checksums.
 pub(crate) struct SecWriter<'a> {
-    pub(crate) out: &'a mut BufWriter<File>,
+    pub(crate) out: &'a mut ChunkWriter,
     pub(crate) path: &'a Path,
     pub(crate) pos: u64,
     pub(crate) h: Xxh3Default,
@@ -1798,7 +1799,7 @@ fn scatter_bucket(
     merge: Merge,
     feed: impl FnOnce(&mut dyn FnMut(u32, u32, f32)) -> Result<()>,
     sink: &mut Sink,
-    out: &mut BufWriter<File>,
+    out: &mut ChunkWriter,
     out_path: &Path,
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {
@@ -1899,7 +1900,7 @@ fn external_bucket(
     budget: u64,
     scratch: &mut Scratch,
     sink: &mut Sink,
-    out: &mut BufWriter<File>,
+    out: &mut ChunkWriter,
     out_path: &Path,
     ticker: &mut Ticker<'_>,
 ) -> Result<()> {

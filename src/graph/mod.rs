@@ -3,6 +3,7 @@
 //! builder, renumbering, replacing a file whose path has a change log).
 
 pub mod build;
+pub mod chunk_writer;
 pub mod csr;
 pub mod external;
 pub mod format;
