@@ -355,6 +355,20 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
         raise
 
 
+def write_graph_records(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
+    """Merge per-graph records (each with a ``graph`` key) into ``path``'s ``graphs`` list:
+    a graph measured again replaces its record; each record gets this run's machine and
+    command."""
+    run = {"machine": machine_info(), "command": sys.argv}
+    for r in rows:
+        r["run"] = run
+    path = Path(path)
+    old = json.loads(path.read_text()) if path.exists() else {}
+    fresh = {r["graph"] for r in rows}
+    keep = [g for g in old.get("graphs", []) if g["graph"] not in fresh]
+    write_json(path, {"graphs": keep + rows})
+
+
 def _json_default(x: Any) -> Any:
     if isinstance(x, np.integer):
         return int(x)

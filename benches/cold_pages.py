@@ -283,16 +283,7 @@ def main() -> int:
             ]
         )
         if not args.smoke:
-            # Merged with the file's earlier records: a graph measured again replaces its
-            # record; each record keeps the machine and command of its run.
-            run = {"machine": C.machine_info(), "command": sys.argv}
-            for r in rows:
-                r["run"] = run
-            old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
-            keep = [
-                g for g in old.get("graphs", []) if g["graph"] not in {r["graph"] for r in rows}
-            ]
-            C.write_json(args.out, {"graphs": keep + rows})
+            C.write_graph_records(args.out, rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -228,14 +228,7 @@ def main() -> int:
                 f"writer {r['writer_2m_over_4k']:.2f}x faster with 2 MiB folios"
             )
         if not args.smoke:
-            run = {"machine": C.machine_info(), "command": sys.argv}
-            for r in rows:
-                r["run"] = run
-            old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
-            keep = [
-                g for g in old.get("graphs", []) if g["graph"] not in {r["graph"] for r in rows}
-            ]
-            C.write_json(args.out, {"graphs": keep + rows})
+            C.write_graph_records(args.out, rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
