@@ -964,6 +964,28 @@ impl Overlay {
         }
     }
 
+    /// `f(node, record word, strength bits)` for each entry of level `l` in order, as
+    /// `level_entry` gives them; the level's bounds are checked once, not per entry (an
+    /// index of a few thousand entries is built at open, where a cold query waits for it).
+    pub(crate) fn for_each_entry(
+        &self,
+        l: &Level,
+        mut f: impl FnMut(u32, u64, u64) -> Result<()>,
+    ) -> Result<()> {
+        if l.weighted {
+            for e in self.slice::<u64>(l.entries, 3 * l.count)?.chunks_exact(3) {
+                let (v, word, value) = weighted_entry(e)?;
+                f(v, word, value)?;
+            }
+        } else {
+            for e in self.slice::<u32>(l.entries, 4 * l.count)?.chunks_exact(4) {
+                let (v, word, value) = unweighted_entry(e);
+                f(v, word, value)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Level `l`'s entries merged with `newer` (ascending by node, newer than `l`): in node
     /// order, `newer`'s entry where both hold a node. Reads the level in place, without a copy
     /// of its entries (a large level holds millions).
@@ -1375,13 +1397,14 @@ impl Overlay {
         let n = self.n as usize;
         let mut bits = vec![0u64; n.div_ceil(64)];
         for l in &self.levels {
-            for k in 0..l.count {
-                let v = self.level_entry(l, k)?.0 as usize;
+            self.for_each_entry(l, |v, _, _| {
+                let v = v as usize;
                 if v >= n {
                     return Err(Error::format("change log corrupted: a node out of range"));
                 }
                 bits[v / 64] |= 1 << (v % 64);
-            }
+                Ok(())
+            })?;
         }
         let total: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
         let mut index = ChangedIndex {
@@ -1395,30 +1418,27 @@ impl Overlay {
         let mut entries = vec![[0u64; 2]; total as usize];
         huge_pages(&entries);
         for l in &self.levels {
-            for k in 0..l.count {
-                let (v, word, value) = self.level_entry(l, k)?;
+            self.for_each_entry(l, |v, word, value| {
                 if let Some(e) = index.rank(v).map(|r| &mut entries[r]) {
                     if e[0] == 0 {
                         *e = [word, value];
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
         // A code decides tests without the value's checks: every value is checked here.
         let weighted = self.header.weighted;
-        let codes = entries
-            .iter()
-            .map(|e| {
-                let s = f64::from_bits(e[1]);
-                if s.is_finite() && s >= 0.0 {
-                    Ok(crate::graph::strength_code::code_of(weighted, s))
-                } else {
-                    Err(Error::format(format!(
-                        "change log corrupted: a strength of {s}"
-                    )))
-                }
-            })
-            .collect::<Result<Box<[u8]>>>()?;
+        let mut codes = vec![0u8; entries.len()].into_boxed_slice();
+        for (c, e) in codes.iter_mut().zip(entries.iter()) {
+            let s = f64::from_bits(e[1]);
+            if !(s.is_finite() && s >= 0.0) {
+                return Err(Error::format(format!(
+                    "change log corrupted: a strength of {s}"
+                )));
+            }
+            *c = crate::graph::strength_code::code_of(weighted, s);
+        }
         index.entries = entries.into_boxed_slice();
         index.codes = codes;
         index.fill_inline_codes();

@@ -23,6 +23,7 @@ const MANT_BITS: u32 = 2;
 const W_MANT_BITS: u32 = 3;
 
 /// The code of an unweighted node of degree `deg`.
+#[inline]
 pub fn code_of_degree(deg: u64) -> u8 {
     let exact = 1u64 << EXACT_BITS;
     if deg < exact {
@@ -35,6 +36,7 @@ pub fn code_of_degree(deg: u64) -> u8 {
 }
 
 /// The code of a weighted node of strength `strength` (finite, `>= 0`).
+#[inline]
 pub fn code_of_strength(strength: f64) -> u8 {
     let x = strength.max(1.0);
     if !x.is_finite() {
@@ -47,6 +49,7 @@ pub fn code_of_strength(strength: f64) -> u8 {
 }
 
 /// The code of a node whose strength (the degree on unweighted graphs) is `strength`.
+#[inline]
 pub fn code_of(weighted: bool, strength: f64) -> u8 {
     if weighted {
         code_of_strength(strength)

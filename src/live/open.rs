@@ -24,6 +24,10 @@ pub(crate) const OPEN_RETRIES: usize = 8;
 /// Opens a graph file and, if it has one, its change log (see [`Graph::open`]).
 pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
     let lp = log_path(path);
+    #[cfg(unix)]
+    if prefetch {
+        hint_small_log(&lp);
+    }
     for _ in 0..OPEN_RETRIES {
         let mut g = Graph::open_base(path)?;
         g.set_prefetch(prefetch);
@@ -55,6 +59,21 @@ pub(crate) fn open(path: &Path, prefetch: bool) -> Result<Graph> {
         lp.display(),
         path.display()
     )))
+}
+
+/// Starts reading a small log (at most `WHOLE_LOG_HINT` bytes, which `attach` asks for whole)
+/// before the graph file's header is read: a cold open then waits for the two reads
+/// together instead of one after the other. Only a hint; `attach` opens the log again.
+#[cfg(unix)]
+fn hint_small_log(lp: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = File::open(lp) else {
+        return;
+    };
+    if f.metadata().is_ok_and(|m| m.len() <= WHOLE_LOG_HINT) {
+        // SAFETY: a valid descriptor; the call only starts an asynchronous read.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+    }
 }
 
 /// The newest commit of the log of `prev`'s graph, for the writer that holds its lock (so
