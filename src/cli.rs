@@ -243,8 +243,8 @@ pub const COMMANDS: &[Command] = &[
                     &["--prefetch"],
                     "",
                     "send read-ahead hints while pushing: faster for a graph file that is not \
-                     in the page cache (a few nodes of a large graph on disk), slower for one \
-                     that is",
+                     in the page cache (a few nodes of a large graph on disk), up to 2x slower \
+                     for a small one that is",
                 ),
                 ArgKind::Switch,
             ),

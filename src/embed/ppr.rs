@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use crate::embed::config::EmbeddingConfig;
 use crate::error::{Error, Result};
-use crate::graph::csr::{Graph, PageSet};
+use crate::graph::csr::Graph;
 use crate::graph::overlay::{ChangedIndex, ChangedStrength, CodeMemo, RowBuf};
 use crate::graph::strength_code::CodeBounds;
 
@@ -634,8 +634,6 @@ pub struct Workspace {
     pending: VecDeque<Pending>,
     /// Scratch of `sort_by_node`.
     sort_buf: Vec<(u32, f64)>,
-    /// Pages of the mapping already hinted during this query (prefetch mode only).
-    pub(crate) hinted: PageSet,
     /// Edge updates (residual additions along arcs) of the last query.
     pub pushes: u64,
 }
@@ -655,7 +653,6 @@ impl Workspace {
             queue: VecDeque::new(),
             pending: VecDeque::new(),
             sort_buf: Vec::new(),
-            hinted: PageSet::default(),
             pushes: 0,
         }
     }
@@ -673,9 +670,6 @@ impl Workspace {
         self.hash.reset();
         self.queue.clear();
         self.pending.clear();
-        if !self.hinted.is_empty() {
-            self.hinted.clear();
-        }
         self.pushes = 0;
     }
 
@@ -846,7 +840,6 @@ fn push_rows<const LIVE: bool>(
                 &mut ws.dense,
                 &mut ws.queue,
                 &mut ws.pending,
-                &mut ws.hinted,
             )?,
             None => push_dispatch::<_, _, LIVE>(
                 graph,
@@ -856,7 +849,6 @@ fn push_rows<const LIVE: bool>(
                 &mut ws.dense,
                 &mut ws.queue,
                 &mut ws.pending,
-                &mut ws.hinted,
             )?,
         }
     } else {
@@ -868,7 +860,6 @@ fn push_rows<const LIVE: bool>(
             &mut ws.hash,
             &mut ws.queue,
             &mut ws.pending,
-            &mut ws.hinted,
         )?
     };
     graph.note_work(ws.pushes);
@@ -886,10 +877,18 @@ fn push_dispatch<S: Store, T: Thresholds, const LIVE: bool>(
     store: &mut S,
     queue: &mut VecDeque<u32>,
     pending: &mut VecDeque<Pending>,
-    hinted: &mut PageSet,
 ) -> Result<u64> {
     if graph.prefetch() {
-        push_pipelined::<S, T, LIVE>(graph, seed, cfg, thr, store, pending, hinted)
+        // A major fault means the page cache dropped pages that earlier hints asked for:
+        // they are hinted again from the next push on (see `HintedPages`).
+        #[cfg(unix)]
+        let faults = crate::graph::pages::major_faults();
+        let pushes = push_pipelined::<S, T, LIVE>(graph, seed, cfg, thr, store, pending);
+        #[cfg(unix)]
+        if crate::graph::pages::major_faults() != faults {
+            graph.forget_hints();
+        }
+        pushes
     } else {
         push_with::<S, T, LIVE>(graph, seed, cfg, thr, store, queue)
     }
@@ -1216,7 +1215,6 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     thr: &T,
     store: &mut S,
     pending: &mut VecDeque<Pending>,
-    hinted: &mut PageSet,
 ) -> Result<u64> {
     let n = graph.num_nodes();
     let alpha = cfg.alpha;
@@ -1231,48 +1229,44 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     // A deposit whose code (from the pushing row) decides the test is queued decided: a
     // `Skip` not at all, a crossing as `Cross` (its row is hinted once it is near the front),
     // and neither reads `u`'s degree.
-    let deposit = |store: &mut S,
-                   pending: &mut VecDeque<Pending>,
-                   hinted: &mut PageSet,
-                   u: u32,
-                   code: Option<u8>,
-                   add: f64| {
-        let r = unsafe { store.r(u) };
-        let old = *r;
-        let new = old + add;
-        *r = keep_touched(new);
-        unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
-        if new > eps {
-            // A failed lookup is left undecided: `decide` reports it.
-            let by_code = match code.map(|c| thr.code_bounds(u, c)) {
-                Some(Ok(Some((lo, hi)))) => crossing_by_bounds(lo, hi, old, new, eps),
-                _ => None,
-            };
-            let state = match by_code {
-                Some(false) => return,
-                Some(true) => Decision::Cross,
-                None => {
-                    graph.prefetch_degree(u, hinted);
-                    Decision::Undecided
-                }
-            };
-            pending.push_back(Pending { u, state, old, new });
-        }
-    };
-    let decide = |e: &mut Pending, hinted: &mut PageSet| -> Result<()> {
+    let deposit =
+        |store: &mut S, pending: &mut VecDeque<Pending>, u: u32, code: Option<u8>, add: f64| {
+            let r = unsafe { store.r(u) };
+            let old = *r;
+            let new = old + add;
+            *r = keep_touched(new);
+            unsafe { store.note_touch(u, old.to_bits() == UNTOUCHED) };
+            if new > eps {
+                // A failed lookup is left undecided: `decide` reports it.
+                let by_code = match code.map(|c| thr.code_bounds(u, c)) {
+                    Some(Ok(Some((lo, hi)))) => crossing_by_bounds(lo, hi, old, new, eps),
+                    _ => None,
+                };
+                let state = match by_code {
+                    Some(false) => return,
+                    Some(true) => Decision::Cross,
+                    None => {
+                        graph.prefetch_degree(u);
+                        Decision::Undecided
+                    }
+                };
+                pending.push_back(Pending { u, state, old, new });
+            }
+        };
+    let decide = |e: &mut Pending| -> Result<()> {
         match e.state {
             Decision::Undecided => {
                 // SAFETY: e.u < n (it was deposited).
                 let t = unsafe { threshold(thr, e.u, eps) }?;
                 e.state = if e.new > t && e.old <= t {
-                    graph.prefetch_row(e.u, hinted);
+                    graph.prefetch_row(e.u);
                     Decision::Push
                 } else {
                     Decision::Skip
                 };
             }
             Decision::Cross => {
-                graph.prefetch_row(e.u, hinted);
+                graph.prefetch_row(e.u);
                 e.state = Decision::Push;
             }
             Decision::Push | Decision::Skip => {}
@@ -1281,12 +1275,12 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
     };
 
     // The seed was range-checked by `push`.
-    deposit(store, pending, hinted, seed, None, 1.0);
+    deposit(store, pending, seed, None, 1.0);
     let mut decided = 0usize; // entries pending[..decided] are decided
     let mut pushes_ahead = 0usize; // of which this many are pushes
     loop {
         while decided < pending.len() && pushes_ahead < PUSHES_AHEAD && decided < MAX_LOOKAHEAD {
-            decide(&mut pending[decided], hinted)?;
+            decide(&mut pending[decided])?;
             pushes_ahead += usize::from(pending[decided].state == Decision::Push);
             decided += 1;
         }
@@ -1330,7 +1324,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
             graph.row_in::<LIVE, false>(w, &mut row_buf)?
         };
         if nbrs.is_empty() {
-            deposit(store, pending, hinted, seed, None, spread);
+            deposit(store, pending, seed, None, spread);
             continue;
         }
         if weighted {
@@ -1353,7 +1347,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
                 }
                 sum += f64::from(x);
                 let code = codes.map(|c| c[k]);
-                deposit(store, pending, hinted, u, code, unit * f64::from(x));
+                deposit(store, pending, u, code, unit * f64::from(x));
             }
             if sum > st * (1.0 + 1e-9) {
                 return Err(Error::format(format!(
@@ -1373,7 +1367,7 @@ fn push_pipelined<S: Store, T: Thresholds, const LIVE: bool>(
                 if u as usize >= n {
                     return Err(corrupt_neighbour(w, u, n));
                 }
-                deposit(store, pending, hinted, u, codes.map(|c| c[k]), unit);
+                deposit(store, pending, u, codes.map(|c| c[k]), unit);
             }
         }
         pushes += nbrs.len() as u64;
@@ -1477,6 +1471,95 @@ mod tests {
         v
     }
 
+    /// A reader with `prefetch` hints a page once, not once per query: a second push on the
+    /// same pages asks for nothing, until the pages are forgotten (as after a major fault).
+    #[test]
+    #[cfg(unix)]
+    fn pipelined_push_hints_each_page_once_until_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.graph");
+        skewed_graph(&path, 20_000, 20_000, 150_000, 2, false, false);
+        let mut g = Graph::open(&path).unwrap();
+        g.set_prefetch(true);
+        let cfg = PprConfig {
+            eps: 1e-5,
+            ..PprConfig::default()
+        };
+        let run = |g: &Graph| {
+            let mut ws = Workspace::new();
+            push(g, 17, &cfg, &mut ws).unwrap();
+            (ws.pushes, ws.touched())
+        };
+        // Run once first: the code's own pages faulted in would start a new round.
+        let first = run(&g);
+        g.forget_hints();
+        assert_eq!(run(&g), first);
+        let marked = g.hinted_pages().marked();
+        assert!(marked > 10, "{marked} pages hinted");
+        // The same query again: every page it reads was hinted, nothing is marked anew.
+        assert_eq!(run(&g), first);
+        assert_eq!(g.hinted_pages().marked(), marked);
+        g.forget_hints();
+        assert_eq!(g.hinted_pages().marked(), 0);
+        assert_eq!(run(&g), first);
+        assert_eq!(g.hinted_pages().marked(), marked);
+
+        // The change log's pages too: rows of 100 arcs or more get records in the log.
+        use crate::live::{Ids, LiveWriter};
+        let mut w = LiveWriter::open(&path, Some(Merge::Sum), false).unwrap();
+        let (a, b): (Vec<i64>, Vec<i64>) = (0..3000).map(|k| (k % 300, 1000 + k)).unzip();
+        w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
+        assert!(w.commit().unwrap());
+        drop(w);
+        let mut g = Graph::open(&path).unwrap();
+        g.set_prefetch(true);
+        let log_marked = |g: &Graph| g.hinted_log_pages().unwrap().marked();
+        let first = run(&g);
+        g.forget_hints();
+        assert_eq!(log_marked(&g), 0);
+        assert_eq!(run(&g), first);
+        let marked = log_marked(&g);
+        assert!(marked > 0);
+        assert_eq!(run(&g), first);
+        assert_eq!(log_marked(&g), marked);
+    }
+
+    /// A push that faults pages in from disk (the file left the page cache after its pages
+    /// were hinted) forgets the hinted pages, so that the next push hints them again.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_push_that_faults_forgets_the_hinted_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.graph");
+        skewed_graph(&path, 20_000, 20_000, 150_000, 2, false, false);
+        // Written pages are dirty until synced, and the page cache keeps dirty pages.
+        std::fs::File::open(&path).unwrap().sync_all().unwrap();
+        let mut g = Graph::open(&path).unwrap();
+        g.set_prefetch(true);
+        let cfg = PprConfig {
+            eps: 1e-5,
+            ..PprConfig::default()
+        };
+        let run = |g: &Graph| {
+            let mut ws = Workspace::new();
+            push(g, 17, &cfg, &mut ws).unwrap();
+        };
+        run(&g);
+        g.forget_hints();
+        run(&g);
+        let marked = g.hinted_pages().marked();
+        assert!(marked > 10, "{marked} pages hinted");
+        if !g.evict_for_test() {
+            eprintln!("skipped: this file system keeps the file's pages in memory");
+            return;
+        }
+        // Every page is marked, so nothing is hinted: the push reads them from disk.
+        run(&g);
+        assert_eq!(g.hinted_pages().marked(), 0);
+        run(&g);
+        assert_eq!(g.hinted_pages().marked(), marked);
+    }
+
     #[test]
     fn pipelined_push_is_bit_identical_to_the_plain_push() {
         let dir = tempfile::tempdir().unwrap();
@@ -1504,18 +1587,11 @@ mod tests {
                         let (mut h1, mut h2) = (Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
-                        let mut hinted = PageSet::default();
                         let (table, file) = (FromTable(&floors), FromFile::<false>::new(&g));
                         let a = push_with::<_, _, false>(&g, seed, &cfg, &table, &mut d1, &mut q)
                             .unwrap();
                         let b = push_pipelined::<_, _, false>(
-                            &g,
-                            seed,
-                            &cfg,
-                            &table,
-                            &mut d2,
-                            &mut pend,
-                            &mut hinted,
+                            &g, seed, &cfg, &table, &mut d2, &mut pend,
                         )
                         .unwrap();
                         q.clear();
@@ -1524,13 +1600,7 @@ mod tests {
                             .unwrap();
                         q.clear();
                         let d = push_pipelined::<_, _, false>(
-                            &g,
-                            seed,
-                            &cfg,
-                            &file,
-                            &mut h2,
-                            &mut pend,
-                            &mut hinted,
+                            &g, seed, &cfg, &file, &mut h2, &mut pend,
                         )
                         .unwrap();
                         // The table and the file give the same thresholds.
@@ -1629,7 +1699,6 @@ mod tests {
                         let (mut h1, mut h2, mut h3) = (Hash::new(), Hash::new(), Hash::new());
                         let mut q = VecDeque::new();
                         let mut pend = VecDeque::new();
-                        let mut hinted = PageSet::default();
                         let (on_disk, in_memory) =
                             (FromFile::<true>::new(&levels), FromFile::<true>::new(&g));
                         assert!(on_disk.2.is_none() && in_memory.2.is_some());
@@ -1647,13 +1716,7 @@ mod tests {
                             push_with::<_, _, true>(&g, seed, &cfg, &in_memory, &mut dense, &mut q)
                                 .unwrap();
                         let d = push_pipelined::<_, _, true>(
-                            &g,
-                            seed,
-                            &cfg,
-                            &in_memory,
-                            &mut h2,
-                            &mut pend,
-                            &mut hinted,
+                            &g, seed, &cfg, &in_memory, &mut h2, &mut pend,
                         )
                         .unwrap();
                         q.clear();

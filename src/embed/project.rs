@@ -143,7 +143,7 @@ fn support(graph: &Graph, node: u32, cfg: &EmbeddingConfig, sc: &mut Scratch) ->
         // Cold file: request the pages of the support's ids at once; `project` then reads
         // them one by one (each would otherwise be a separate page fault).
         for &(j, _) in &sc.support {
-            graph.prefetch_id(j, &mut sc.ws.hinted);
+            graph.prefetch_id(j);
         }
     }
     Ok(())

@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use crate::graph::overlay::{
     ChangedIndex, ChangedStrength, CodeMemo, LogState, Overlay, Record, RowBuf,
 };
-pub use crate::graph::pages::PageSet;
+use crate::graph::pages::{HintedPages, HINT_PAGE};
 
 /// See [`Graph::scan`].
 pub(crate) struct ScanGuard<'a>(&'a Graph);
@@ -76,6 +76,8 @@ pub struct Graph {
     hot: Hot,
     /// Ask the kernel to read pages ahead during pushes (see [`Graph::set_prefetch`]).
     prefetch: bool,
+    /// The pages of the mapping that hints asked for (see [`HintedPages`]).
+    hinted: HintedPages,
     /// `max(strength(v), 1)` for every node, built and checked once amortised (see
     /// [`Graph::floor_strengths`]); the error message if a row or strength is corrupted.
     floor_strengths: OnceLock<std::result::Result<Box<[f64]>, String>>,
@@ -258,6 +260,10 @@ impl Graph {
 
     fn assemble(backing: Backing, header: Header, path: Option<PathBuf>) -> Graph {
         let n = header.num_nodes as usize;
+        let mapped_len = match &backing {
+            Backing::Mmap(m) => m.len(),
+            _ => 0,
+        };
         let mut g = Graph {
             backing,
             header,
@@ -270,6 +276,7 @@ impl Graph {
                 m: 0,
             },
             prefetch: false,
+            hinted: HintedPages::new(mapped_len),
             floor_strengths: OnceLock::new(),
             work: AtomicU64::new(0),
             hash_keys: OnceLock::new(),
@@ -301,8 +308,10 @@ impl Graph {
     /// kernel (`madvise(MADV_WILLNEED)`, asynchronous) for the `indptr` pages of a pushed node's
     /// neighbours before it visits them and for the rows of nodes as they are queued, so a query
     /// on a file that is not in the page cache issues its page reads in parallel instead of one
-    /// page fault at a time. Costs one system call per hint: off by default, for warm graphs it
-    /// only adds time. No effect on in-memory graphs or outside Unix.
+    /// page fault at a time. A page is hinted once, not once per query, until a push takes a
+    /// major fault (see [`HintedPages`]); the read-ahead push's bookkeeping still costs a warm
+    /// query on a small graph up to twice its time, so it is off by default. No effect on
+    /// in-memory graphs or outside Unix.
     pub fn set_prefetch(&mut self, on: bool) {
         self.prefetch = on && cfg!(unix) && matches!(self.backing, Backing::Mmap(_));
     }
@@ -314,54 +323,92 @@ impl Graph {
     }
 
     /// Hints that the bytes `[ptr, ptr + len)` of the mapping will be read soon, unless every
-    /// 4 KiB page of the range is in `hinted` (the pages this query already asked for: one
-    /// system call per page at most, which keeps small or fully touched files cheap).
+    /// 4 KiB page of the range was asked for already (see [`HintedPages`]).
     #[cfg(unix)]
-    fn will_need(&self, ptr: *const u8, len: usize, hinted: &mut PageSet) {
+    fn will_need(&self, ptr: *const u8, len: usize) {
         if let Backing::Mmap(m) = &self.backing {
             let off = (ptr as usize).wrapping_sub(m.as_ptr() as usize);
             if off >= m.len() || len == 0 {
                 return;
             }
             let len = len.min(m.len() - off);
-            let (first, last) = (off / 4096, (off + len - 1) / 4096);
-            // Long ranges (hub rows) are few: hint them without recording every page.
-            let mut fresh = last - first > 64;
-            if !fresh {
-                for page in first..=last {
-                    fresh |= hinted.insert(page);
-                }
-            }
-            if fresh {
+            let (first, last) = (off / HINT_PAGE, (off + len - 1) / HINT_PAGE);
+            if self.hinted.mark(first, last) {
                 let _ = m.advise_range(memmap2::Advice::WillNeed, off, len);
             }
         }
     }
 
+    /// The file's pages that hints asked for (tests).
+    #[cfg(test)]
+    pub(crate) fn hinted_pages(&self) -> &HintedPages {
+        &self.hinted
+    }
+
+    /// The change log's pages that hints asked for (tests).
+    #[cfg(test)]
+    pub(crate) fn hinted_log_pages(&self) -> Option<&HintedPages> {
+        self.live.as_deref().map(|l| &l.hinted)
+    }
+
+    /// Drops the file's pages from this process's page tables and from the page cache
+    /// (tests); whether its first page then is out of the cache (false where the file system
+    /// keeps it, as tmpfs does).
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn evict_for_test(&self) -> bool {
+        let Backing::Mmap(m) = &self.backing else {
+            return false;
+        };
+        let f = std::fs::File::open(self.path.as_ref().unwrap()).unwrap();
+        use std::os::fd::AsRawFd;
+        let mut resident = [0u8; 1];
+        // SAFETY: the map's own range; MADV_DONTNEED on a read-only file map only drops
+        // page-table entries (later reads fault the file's bytes in again).
+        unsafe {
+            libc::madvise(
+                m.as_ptr() as *mut libc::c_void,
+                m.len(),
+                libc::MADV_DONTNEED,
+            );
+            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            libc::mincore(m.as_ptr() as *mut libc::c_void, 4096, resident.as_mut_ptr());
+        }
+        resident[0] & 1 == 0
+    }
+
+    /// Forgets which pages hints asked for, of the file and of its log (see [`HintedPages`]):
+    /// a push that took a major page fault calls it.
+    pub(crate) fn forget_hints(&self) {
+        self.hinted.forget();
+        if let Some(l) = self.live.as_deref() {
+            l.hinted.forget();
+        }
+    }
+
     /// Read-ahead hint for node `v`'s `indptr` entries (its degree). Ignores bad `v`.
     #[inline]
-    pub fn prefetch_degree(&self, v: u32, hinted: &mut PageSet) {
+    pub fn prefetch_degree(&self, v: u32) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             // The threshold of a changed row is in its tree leaf.
             if (v as usize) < self.n && !l.known_unchanged(v) {
-                l.prefetch_leaf(v, hinted);
+                l.prefetch_leaf(v);
             }
         }
         #[cfg(unix)]
         if (v as usize) < self.hot.n {
             // SAFETY: v < n and indptr has n + 1 entries.
             let p = unsafe { self.hot.indptr.add(v as usize) };
-            self.will_need(p.cast(), 16, hinted);
+            self.will_need(p.cast(), 16);
         }
         #[cfg(not(unix))]
-        let _ = (v, hinted);
+        let _ = v;
     }
 
     /// Read-ahead hint for node `v`'s external id (its hash key): the `ids` entry (int64) or
     /// string offsets (utf8). Nothing to read for implicit ids. Ignores bad `v`.
     #[inline]
-    pub fn prefetch_id(&self, v: u32, hinted: &mut PageSet) {
+    pub fn prefetch_id(&self, v: u32) {
         #[cfg(unix)]
         if (v as usize) < self.hot.n {
             let len = match self.header.id_kind {
@@ -370,20 +417,20 @@ impl Graph {
                 IdKind::Utf8 => 16,
             };
             let p = self.ids_words()[v as usize..].as_ptr();
-            self.will_need(p.cast(), len, hinted);
+            self.will_need(p.cast(), len);
         }
         #[cfg(not(unix))]
-        let _ = (v, hinted);
+        let _ = v;
     }
 
     /// Read-ahead hint for node `v`'s row (neighbours and weights). Reads `v`'s `indptr`
     /// entries, so call it once they are resident. Ignores bad rows.
     #[inline]
-    pub fn prefetch_row(&self, v: u32, hinted: &mut PageSet) {
+    pub fn prefetch_row(&self, v: u32) {
         #[cfg(unix)]
         if let Some(l) = self.live.as_deref() {
             if (v as usize) < self.n && !l.known_unchanged(v) {
-                l.prefetch_record(v, hinted);
+                l.prefetch_record(v);
             }
             if v >= l.base_n() {
                 return;
@@ -394,14 +441,14 @@ impl Graph {
             if e > s {
                 // SAFETY: s <= e <= m = len(indices) (checked by `row`).
                 let p = unsafe { self.hot.indices.add(s) };
-                self.will_need(p.cast(), (e - s) * 4, hinted);
+                self.will_need(p.cast(), (e - s) * 4);
                 if let Ok(Some(w)) = self.base_weights(v) {
-                    self.will_need(w.as_ptr().cast(), w.len() * 4, hinted);
+                    self.will_need(w.as_ptr().cast(), w.len() * 4);
                 }
             }
         }
         #[cfg(not(unix))]
-        let _ = (v, hinted);
+        let _ = v;
     }
 
     /// O(1) checks beyond the header: the first and last `indptr` entries.

@@ -18,6 +18,7 @@ use crate::graph::log_format::{
     LogHeader, Slot, Trailer, BITMAP_BLOCK_LEN, BITMAP_BLOCK_NODES, DATA_START, DELTA_FLAG,
     DIR_MAGIC, INLINE_DELTA, LEVEL_HEADER_LEN, LEVEL_MAGIC, RUN_HEADER_LEN, RUN_MAGIC,
 };
+use crate::graph::pages::HintedPages;
 
 /// `v`'s entry number in a level, from the level's bitmap block of `v` (its count of the
 /// nodes before the block, then 448 bits), or None when the bit of `v` is clear.
@@ -278,6 +279,8 @@ pub struct Overlay {
     /// Whether `build_changed` may build it (off only in tests: see
     /// `Graph::with_index_on_disk`).
     pub(crate) index_in_memory: bool,
+    /// The pages of the log that read-ahead hints asked for (see [`HintedPages`]).
+    pub(crate) hinted: HintedPages,
 }
 
 /// The index of a snapshot in memory (see [`Overlay::build_changed`]): which nodes have a
@@ -655,6 +658,7 @@ impl Overlay {
             level_filter: OnceLock::new(),
             code_memo: OnceLock::new(),
             index_in_memory: true,
+            hinted: HintedPages::new(slot.trailer as usize),
         };
         o.runs = o.read_runs(kind)?;
         o.levels = o.read_levels()?;
@@ -1192,24 +1196,19 @@ impl Overlay {
     }
 
     /// Read-ahead hint for the bytes `[off, off + len)` of the mapped log, unless every page
-    /// of it was hinted in this query (`hinted`, shared with the graph file's hints: log pages
-    /// are keyed with a high bit set).
+    /// of it was asked for already (see [`HintedPages`]).
     #[cfg(unix)]
-    pub(crate) fn will_need(&self, off: u64, len: u64, hinted: &mut crate::graph::pages::PageSet) {
-        const LOG_PAGE: usize = 1 << 62;
+    pub(crate) fn will_need(&self, off: u64, len: u64) {
         if let Bytes::Map(m) = &self.data {
             let end = off.saturating_add(len).min(self.end);
             if off >= end {
                 return;
             }
-            let (first, last) = (off / 4096, (end - 1) / 4096);
-            let mut fresh = last - first > 64;
-            if !fresh {
-                for page in first..=last {
-                    fresh |= hinted.insert(LOG_PAGE | page as usize);
-                }
-            }
-            if fresh {
+            let page = crate::graph::pages::HINT_PAGE as u64;
+            if self
+                .hinted
+                .mark((off / page) as usize, ((end - 1) / page) as usize)
+            {
                 let _ = m.advise_range(
                     memmap2::Advice::WillNeed,
                     off as usize,
@@ -1251,12 +1250,12 @@ impl Overlay {
     /// Hints the index entry of `v` (its threshold): the entries that `leaf_hint_ranges`
     /// names.
     #[cfg(unix)]
-    pub(crate) fn prefetch_leaf(&self, v: u32, hinted: &mut crate::graph::pages::PageSet) {
+    pub(crate) fn prefetch_leaf(&self, v: u32) {
         // In memory (the index built), or hinted whole at open (a small log): nothing to do.
         if self.changed.get().is_some() || self.end <= WHOLE_LOG_HINT {
             return;
         }
-        self.leaf_hint_ranges(v, |off, len| self.will_need(off, len, hinted));
+        self.leaf_hint_ranges(v, |off, len| self.will_need(off, len));
     }
 
     /// The log's bytes, as `(offset, length)` ranges given to `f`, that a lookup of `v` reads
@@ -1300,11 +1299,7 @@ impl Overlay {
     /// Hints `v`'s row record when it has one (returns whether it has). A record may be a delta
     /// on the base file's row: the caller hints that row too.
     #[cfg(unix)]
-    pub(crate) fn prefetch_record(
-        &self,
-        v: u32,
-        hinted: &mut crate::graph::pages::PageSet,
-    ) -> bool {
+    pub(crate) fn prefetch_record(&self, v: u32) -> bool {
         match self.leaf(v) {
             // A one-arc delta is in the index entry: only the row beneath is read.
             Ok((word, _)) if word & INLINE_DELTA != 0 => true,
@@ -1318,7 +1313,7 @@ impl Overlay {
                         .saturating_add((strength as u64).saturating_mul(4))
                         .min(1 << 16)
                 };
-                self.will_need(off, len, hinted);
+                self.will_need(off, len);
                 true
             }
             _ => false,
