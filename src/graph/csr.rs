@@ -591,7 +591,11 @@ impl Graph {
     }
     /// Moves this snapshot's level filter to `next`, the snapshot a commit on it made (see
     /// `Overlay::carry_level_filter`); copies it when this snapshot is shared.
-    pub(crate) fn carry_level_filter(this: Arc<Graph>, next: &Graph) {
+    pub(crate) fn carry_level_filter(
+        this: Arc<Graph>,
+        next: &Graph,
+        spare: Option<&crate::graph::overlay::FilterSpare>,
+    ) {
         let (Some(prev), Some(o)) = (this.overlay(), next.overlay()) else {
             return;
         };
@@ -604,10 +608,18 @@ impl Graph {
             Err(shared) => shared
                 .overlay()
                 .and_then(|l| l.level_map())
-                .map(crate::graph::overlay::copy_in_huge_pages),
+                .map(|m| crate::graph::overlay::copy_into_spare(m, spare)),
         };
         if let Some(f) = filter {
             o.carry_level_filter(f, &levels);
+        }
+    }
+
+    /// Where this snapshot's level filter goes when it is dropped (a writer's snapshots:
+    /// see [`crate::graph::overlay::FilterSpare`]).
+    pub(crate) fn give_filter_to(&mut self, spare: &Arc<crate::graph::overlay::FilterSpare>) {
+        if let Some(l) = self.live.as_deref_mut() {
+            l.filter_spare = Some(Arc::downgrade(spare));
         }
     }
 

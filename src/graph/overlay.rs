@@ -281,6 +281,36 @@ pub struct Overlay {
     pub(crate) index_in_memory: bool,
     /// The pages of the log that read-ahead hints asked for (see [`HintedPages`]).
     pub(crate) hinted: HintedPages,
+    /// A writer's spare level filter (see [`FilterSpare`]): a snapshot of the writer gives
+    /// its filter's memory back there when it is dropped.
+    pub(crate) filter_spare: Option<std::sync::Weak<FilterSpare>>,
+}
+
+/// The memory of a writer's dropped level filter, kept for the next commit's copy. A commit
+/// copies the previous snapshot's filter (n bytes) when that snapshot is still held (a graph
+/// opened with `writable=True` holds it until the commit returns): into fresh memory the
+/// copy cost its page faults and zeroing, and the old snapshot's release its unmapping, about
+/// 10 % of a commit of 100,000 changes on a 65M-node graph.
+pub(crate) type FilterSpare = std::sync::Mutex<Option<Box<[u8]>>>;
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        let Some(spare) = self
+            .filter_spare
+            .as_ref()
+            .and_then(std::sync::Weak::upgrade)
+        else {
+            return;
+        };
+        let Some(f) = self.level_filter.take() else {
+            return;
+        };
+        if let Ok(mut slot) = spare.lock() {
+            if slot.as_ref().is_none_or(|s| s.len() < f.len()) {
+                *slot = Some(f);
+            }
+        };
+    }
 }
 
 /// The index of a snapshot in memory (see [`Overlay::build_changed`]): which nodes have a
@@ -511,6 +541,19 @@ pub(crate) fn copy_in_huge_pages(m: &[u8]) -> Box<[u8]> {
     v.into_boxed_slice()
 }
 
+/// A copy of `m`, in `spare`'s memory when it holds some (see [`FilterSpare`]).
+pub(crate) fn copy_into_spare(m: &[u8], spare: Option<&FilterSpare>) -> Box<[u8]> {
+    match spare.and_then(|s| s.lock().ok()?.take()) {
+        Some(buf) => {
+            let mut v = buf.into_vec();
+            v.clear();
+            v.extend_from_slice(m);
+            v.into_boxed_slice()
+        }
+        None => copy_in_huge_pages(m),
+    }
+}
+
 /// A weighted index entry's words (node, record word, strength bits), as `level_entry` gives
 /// them.
 fn weighted_entry(e: &[u64]) -> Result<(u32, u64, u64)> {
@@ -659,6 +702,7 @@ impl Overlay {
             code_memo: OnceLock::new(),
             index_in_memory: true,
             hinted: HintedPages::new(slot.trailer as usize),
+            filter_spare: None,
         };
         o.runs = o.read_runs(kind)?;
         o.levels = o.read_levels()?;
