@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use crate::graph::overlay::{
     ChangedIndex, ChangedStrength, CodeMemo, LogState, Overlay, Record, RowBuf,
 };
-use crate::graph::pages::{HintedPages, HINT_PAGE};
+use crate::graph::pages::HintedPages;
 
 /// See [`Graph::scan`].
 pub(crate) struct ScanGuard<'a>(&'a Graph);
@@ -332,7 +332,8 @@ impl Graph {
                 return;
             }
             let len = len.min(m.len() - off);
-            let (first, last) = (off / HINT_PAGE, (off + len - 1) / HINT_PAGE);
+            let page = crate::graph::pages::HINT_PAGE;
+            let (first, last) = (off / page, (off + len - 1) / page);
             if self.hinted.mark(first, last) {
                 let _ = m.advise_range(memmap2::Advice::WillNeed, off, len);
             }
@@ -378,6 +379,7 @@ impl Graph {
 
     /// Forgets which pages hints asked for, of the file and of its log (see [`HintedPages`]):
     /// a push that took a major page fault calls it.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn forget_hints(&self) {
         self.hinted.forget();
         if let Some(l) = self.live.as_deref() {

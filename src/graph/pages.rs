@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// Bytes per page of the read-ahead bookkeeping (the kernel's base page).
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const HINT_PAGE: usize = 4096;
 
 /// The 4 KiB pages of one mapping that read-ahead hints (`madvise(MADV_WILLNEED)`) asked for
@@ -33,6 +34,7 @@ impl HintedPages {
 
     /// Marks the pages `first..=last` as hinted in this round; whether any of them was not
     /// (the range then needs its hint). Pages past the mapping count as not hinted.
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub(crate) fn mark(&self, first: usize, last: usize) -> bool {
         let marks = self.marks.get_or_init(|| {
             // Zeroed memory from the allocator: the pages of marks never written stay
