@@ -1471,6 +1471,26 @@ mod tests {
         v
     }
 
+    /// `path` opened with read-ahead hints.
+    #[cfg(unix)]
+    fn open_prefetching(path: &std::path::Path) -> Graph {
+        let mut g = Graph::open(path).unwrap();
+        g.set_prefetch(true);
+        g
+    }
+
+    /// The hint tests' query (node 17, eps 1e-5): its pushes and touched nodes.
+    #[cfg(unix)]
+    fn hinted_query(g: &Graph) -> (u64, usize) {
+        let cfg = PprConfig {
+            eps: 1e-5,
+            ..PprConfig::default()
+        };
+        let mut ws = Workspace::new();
+        push(g, 17, &cfg, &mut ws).unwrap();
+        (ws.pushes, ws.touched())
+    }
+
     /// A reader with `prefetch` hints a page once, not once per query: a second push on the
     /// same pages asks for nothing, until the pages are forgotten (as after a major fault).
     #[test]
@@ -1479,17 +1499,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.graph");
         skewed_graph(&path, 20_000, 20_000, 150_000, 2, false, false);
-        let mut g = Graph::open(&path).unwrap();
-        g.set_prefetch(true);
-        let cfg = PprConfig {
-            eps: 1e-5,
-            ..PprConfig::default()
-        };
-        let run = |g: &Graph| {
-            let mut ws = Workspace::new();
-            push(g, 17, &cfg, &mut ws).unwrap();
-            (ws.pushes, ws.touched())
-        };
+        let g = open_prefetching(&path);
+        let run = hinted_query;
         // Run once first: the code's own pages faulted in would start a new round.
         let first = run(&g);
         g.forget_hints();
@@ -1511,8 +1522,7 @@ mod tests {
         w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
         assert!(w.commit().unwrap());
         drop(w);
-        let mut g = Graph::open(&path).unwrap();
-        g.set_prefetch(true);
+        let g = open_prefetching(&path);
         let log_marked = |g: &Graph| g.hinted_log_pages().unwrap().marked();
         let first = run(&g);
         g.forget_hints();
@@ -1534,16 +1544,8 @@ mod tests {
         skewed_graph(&path, 20_000, 20_000, 150_000, 2, false, false);
         // Written pages are dirty until synced, and the page cache keeps dirty pages.
         std::fs::File::open(&path).unwrap().sync_all().unwrap();
-        let mut g = Graph::open(&path).unwrap();
-        g.set_prefetch(true);
-        let cfg = PprConfig {
-            eps: 1e-5,
-            ..PprConfig::default()
-        };
-        let run = |g: &Graph| {
-            let mut ws = Workspace::new();
-            push(g, 17, &cfg, &mut ws).unwrap();
-        };
+        let g = open_prefetching(&path);
+        let run = hinted_query;
         run(&g);
         g.forget_hints();
         run(&g);

@@ -332,9 +332,7 @@ impl Graph {
                 return;
             }
             let len = len.min(m.len() - off);
-            let page = crate::graph::pages::HINT_PAGE;
-            let (first, last) = (off / page, (off + len - 1) / page);
-            if self.hinted.mark(first, last) {
+            if self.hinted.mark(off, len) {
                 let _ = m.advise_range(memmap2::Advice::WillNeed, off, len);
             }
         }

@@ -989,9 +989,8 @@ impl Overlay {
         let mut map = prev.into_vec();
         map.resize(self.n as usize, 0);
         let mark = self.levels.len() as u8;
-        let marked = (0..newest.count).try_for_each(|k| {
-            let v = self.level_entry(newest, k)?.0 as usize;
-            map.get_mut(v)
+        let marked = self.for_each_entry(newest, |v, _, _| {
+            map.get_mut(v as usize)
                 .map(|m| *m = mark)
                 .ok_or_else(|| Error::format("change log corrupted: a node out of range"))
         });
@@ -1248,11 +1247,7 @@ impl Overlay {
             if off >= end {
                 return;
             }
-            let page = crate::graph::pages::HINT_PAGE as u64;
-            if self
-                .hinted
-                .mark((off / page) as usize, ((end - 1) / page) as usize)
-            {
+            if self.hinted.mark(off as usize, (end - off) as usize) {
                 let _ = m.advise_range(
                     memmap2::Advice::WillNeed,
                     off as usize,

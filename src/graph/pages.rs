@@ -5,7 +5,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// Bytes per page of the read-ahead bookkeeping (the kernel's base page).
-#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) const HINT_PAGE: usize = 4096;
 
 /// The 4 KiB pages of one mapping that read-ahead hints (`madvise(MADV_WILLNEED)`) asked for
@@ -32,10 +31,12 @@ impl HintedPages {
         }
     }
 
-    /// Marks the pages `first..=last` as hinted in this round; whether any of them was not
-    /// (the range then needs its hint). Pages past the mapping count as not hinted.
+    /// Marks the pages of the bytes `[off, off + len)` (`len > 0`) as hinted in this round;
+    /// whether any of them was not (the range then needs its hint). Pages past the mapping
+    /// count as not hinted.
     #[cfg_attr(not(unix), allow(dead_code))]
-    pub(crate) fn mark(&self, first: usize, last: usize) -> bool {
+    pub(crate) fn mark(&self, off: usize, len: usize) -> bool {
+        let (first, last) = (off / HINT_PAGE, (off + len - 1) / HINT_PAGE);
         let marks = self.marks.get_or_init(|| {
             // Zeroed memory from the allocator: the pages of marks never written stay
             // unmapped (a cold query on a large file marks a few of them).
@@ -119,23 +120,24 @@ mod tests {
 
     #[test]
     fn a_page_is_hinted_once_per_round() {
-        let h = HintedPages::new(10 * HINT_PAGE + 1); // 11 pages
+        let p = HINT_PAGE;
+        let h = HintedPages::new(10 * p + 1); // 11 pages
         assert_eq!(h.marked(), 0);
-        assert!(h.mark(2, 4));
-        assert!(!h.mark(3, 3) && !h.mark(2, 4));
+        assert!(h.mark(2 * p, 3 * p)); // pages 2..=4
+        assert!(!h.mark(3 * p + 5, 1) && !h.mark(2 * p + 7, 2 * p));
         // One new page in the range is enough to hint it.
-        assert!(h.mark(4, 5));
+        assert!(h.mark(4 * p, p + 1)); // pages 4 and 5
         assert_eq!(h.marked(), 4);
         // Pages past the mapping are never marked and always hinted.
-        assert!(h.mark(10, 12) && h.mark(11, 11));
+        assert!(h.mark(10 * p, 3 * p) && h.mark(11 * p, 1));
         assert_eq!(h.marked(), 5);
         h.forget();
         assert_eq!(h.marked(), 0);
-        assert!(h.mark(3, 3) && !h.mark(3, 3));
+        assert!(h.mark(3 * p, p) && !h.mark(3 * p, p));
         // Rounds wrap around without ever reaching 0, the mark of a page never hinted.
         for _ in 0..600 {
             h.forget();
-            assert!(h.mark(7, 7), "a forgotten page is hinted again");
+            assert!(h.mark(7 * p, 1), "a forgotten page is hinted again");
         }
     }
 }
