@@ -388,7 +388,13 @@ class Graph:
 
     def close(self) -> None:
         """Release the writer lock of a graph opened with ``writable=True`` (staged changes
-        of an unfinished batch are dropped); the graph stays readable."""
+        of an unfinished batch are dropped); the graph stays readable.
+
+        When this writer's commits appended at least its size to the change log, it first
+        writes the log's index file (``PATH.live.index``: a bit per node and 2 bytes per
+        changed node), which readers opened afterwards load instead of building their lookups
+        from the log's levels (docs/LIVE.md, "Cost"). A failure to write it is not reported:
+        readers then work without it."""
         with self._write_lock:
             if self._w is not None:
                 self._w.close()

@@ -1079,11 +1079,25 @@ impl Graph {
         self
     }
 
+    /// Test support: drops the change log's index from memory, as in a reader just opened on
+    /// a large log (a small one has it built when it is opened); it is loaded or built again
+    /// as in such a reader.
+    #[doc(hidden)]
+    pub fn with_index_not_built(mut self) -> Graph {
+        if let Some(l) = self.live.as_deref_mut() {
+            l.changed = OnceLock::new();
+        }
+        self
+    }
+
     /// Readies the change log's lookups for a push: the first push on a snapshot builds the
     /// level filter (`Overlay::build_level_filter`). Does nothing without a log.
     #[inline]
     pub(crate) fn prepare_lookups(&self) {
         if let Some(l) = self.live.as_deref() {
+            if let Some(p) = self.path() {
+                l.load_index_file(p);
+            }
             l.build_level_filter();
             l.build_code_memo();
         }

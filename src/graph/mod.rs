@@ -7,6 +7,7 @@ pub mod chunk_writer;
 pub mod csr;
 pub mod external;
 pub mod format;
+pub mod index_file;
 pub mod log_format;
 pub mod overlay;
 pub mod pages;

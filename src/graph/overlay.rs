@@ -265,6 +265,10 @@ pub struct Overlay {
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
+    /// The index loaded from the snapshot's index file (see `load_index_file`), used until
+    /// `changed` is built; empty when there is no such file for this commit or it could not
+    /// be read whole.
+    pub(crate) changed_file: OnceLock<ChangedIndex>,
     /// One byte per node: the number, counted from the oldest (1), of the newest level that
     /// holds it, 0 when none does (see `build_level_filter`): a commit that merges the newest
     /// levels leaves the older levels' numbers as they were, so a writer carries the filter
@@ -315,15 +319,31 @@ impl Drop for Overlay {
 
 /// The index of a snapshot in memory (see [`Overlay::build_changed`]): which nodes have a
 /// record, and each such node's index entry and code in node order. A lookup is then one
-/// block, a bit test and a popcount, however many levels the log has.
+/// block, a bit test and a popcount, however many levels the log has. Loaded from the
+/// snapshot's index file (`crate::graph::index_file`), it holds each node's level instead of
+/// its entry: a threshold test reads the same block, a row's lookup searches that one level.
 #[derive(Default)]
 pub(crate) struct ChangedIndex {
     /// One per 32 nodes (see [`Block`]).
     blocks: Box<[Block]>,
+    /// Each such node's index entry (built from the levels), or nothing (loaded from the
+    /// index file: see `marks`).
     pub(crate) entries: Box<[[u64; 2]]>,
     /// Each such node's neighbour code (`strength_code.rs`) of its current strength; the
     /// first [`Block::INLINE`] of each block's nodes are in the block too.
     pub(crate) codes: Box<[u8]>,
+    /// Without `entries`: each such node's level, as the level filter marks it (1 the
+    /// oldest).
+    pub(crate) marks: Box<[u8]>,
+}
+
+/// Where [`ChangedIndex::find`] says a node's index entry is.
+pub(crate) enum IndexHit {
+    /// The node has no record.
+    Unchanged,
+    Entry([u64; 2]),
+    /// In the level of this mark (an index loaded from its file).
+    InLevel(u8),
 }
 
 /// 32 nodes of [`ChangedIndex`] in half a cache line: which of them have a record, how many
@@ -403,11 +423,61 @@ impl ChangedIndex {
         }
     }
 
-    /// `v`'s entry, or None when it has no record (`v < n`; a failed build holds nothing and
-    /// answers None for every node, and `unchanged` is then false for every node).
+    /// Where `v`'s entry is (`v < n`).
     #[inline(always)]
-    pub(crate) fn entry(&self, v: u32) -> Option<[u64; 2]> {
-        self.entries.get(self.rank(v)?).copied()
+    pub(crate) fn find(&self, v: u32) -> IndexHit {
+        let Some(r) = self.rank(v) else {
+            return IndexHit::Unchanged;
+        };
+        match self.entries.get(r) {
+            Some(&e) => IndexHit::Entry(e),
+            None => IndexHit::InLevel(self.marks.get(r).copied().unwrap_or(0)),
+        }
+    }
+
+    /// The level mark of `v`'s entry in an index loaded from its file, None when `v` has no
+    /// record or the index holds the entries themselves.
+    #[inline(always)]
+    pub(crate) fn mark(&self, v: u32) -> Option<u8> {
+        self.marks.get(self.rank(v)?).copied()
+    }
+
+    /// Nodes with a record.
+    pub(crate) fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// The membership bitmap, 64 nodes a word.
+    pub(crate) fn bit_words(&self) -> impl Iterator<Item = u64> + '_ {
+        self.blocks
+            .chunks(2)
+            .map(|p| u64::from(p[0].bits) | p.get(1).map_or(0, |b| u64::from(b.bits)) << 32)
+    }
+
+    /// An index of `n` nodes from its file's parts (see `crate::graph::index_file`): the
+    /// membership bitmap, and each member's level mark and code in node order. None when
+    /// they disagree (a bit past `n`, another count of members than of marks).
+    pub(crate) fn from_marks(
+        n: usize,
+        bits: &[u64],
+        marks: Box<[u8]>,
+        codes: Box<[u8]>,
+    ) -> Option<ChangedIndex> {
+        if bits.len() != n.div_ceil(64) || n % 64 != 0 && bits.last()? >> (n % 64) != 0 {
+            return None;
+        }
+        let total: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+        if total != marks.len() || total != codes.len() {
+            return None;
+        }
+        let mut index = ChangedIndex {
+            blocks: ChangedIndex::blocks_of(bits).into_boxed_slice(),
+            entries: Box::new([]),
+            codes,
+            marks,
+        };
+        index.fill_inline_codes();
+        Some(index)
     }
 
     /// `v`'s position among the nodes with a record, or None when it has none.
@@ -698,6 +768,7 @@ impl Overlay {
             runs: Vec::new(),
             levels: Vec::new(),
             changed: OnceLock::new(),
+            changed_file: OnceLock::new(),
             level_filter: OnceLock::new(),
             code_memo: OnceLock::new(),
             index_in_memory: true,
@@ -821,9 +892,23 @@ impl Overlay {
     #[inline]
     pub(crate) fn leaf(&self, v: u32) -> Result<(u64, f64)> {
         if let Some(c) = self.changed_in_memory() {
-            return Ok(c
-                .entry(v)
-                .map_or((0, 0.0), |e| (e[0], f64::from_bits(e[1]))));
+            return match c.find(v) {
+                IndexHit::Unchanged => Ok((0, 0.0)),
+                IndexHit::Entry(e) => Ok((e[0], f64::from_bits(e[1]))),
+                IndexHit::InLevel(k) => {
+                    match self
+                        .level_of_mark(k)
+                        .map(|l| self.find_in(l, v))
+                        .transpose()?
+                    {
+                        Some(Some((word, value))) => Ok((word, f64::from_bits(value))),
+                        _ => Err(Error::format(format!(
+                            "change log corrupted: node {v} is not in the level its index \
+                             file names"
+                        ))),
+                    }
+                }
+            };
         }
         if let Some(m) = self.level_map() {
             // The level the map names is the first that the search below would find (only a
@@ -1162,17 +1247,26 @@ impl Overlay {
     #[inline]
     pub(crate) fn prefetch_leaf_step(&self, v: u32, step: u8) {
         use crate::graph::pages::prefetch_line;
-        if let Some(c) = self.changed_in_memory() {
-            if step == 0 {
-                c.prefetch(v);
+        let k = match self.changed_in_memory() {
+            Some(c) if step == 0 => return c.prefetch(v),
+            // An index loaded from its file names the level (its block was asked for at
+            // step 0).
+            Some(c) => match c.mark(v) {
+                Some(k) => k,
+                None => return,
+            },
+            None => {
+                let Some(f) = self.level_map() else { return };
+                let Some(&k) = f.get(v as usize) else { return };
+                if step == 0 {
+                    return prefetch_line(f.as_ptr().wrapping_add(v as usize));
+                }
+                k
             }
-            return;
-        }
-        let Some(f) = self.level_map() else { return };
-        let Some(&k) = f.get(v as usize) else { return };
+        };
         let line = |off: u64| prefetch_line(self.bytes().as_ptr().wrapping_add(off as usize));
         match step {
-            0 => prefetch_line(f.as_ptr().wrapping_add(v as usize)),
+            0 => {}
             1 => {
                 if let Some(at) = self.level_of_mark(k).and_then(|l| l.bitmap_block_at(v)) {
                     line(at);
@@ -1291,7 +1385,8 @@ impl Overlay {
     #[cfg(unix)]
     pub(crate) fn prefetch_leaf(&self, v: u32) {
         // In memory (the index built), or hinted whole at open (a small log): nothing to do.
-        if self.changed.get().is_some() || self.end <= WHOLE_LOG_HINT {
+        if self.changed.get().is_some() || self.file_index().is_some() || self.end <= WHOLE_LOG_HINT
+        {
             return;
         }
         self.leaf_hint_ranges(v, |off, len| self.will_need(off, len));
@@ -1313,9 +1408,14 @@ impl Overlay {
             }
             Err(_) => false,
         };
-        if let Some(m) = self.level_map() {
-            let holder = m.get(v as usize).and_then(|&k| self.level_of_mark(k));
-            match holder {
+        let mark = match self.file_index() {
+            Some(c) => Some(c.mark(v).unwrap_or(0)),
+            None => self
+                .level_map()
+                .map(|m| m.get(v as usize).copied().unwrap_or(0)),
+        };
+        if let Some(k) = mark {
+            match self.level_of_mark(k) {
                 Some(l) if l.blocks == 0 => {
                     block_of(l);
                 }
@@ -1375,7 +1475,34 @@ impl Overlay {
     /// search the levels).
     #[inline(always)]
     pub(crate) fn changed_in_memory(&self) -> Option<&ChangedIndex> {
-        self.changed.get().filter(|c| !c.is_empty())
+        match self.changed.get().filter(|c| !c.is_empty()) {
+            Some(c) => Some(c),
+            None => self.file_index(),
+        }
+    }
+
+    /// The index loaded from the index file, when it was (see `load_index_file`).
+    #[inline(always)]
+    fn file_index(&self) -> Option<&ChangedIndex> {
+        self.changed_file.get().filter(|c| !c.is_empty())
+    }
+
+    /// Loads the index from the snapshot's index file `path` (`crate::graph::index_file`),
+    /// once, when it is there and was written for this very commit, for a log of
+    /// `LEVEL_FILTER_MIN_LEVELS` levels or more and unless the index is in memory already:
+    /// it reads a bit per node and 2 bytes per changed node, less than the level filter
+    /// it replaces (a bitmap of each level), and lookups then read one block however many
+    /// levels there are. Anything wrong with the file (another commit's, torn, corrupted)
+    /// leaves it unused: the reader builds the level filter as without it.
+    pub(crate) fn load_index_file(&self, path: &Path) {
+        if !self.index_in_memory
+            || self.levels.len() < LEVEL_FILTER_MIN_LEVELS
+            || self.changed_in_memory().is_some()
+        {
+            return;
+        }
+        self.changed_file
+            .get_or_init(|| crate::graph::index_file::load(self, path).unwrap_or_default());
     }
 
     /// The threshold tests' memo (see [`CodeMemo`]), set up at the first push on this
@@ -1407,7 +1534,10 @@ impl Overlay {
     /// deposits on). Reads every level, so `Graph::note_work` calls it only once the pushes
     /// on this snapshot have done enough work to pay for it.
     pub(crate) fn build_changed(&self) {
-        if !self.index_in_memory {
+        // Not over an index loaded from its file: it answers the same lookups (an entry by a
+        // search of one level), and on a 65M-node graph the build stalled a query for about
+        // a second while the steady queries after it ran no faster (docs/BENCHMARKS.md).
+        if !self.index_in_memory || self.file_index().is_some() {
             return;
         }
         self.changed.get_or_init(|| {
@@ -1428,6 +1558,12 @@ impl Overlay {
     }
 
     pub(crate) fn changed_index(&self) -> Result<ChangedIndex> {
+        self.index_of(true)
+    }
+
+    /// The index of this snapshot with each changed node's entry (`with_entries`), or with
+    /// the level mark of its entry instead (what the index file holds).
+    pub(crate) fn index_of(&self, with_entries: bool) -> Result<ChangedIndex> {
         let n = self.n as usize;
         let mut bits = vec![0u64; n.div_ceil(64)];
         for l in &self.levels {
@@ -1443,38 +1579,51 @@ impl Overlay {
         let total: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
         let mut index = ChangedIndex {
             blocks: ChangedIndex::blocks_of(&bits).into_boxed_slice(),
-            entries: Box::new([]),
-            codes: Box::new([]),
+            ..ChangedIndex::default()
         };
         drop(bits);
-        // Newest level first: a node's entry is the first one found (record offsets are never
-        // 0, the log's head is there).
-        let mut entries = vec![[0u64; 2]; total as usize];
+        let total = total as usize;
+        let mut entries = vec![[0u64; 2]; if with_entries { total } else { 0 }];
         huge_pages(&entries);
-        for l in &self.levels {
-            self.for_each_entry(l, |v, word, value| {
-                if let Some(e) = index.rank(v).map(|r| &mut entries[r]) {
-                    if e[0] == 0 {
-                        *e = [word, value];
-                    }
-                }
-                Ok(())
-            })?;
-        }
+        let mut marks = vec![0u8; if with_entries { 0 } else { total }];
+        let mut codes = vec![0u8; if with_entries { 0 } else { total }];
         // A code decides tests without the value's checks: every value is checked here.
         let weighted = self.header.weighted;
-        let mut codes = vec![0u8; entries.len()].into_boxed_slice();
-        for (c, e) in codes.iter_mut().zip(entries.iter()) {
-            let s = f64::from_bits(e[1]);
+        let code = |value: u64| -> Result<u8> {
+            let s = f64::from_bits(value);
             if !(s.is_finite() && s >= 0.0) {
                 return Err(Error::format(format!(
                     "change log corrupted: a strength of {s}"
                 )));
             }
-            *c = crate::graph::strength_code::code_of(weighted, s);
+            Ok(crate::graph::strength_code::code_of(weighted, s))
+        };
+        // Newest level first: a node's entry is the first one found (record offsets are never
+        // 0, the log's head is there; marks start at 1).
+        let levels = self.levels.len();
+        for (at, l) in self.levels.iter().enumerate() {
+            let mark = (levels - at) as u8;
+            self.for_each_entry(l, |v, word, value| {
+                let Some(r) = index.rank(v) else {
+                    return Ok(());
+                };
+                if with_entries {
+                    if entries[r][0] == 0 {
+                        entries[r] = [word, value];
+                    }
+                } else if marks[r] == 0 {
+                    (marks[r], codes[r]) = (mark, code(value)?);
+                }
+                Ok(())
+            })?;
         }
+        index.codes = if with_entries {
+            entries.iter().map(|e| code(e[1])).collect::<Result<_>>()?
+        } else {
+            codes.into_boxed_slice()
+        };
         index.entries = entries.into_boxed_slice();
-        index.codes = codes;
+        index.marks = marks.into_boxed_slice();
         index.fill_inline_codes();
         Ok(index)
     }

@@ -205,6 +205,8 @@ impl BaseReplace {
         } else {
             std::fs::rename(tmp, &self.target).map_err(|e| Error::io(&self.target, e))?;
         }
+        // The old log's index file (readers would ignore it: it names the old log's commit).
+        let _ = std::fs::remove_file(crate::graph::index_file::index_path(&self.target));
         sync_dir(&self.target);
         Ok(())
     }
@@ -270,7 +272,8 @@ fn host_hash() -> u32 {
 }
 
 /// Removes leftovers of killed writers of `name` in `dir`: entries `.{name}.tmp-{tag}-*`,
-/// `.{name}.build-{tag}-*`, `..{name}.tmp-{tag}-*` and `.{name}.live.tmp-{tag}-*` whose tag
+/// `.{name}.build-{tag}-*`, `..{name}.tmp-{tag}-*`, `.{name}.live.tmp-{tag}-*` and
+/// `.{name}.live.index.tmp-{tag}-*` whose tag
 /// names this host and a dead process. Only on Linux (a
 /// missing `/proc/{pid}` proves the process is gone); never touches other hosts' files on a
 /// shared filesystem. Errors are ignored: cleanup must not fail a build.
@@ -297,6 +300,7 @@ pub(crate) fn remove_leftovers(dir: &Path, name: &str, any_pid: bool) {
         format!(".{name}.build-"),
         format!("..{name}.tmp-"),
         format!(".{name}.live.tmp-"),
+        format!(".{name}.live.index.tmp-"),
     ];
     for e in entries.flatten() {
         let file_name = e.file_name();

@@ -188,13 +188,22 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     // A log that changes no row and creates no node leaves the base file as it is: keep the
     // plain read path.
     let changes = t.index != 0 || t.num_nodes != g.base_num_nodes() as u64;
-    #[cfg(unix)]
-    if g.prefetch() {
-        ov.hint_at_open();
-    }
     // A small index on a graph of at most 1 M nodes is built in memory now: O(n +
     // entries) bytes, less than the searches of the first query would cost.
-    if ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 20 {
+    let eager = ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 20;
+    // The first query of a reader opened with `prefetch` loads the index file that names this
+    // commit (it then reads no level's bitmap or fence), else reads the levels.
+    #[cfg(unix)]
+    if g.prefetch() {
+        let from_file = !eager
+            && ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS
+            && g.path()
+                .is_some_and(|p| crate::graph::index_file::will_need(&ov, p));
+        if !from_file {
+            ov.hint_at_open();
+        }
+    }
+    if eager {
         ov.build_changed();
     }
     g.set_log(changes.then(|| Box::new(ov)), state);

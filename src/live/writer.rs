@@ -47,6 +47,8 @@ pub struct LiveWriter {
     created_log: bool,
     /// The memory of a dropped snapshot's level filter, for the next commit's copy.
     filter_spare: Arc<FilterSpare>,
+    /// Bytes this writer's commits appended to the log (see `close`).
+    appended: u64,
 }
 
 impl Drop for LiveWriter {
@@ -174,6 +176,7 @@ impl LiveWriter {
             threads: None,
             filter_spare,
             created_log,
+            appended: 0,
         })
     }
 
@@ -289,6 +292,7 @@ impl LiveWriter {
             .map_err(|e| Error::io(lp, e))?;
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
         self.slot = slot;
+        self.appended += trailer_at + TRAILER_LEN as u64 - self.end;
         self.end = trailer_at + TRAILER_LEN as u64;
         // The base file's map is kept: the pages the next commits read stay mapped.
         let mut next = reopen(&self.snapshot, &self.path)?;
@@ -429,6 +433,8 @@ impl LiveWriter {
             self.file.sync_data().map_err(|e| Error::io(lp, e))?;
             std::fs::rename(&new_base, &self.path).map_err(|e| Error::io(&self.path, e))?;
             std::fs::rename(&new_log, lp).map_err(|e| Error::io(lp, e))?;
+            // The old log's index file (readers would ignore it: it names the old commit).
+            let _ = std::fs::remove_file(crate::graph::index_file::index_path(&self.path));
             sync_dir(&self.path);
             Ok(())
         })();
@@ -456,6 +462,28 @@ impl LiveWriter {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Writes the index file of the last commit when this writer's commits appended at least
+    /// its size to the log, then releases the lock (staged operations are dropped): a writer
+    /// of a few small commits does not pay O(n) bytes for them (readers then build the level
+    /// filter, as without the file). The index file is a cache: a failure to write it is not
+    /// reported.
+    pub fn close(self) {
+        let worth = crate::graph::index_file::file_len(&self.snapshot)
+            .is_some_and(|len| self.appended >= len);
+        if worth {
+            let _ = self.write_index();
+        }
+    }
+
+    /// Writes the index file of the last commit (`crate::graph::index_file`), so that readers
+    /// opened on it get their lookups at the speed of the index in memory from their first
+    /// query, or removes a stale one when the commit needs none. For a writer about to close:
+    /// O(n / 8 + changed nodes) bytes, after reading every level of the index. Returns whether
+    /// it wrote one.
+    pub fn write_index(&self) -> Result<bool> {
+        crate::graph::index_file::write(&self.snapshot, &self.path)
     }
 }
 

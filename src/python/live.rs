@@ -158,10 +158,13 @@ impl PyLiveWriter {
         py.detach(|| self.with(|w| w.compact(threads)))
     }
 
-    /// Releases the lock (staged operations are dropped).
-    fn close(&self) {
-        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *guard = None;
+    /// Writes the log's index file when this writer committed, then releases the lock
+    /// (staged operations are dropped).
+    fn close(&self, py: Python<'_>) {
+        let taken = self.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = taken {
+            py.detach(|| w.close());
+        }
     }
 
     #[getter]

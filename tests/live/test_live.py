@@ -645,6 +645,49 @@ def test_read_ahead_on_a_deep_change_log_gives_the_same_results(tmp_path):
     assert np.array_equal(plain, model.embed(copy, nodes))
 
 
+def test_the_index_file_a_writer_leaves_never_changes_results(tmp_path):
+    # A log of 4 levels whose 80,000+ changed rows are too many for a reader to index at open:
+    # readers just opened load the index file the writer left when it closed.
+    n = 1 << 17
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, n, 6 * n), rng.integers(0, n, 6 * n)
+    path = tmp_path / "idx.graph"
+    index = tmp_path / "idx.graph.live.index"
+    ie.Graph.from_edges(src, dst, nodes=np.arange(n)).save(path)
+    with ie.Graph.open(path, writable=True) as g:
+        for k in range(4):
+            g.add_edges(rng.integers(0, n + 10, 30_000), rng.integers(0, n, 30_000))
+            g.remove_edges(src[k * 9000 : (k + 1) * 9000], dst[k * 9000 : (k + 1) * 9000])
+        assert not index.exists()  # written when the writer closes
+    assert index.exists() and ie.Graph.open(path).log_info()["changed_nodes"] > 65536
+    nodes = rng.integers(0, n, 30)
+    model = ie.InstantEmbedding(dim=64, threads=1)
+    ie.Graph.open(path).save(tmp_path / "copy.graph")
+    want = model.embed(ie.Graph.open(tmp_path / "copy.graph"), nodes)
+    for prefetch in (False, True):
+        assert np.array_equal(model.embed(ie.Graph.open(path, prefetch=prefetch), nodes), want)
+    good = index.read_bytes()
+    # Damaged, or of an older commit: readers ignore it.
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF
+    index.write_bytes(bytes(bad))
+    assert np.array_equal(model.embed(ie.Graph.open(path), nodes), want)
+    index.unlink()
+    assert np.array_equal(model.embed(ie.Graph.open(path), nodes), want)
+    with ie.Graph.open(path, writable=True) as g:
+        g.add_edges([0, 1], [2, 3])
+        index.write_bytes(good)  # (the writer of one small commit leaves it as it is)
+    assert index.read_bytes() == good
+    with ie.Graph.open(path, writable=True) as g:
+        g.compact()
+        assert not index.exists()
+    final = ie.Graph.open(path)
+    ref = ie.Graph.open(tmp_path / "copy.graph")
+    assert final.num_edges == ref.num_edges + 2
+    index.write_bytes(good)  # a stale file beside a log of no commits
+    assert np.array_equal(model.embed(ie.Graph.open(path), nodes), model.embed(final, nodes))
+
+
 # ------------------------------------------------------------------------------ file lifecycle
 
 
@@ -757,7 +800,11 @@ def test_leftovers_of_a_killed_writer_are_removed_whatever_their_process_id(tmp_
     ie.Graph.from_edges([0, 1], [1, 2]).save(path)
     host = _host_tag()
     # Pid 1 runs: a reused process id must not protect a killed compaction's files.
-    left = [f".k.graph.tmp-1@{host}-compacted", f".k.graph.tmp-1@{host}-compacted.live"]
+    left = [
+        f".k.graph.tmp-1@{host}-compacted",
+        f".k.graph.tmp-1@{host}-compacted.live",
+        f".k.graph.live.index.tmp-1@{host}-0badcafe",
+    ]
     keep = [".k.graph.tmp-1@00000000-compacted", f".other.graph.tmp-1@{host}-x"]
     for name in left + keep:
         (tmp_path / name).write_bytes(b"x" * 100)

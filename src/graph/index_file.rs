@@ -1,0 +1,403 @@
+//! The index file of a change log, `GRAPH.live.index` (docs/FORMAT.md, "Index file"): for one
+//! commit, which nodes have a record, and each one's level and neighbour code, so that a
+//! reader just opened gets the lookups of the index in memory without building it from the
+//! levels. A cache: written by a writer when it closes, ignored unless it names the exact
+//! commit a reader opened and its checksums hold; never needed for a correct result.
+//!
+//! Layout (little-endian): a 64-byte header (magic, version, the log's base-file checksum, the
+//! commit's trailer offset and trailer checksum, nodes, changed nodes, the header's checksum),
+//! then the membership bitmap (a u64 per 64 nodes), a level mark per changed node, a code per
+//! changed node (both in node order), zero padding to 8 bytes, and the XXH3-64 of those.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::graph::csr::Graph;
+use crate::graph::format::checksum;
+use crate::graph::log_format::pad8;
+use crate::graph::overlay::{ChangedIndex, Overlay, LEVEL_FILTER_MIN_LEVELS};
+
+const MAGIC: [u8; 8] = *b"IELOGIDX";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 64;
+
+/// The index file of the graph file `base`: `base` with `.live.index` appended.
+pub fn index_path(base: &Path) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(".live.index");
+    PathBuf::from(s)
+}
+
+/// The header of `ov`'s index file: which commit of which log it describes.
+fn header(ov: &Overlay, changed: u64) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    for (at, v) in [
+        (16, ov.header.base_checksum),
+        (24, ov.slot.trailer),
+        (32, ov.slot.trailer_checksum),
+        (40, u64::from(ov.n)),
+        (48, changed),
+    ] {
+        h[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    let c = checksum(&h[..56]);
+    h[56..].copy_from_slice(&c.to_le_bytes());
+    h
+}
+
+/// The bytes after the header for `changed` changed nodes of `n`, checksum included.
+fn body_len(n: u64, changed: u64) -> u64 {
+    8 * n.div_ceil(64) + pad8(2 * changed) + 8
+}
+
+/// The size of the index file of `g`'s commit, None when it gets none (see `write`).
+pub(crate) fn file_len(g: &Graph) -> Option<u64> {
+    let ov = g
+        .overlay()
+        .filter(|ov| ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS)?;
+    Some(HEADER_LEN as u64 + body_len(u64::from(ov.n), ov.trailer.changed))
+}
+
+/// Writes the index file of `g`'s commit next to `base` (atomically), or removes a stale one
+/// when the commit gets none (a log of fewer than `LEVEL_FILTER_MIN_LEVELS` levels, whose
+/// readers do not load one). Returns whether it wrote one. O(n / 8 + changed nodes) bytes;
+/// builds the index from the levels first (reading all of them).
+pub(crate) fn write(g: &Graph, base: &Path) -> Result<bool> {
+    let path = index_path(base);
+    let ov = match g.overlay() {
+        Some(ov) if ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS => ov,
+        _ => {
+            let _ = std::fs::remove_file(&path);
+            return Ok(false);
+        }
+    };
+    let index = ov.index_of(false)?;
+    let changed = index.len() as u64;
+    let mut bytes = Vec::with_capacity(HEADER_LEN + body_len(u64::from(ov.n), changed) as usize);
+    bytes.extend_from_slice(&header(ov, changed));
+    for w in index.bit_words() {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    bytes.extend_from_slice(&index.marks);
+    bytes.extend_from_slice(&index.codes);
+    bytes.resize(pad8(bytes.len() as u64) as usize, 0);
+    let c = checksum(&bytes[HEADER_LEN..]);
+    bytes.extend_from_slice(&c.to_le_bytes());
+    crate::graph::build::write_atomic(&path, &bytes)?;
+    Ok(true)
+}
+
+/// The index file of `base` opened, and its count of changed nodes, when its header names
+/// `ov`'s commit (its body is not read).
+fn open_for(ov: &Overlay, base: &Path) -> Option<(std::fs::File, u64)> {
+    let mut file = std::fs::File::open(index_path(base)).ok()?;
+    let mut head = [0u8; HEADER_LEN];
+    file.read_exact(&mut head).ok()?;
+    let changed = u64::from_le_bytes(head[48..56].try_into().ok()?);
+    (head == header(ov, changed)).then_some((file, changed))
+}
+
+/// Asks the system to read the index file of `base` ahead, when it names `ov`'s commit
+/// (returns whether it does): for a reader opened with `prefetch`, whose first query loads
+/// it whole.
+#[cfg(unix)]
+pub(crate) fn will_need(ov: &Overlay, base: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Some((file, _)) = open_for(ov, base) else {
+        return false;
+    };
+    // SAFETY: a valid descriptor; the call only starts an asynchronous read.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+    true
+}
+
+/// The index of `ov`'s commit from the index file of `base`, or None when there is none for
+/// this commit or anything in it is wrong (see the module's comment).
+pub(crate) fn load(ov: &Overlay, base: &Path) -> Option<ChangedIndex> {
+    let (mut file, changed) = open_for(ov, base)?;
+    let n = u64::from(ov.n);
+    let len = body_len(n, changed);
+    if file.metadata().ok()?.len() != HEADER_LEN as u64 + len || changed > n {
+        return None;
+    }
+    // Asked for whole: a cold file then comes in large reads.
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid descriptor; the call only starts an asynchronous read.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+    }
+    // Each part read into its own memory (no copies), the checksum taken as it comes.
+    let nwords = n.div_ceil(64) as usize;
+    let changed = changed as usize;
+    let mut bits = vec![0u64; nwords];
+    let (mut marks, mut codes) = (vec![0u8; changed], vec![0u8; changed]);
+    let mut padding = vec![0u8; pad8(2 * changed as u64) as usize - 2 * changed];
+    let mut sum = [0u8; 8];
+    let mut hash = xxhash_rust::xxh3::Xxh3::new();
+    // SAFETY: viewing the u64 buffer as its bytes.
+    let bit_bytes =
+        unsafe { std::slice::from_raw_parts_mut(bits.as_mut_ptr().cast::<u8>(), 8 * nwords) };
+    for part in [bit_bytes, &mut marks[..], &mut codes[..], &mut padding[..]] {
+        file.read_exact(part).ok()?;
+        hash.update(part);
+    }
+    file.read_exact(&mut sum).ok()?;
+    if hash.digest() != u64::from_le_bytes(sum) {
+        return None;
+    }
+    let levels = ov.levels.len();
+    if padding.iter().any(|&b| b != 0) || marks.iter().any(|&k| k == 0 || usize::from(k) > levels) {
+        return None;
+    }
+    for w in &mut bits {
+        *w = u64::from_le(*w);
+    }
+    ChangedIndex::from_marks(n as usize, &bits, marks.into(), codes.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::ppr::{ppr, PprConfig};
+    use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+    use crate::live::{Ids, LiveWriter};
+
+    /// A graph of `n` nodes with random edges (weighted when asked) and a log of 4 commits of
+    /// random additions and removals (several hundred rows each, so 4 levels), its writer
+    /// closed. Returns the path.
+    fn live_graph(dir: &Path, weighted: bool, seed: u64) -> PathBuf {
+        // The edges are among the first `n` nodes; the others (isolated) make the file large
+        // enough for the push to read its neighbour codes (NBR_CODES_MIN_INDPTR_PAGES).
+        let (n, all) = (3000usize, 40_000);
+        let mut k = seed;
+        let mut next = move || {
+            k += 1;
+            crate::hashing::splitmix64(k)
+        };
+        let (src, dst): (Vec<u32>, Vec<u32>) = (0..12_000)
+            .map(|_| ((next() % n as u64) as u32, (next() % n as u64) as u32))
+            .unzip();
+        let w: Vec<f32> = src.iter().map(|_| 1.0 + (next() % 5) as f32).collect();
+        let parts = csr_from_edges(
+            all,
+            &src,
+            &dst,
+            weighted.then_some(&w[..]),
+            false,
+            Merge::Sum,
+            IdTable::Implicit,
+        )
+        .unwrap();
+        let path = dir.join(format!("g{weighted}{seed}.graph"));
+        save(&build_in_memory(&parts).unwrap(), &path).unwrap();
+        let mut writer = LiveWriter::open(&path, None, false).unwrap();
+        for commit in 0..4u64 {
+            let count = 700 - 150 * commit as usize;
+            let a: Vec<i64> = (0..count).map(|_| (next() % n as u64) as i64).collect();
+            // Some edges to created nodes.
+            let b: Vec<i64> = (0..count)
+                .map(|_| (next() % (n as u64 + 20)) as i64)
+                .collect();
+            let ws: Vec<f32> = a.iter().map(|_| 0.5 + (next() % 4) as f32).collect();
+            writer
+                .add_edges(&Ids::Int(a), &Ids::Int(b), weighted.then_some(&ws[..]))
+                .unwrap();
+            let i: Vec<usize> = (0..count / 2)
+                .map(|_| (next() % src.len() as u64) as usize)
+                .collect();
+            let ra = i.iter().map(|&i| i64::from(src[i])).collect();
+            let rb = i.iter().map(|&i| i64::from(dst[i])).collect();
+            writer.remove_edges(&Ids::Int(ra), &Ids::Int(rb)).unwrap();
+            assert!(writer.commit().unwrap());
+        }
+        assert!(writer.snapshot().overlay().unwrap().levels.len() >= LEVEL_FILTER_MIN_LEVELS);
+        writer.close();
+        path
+    }
+
+    fn loaded(g: &Graph) -> bool {
+        g.overlay()
+            .unwrap()
+            .changed_file
+            .get()
+            .is_some_and(|c| !c.is_empty())
+    }
+
+    /// A reader loads the index file its writer left for the commit it opened, before its
+    /// first push, and finds every node's entry and code as the index built from the levels
+    /// does; its pushes give exactly the PPR of a reader that searches the levels and of
+    /// the compacted copy.
+    #[test]
+    fn a_reader_loads_its_commits_index_file_and_reads_as_from_the_levels() {
+        let dir = tempfile::tempdir().unwrap();
+        for weighted in [false, true] {
+            let path = live_graph(dir.path(), weighted, 11);
+            assert!(index_path(&path).exists());
+            let g = Graph::open(&path).unwrap().with_index_not_built();
+            g.prepare_lookups();
+            assert!(loaded(&g), "weighted {weighted}");
+            assert!(g.push_reads_nbr_codes());
+            // No level filter was built: the loaded index answers its lookups, and is not
+            // replaced by one built from the levels after enough work.
+            assert!(g.overlay().unwrap().level_map().is_none());
+            g.note_work(u64::from(u32::MAX));
+            g.note_work(1);
+            assert!(g.overlay().unwrap().changed.get().is_none());
+            let built = Graph::open(&path).unwrap();
+            let (o, b) = (g.overlay().unwrap(), built.overlay().unwrap());
+            let bi = b.changed.get().unwrap();
+            let fi = o.changed_in_memory().unwrap();
+            assert!(fi.entries.is_empty() && !bi.entries.is_empty());
+            assert_eq!(fi.len(), bi.len());
+            assert_eq!(fi.len() as u64, o.trailer.changed);
+            for v in 0..g.num_nodes() as u32 {
+                assert_eq!(fi.contains(v), bi.contains(v), "{v}");
+                assert_eq!(fi.code(v), bi.code(v), "{v}");
+                for row_code in [0, 200] {
+                    assert_eq!(fi.code_or(v, row_code), bi.code_or(v, row_code));
+                }
+                let (x, y) = (o.leaf(v).unwrap(), b.leaf(v).unwrap());
+                assert_eq!((x.0, x.1.to_bits()), (y.0, y.1.to_bits()), "{v}");
+            }
+            let levels = Graph::open(&path).unwrap().with_index_on_disk();
+            let copy = dir.path().join(format!("copy{weighted}.graph"));
+            crate::live::save(&g, &copy).unwrap();
+            let compacted = Graph::open(&copy).unwrap();
+            for eps in [1e-3, 1e-4] {
+                let cfg = PprConfig {
+                    eps,
+                    ..PprConfig::default()
+                };
+                for seed in (0..3000).step_by(23).chain(40_000..g.num_nodes() as u32) {
+                    let want = ppr(&compacted, seed, &cfg).unwrap();
+                    let bits = |p: Vec<(u32, f64)>| -> Vec<(u32, u64)> {
+                        p.into_iter().map(|(v, x)| (v, x.to_bits())).collect()
+                    };
+                    let want = bits(want);
+                    assert_eq!(bits(ppr(&g, seed, &cfg).unwrap()), want, "{seed}");
+                    assert_eq!(bits(ppr(&levels, seed, &cfg).unwrap()), want, "{seed}");
+                }
+            }
+            assert!(loaded(&g) && levels.overlay().unwrap().changed_file.get().is_none());
+            assert!(std::ptr::eq(
+                g.changed_in_memory().unwrap(),
+                g.overlay().unwrap().changed_file.get().unwrap()
+            ));
+        }
+    }
+
+    /// A file that does not describe the reader's commit exactly is not used: another
+    /// commit's, a flipped byte anywhere, a truncated one. The reader then builds the level
+    /// filter, as without the file.
+    #[test]
+    fn an_index_file_of_another_commit_or_damaged_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = live_graph(dir.path(), false, 5);
+        let ip = index_path(&path);
+        let good = std::fs::read(&ip).unwrap();
+        let fresh = || {
+            let g = Graph::open(&path).unwrap().with_index_not_built();
+            g.prepare_lookups();
+            g
+        };
+        assert!(loaded(&fresh()));
+        let n = good.len();
+        for at in [0, 9, 20, 30, 40, 50, 60, 64, 64 + 8, n - 20, n - 9, n - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x10;
+            std::fs::write(&ip, &bad).unwrap();
+            let g = fresh();
+            assert!(!loaded(&g), "byte {at}");
+            assert!(g.overlay().unwrap().level_map().is_some());
+        }
+        // Checksums that hold over a mark naming no level (a writer's bug, not damage).
+        let nodes = Graph::open(&path).unwrap().num_nodes() as u64;
+        let first_mark = HEADER_LEN + 8 * nodes.div_ceil(64) as usize;
+        for mark in [0, 200] {
+            let mut bad = good.clone();
+            bad[first_mark] = mark;
+            let c = checksum(&bad[HEADER_LEN..n - 8]);
+            bad[n - 8..].copy_from_slice(&c.to_le_bytes());
+            std::fs::write(&ip, &bad).unwrap();
+            assert!(!loaded(&fresh()), "mark {mark}");
+        }
+        // A wrong code under checksums that hold is used (a writer's bug): validate finds it.
+        let changed = u64::from_le_bytes(good[48..56].try_into().unwrap()) as usize;
+        let mut bad = good.clone();
+        bad[first_mark + 2 * changed - 1] ^= 1;
+        let c = checksum(&bad[HEADER_LEN..n - 8]);
+        bad[n - 8..].copy_from_slice(&c.to_le_bytes());
+        std::fs::write(&ip, &bad).unwrap();
+        assert!(loaded(&fresh()));
+        let e = Graph::open(&path)
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index file"), "{e}");
+        std::fs::write(&ip, &good).unwrap();
+        Graph::open(&path).unwrap().validate().unwrap();
+        std::fs::write(&ip, &good[..n - 8]).unwrap();
+        assert!(!loaded(&fresh()));
+        std::fs::write(&ip, &good).unwrap();
+        assert!(loaded(&fresh()));
+        // A newer commit by a writer that did not close: the file names the older one.
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        w.add_edges(&Ids::Int(vec![1, 2, 3]), &Ids::Int(vec![4, 5, 6]), None)
+            .unwrap();
+        w.commit().unwrap();
+        drop(w);
+        assert_eq!(std::fs::read(&ip).unwrap(), good);
+        assert!(!loaded(&fresh()));
+        // A writer whose commits appended less than the file's size leaves it as it is.
+        for edges in [0, 1] {
+            let mut w = LiveWriter::open(&path, None, false).unwrap();
+            if edges > 0 {
+                w.add_edges(&Ids::Int(vec![7]), &Ids::Int(vec![8]), None)
+                    .unwrap();
+                w.commit().unwrap();
+            }
+            w.close();
+            assert_eq!(std::fs::read(&ip).unwrap(), good, "{edges} edges");
+            assert!(!loaded(&fresh()));
+        }
+        // One whose commits appended more writes the file of its last commit.
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let a: Vec<i64> = (0..2000).map(|i| (i * 7919) % 3000).collect();
+        let b: Vec<i64> = (0..2000).map(|i| (i * 104_729 + 1) % 3000).collect();
+        w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
+        w.commit().unwrap();
+        let len = file_len(&w.snapshot()).unwrap();
+        w.close();
+        assert_eq!(std::fs::metadata(&ip).unwrap().len(), len);
+        assert!(loaded(&fresh()));
+    }
+
+    /// Compaction and a write of the path (`save` over it) remove the index file with the
+    /// log it describes.
+    #[test]
+    fn compaction_and_replacing_the_file_remove_the_index_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = live_graph(dir.path(), false, 7);
+        let ip = index_path(&path);
+        assert!(ip.exists());
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        w.compact(1).unwrap();
+        assert!(!ip.exists());
+        w.close();
+        assert!(!ip.exists());
+        let path = live_graph(dir.path(), true, 8);
+        assert!(index_path(&path).exists());
+        let g = Graph::open(&path).unwrap();
+        let copy = dir.path().join("copy.graph");
+        crate::live::save(&g, &copy).unwrap();
+        let plain = Graph::open(&copy).unwrap();
+        save(&plain, &path).unwrap();
+        assert!(!index_path(&path).exists());
+        assert!(!crate::graph::overlay::log_path(&path).exists());
+    }
+}
