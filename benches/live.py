@@ -551,6 +551,34 @@ def cold_and_warm(
             faults += major_faults() - f
         out["major_faults"][f"steady_{name}"] = [faults]
         del g
+    # A reader just opened on a warm file, each of ``steady_nodes`` queried once (what a task
+    # embedding its part of the nodes does; its first query loads the log's index file or
+    # builds the level filter): each graph in turn, the other's pages evicted, and the live
+    # graph again without its index file (hard links to its file and log, without it).
+    bare = live.with_name("no_index_" + live.name)
+    for src, dst in ((live, bare), (Path(str(live) + ".live"), Path(str(bare) + ".live"))):
+        dst.unlink(missing_ok=True)
+        if src.exists():
+            os.link(src, dst)
+    out["open_distinct"] = {}
+    for name, p, other in (
+        ("live", live, comp),
+        ("live_no_index", bare, comp),
+        ("compacted", comp, live),
+    ):
+        for f in (other, Path(str(other) + ".live"), Path(str(other) + ".live.index")):
+            if f.exists():
+                evict(f)
+        g = ie.Graph.open(p)
+        times = []
+        for v in steady_nodes:
+            t = time.perf_counter()
+            model.embed(g, [v])
+            times.append(time.perf_counter() - t)
+        out["open_distinct"][name] = times
+        del g
+    for f in (bare, Path(str(bare) + ".live")):
+        f.unlink(missing_ok=True)
     return out
 
 
@@ -627,6 +655,18 @@ def part_compaction(
             for name in ("live", "compacted"):
                 res[f"{kind}_{unit}_{name}"] = scale * percentile(q[kind][name], 50)
             res[f"{kind}_ratio"] = res[f"{kind}_{unit}_live"] / res[f"{kind}_{unit}_compacted"]
+        # Fresh readers on distinct nodes: the first query (which loads the log's index file
+        # or builds the level filter) and the median of the others.
+        for name, times in q["open_distinct"].items():
+            res[f"open_distinct_first_ms_{name}"] = 1e3 * times[0]
+            res[f"open_distinct_us_{name}"] = 1e6 * percentile(times[1:], 50)
+        for name in ("live", "live_no_index"):
+            res[f"open_distinct_ratio_{name}"] = (
+                res[f"open_distinct_us_{name}"] / res["open_distinct_us_compacted"]
+            )
+        res["index_file_bytes"] = (
+            os.path.getsize(f"{live}.live.index") if os.path.exists(f"{live}.live.index") else 0
+        )
         for key, count in q["major_faults"].items():
             res[f"major_faults_{key}"] = int(count[0])
         res["query_model"] = model.get_params()
