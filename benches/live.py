@@ -59,6 +59,7 @@ from _common import (  # noqa: E402
     percentile,
     print_table,
     read_csr,
+    warm,
     write_json,
 )
 
@@ -553,8 +554,9 @@ def cold_and_warm(
         del g
     # A reader just opened on a warm file, each of ``steady_nodes`` queried once (what a task
     # embedding its part of the nodes does; its first query loads the log's index file or
-    # builds the level filter): each graph in turn, the other's pages evicted, and the live
-    # graph again without its index file (hard links to its file and log, without it).
+    # builds the level filter): each graph in turn, the other's pages evicted and its own
+    # read whole first, and the live graph again without its index file (hard links to its
+    # file and log, without it).
     bare = live.with_name("no_index_" + live.name)
     for src, dst in ((live, bare), (Path(str(live) + ".live"), Path(str(bare) + ".live"))):
         dst.unlink(missing_ok=True)
@@ -569,6 +571,9 @@ def cold_and_warm(
         for f in (other, Path(str(other) + ".live"), Path(str(other) + ".live.index")):
             if f.exists():
                 evict(f)
+        for f in (p, Path(str(p) + ".live"), Path(str(live) + ".live.index")):
+            if f.exists():
+                warm(f)
         g = ie.Graph.open(p)
         times = []
         for v in steady_nodes:

@@ -265,9 +265,9 @@ pub struct Overlay {
     /// One bit per node: whether its row is in the log (see `build_changed`). Empty when the
     /// index could not be read whole (lookups then search it and report what is wrong).
     pub(crate) changed: OnceLock<ChangedIndex>,
-    /// The index loaded from the snapshot's index file (see `load_index_file`), used until
-    /// `changed` is built; empty when there is no such file for this commit or it could not
-    /// be read whole.
+    /// The index loaded from the snapshot's index file (see `load_index_file`), used instead
+    /// of building `changed`; empty when there is no such file for this commit or it could
+    /// not be used.
     pub(crate) changed_file: OnceLock<ChangedIndex>,
     /// One byte per node: the number, counted from the oldest (1), of the newest level that
     /// holds it, 0 when none does (see `build_level_filter`): a commit that merges the newest
