@@ -1,8 +1,9 @@
 //! The index file of a change log, `GRAPH.live.index` (docs/FORMAT.md, "Index file"): for one
 //! commit, which nodes have a record, and each one's level and neighbour code, so that a
 //! reader just opened gets the lookups of the index in memory without building it from the
-//! levels. A cache: written by a writer when it closes, ignored unless it names the exact
-//! commit a reader opened and its checksums hold; never needed for a correct result.
+//! levels. A cache: written by a writer when it closes (`crate::live`), read by
+//! `Overlay::load_index_file`, ignored unless it names the exact commit a reader opened and
+//! its checksums hold; never needed for a correct result. This module is its format only.
 //!
 //! Layout (little-endian): a 64-byte header (magic, version, the log's base-file checksum, the
 //! commit's trailer offset and trailer checksum, nodes, changed nodes, the header's checksum),
@@ -12,11 +13,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
-use crate::graph::csr::Graph;
 use crate::graph::format::checksum;
 use crate::graph::log_format::pad8;
-use crate::graph::overlay::{ChangedIndex, Overlay, LEVEL_FILTER_MIN_LEVELS};
 
 const MAGIC: [u8; 8] = *b"IELOGIDX";
 const VERSION: u32 = 1;
@@ -29,16 +27,36 @@ pub fn index_path(base: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// The header of `ov`'s index file: which commit of which log it describes.
-fn header(ov: &Overlay, changed: u64) -> [u8; HEADER_LEN] {
+/// Which commit an index file describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit {
+    /// The log's `base_checksum` (its header's).
+    pub base_checksum: u64,
+    /// The commit's trailer offset and the trailer's checksum (its slot's).
+    pub trailer: u64,
+    pub trailer_checksum: u64,
+    /// Its node count.
+    pub n: u64,
+}
+
+/// What an index file holds: the membership bitmap (64 nodes a word) and each member's level
+/// mark and code, in node order.
+pub struct Parts {
+    pub bits: Vec<u64>,
+    pub marks: Vec<u8>,
+    pub codes: Vec<u8>,
+}
+
+/// The header of an index file of `commit` with `changed` changed nodes.
+fn header(commit: &Commit, changed: u64) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
     for (at, v) in [
-        (16, ov.header.base_checksum),
-        (24, ov.slot.trailer),
-        (32, ov.slot.trailer_checksum),
-        (40, u64::from(ov.n)),
+        (16, commit.base_checksum),
+        (24, commit.trailer),
+        (32, commit.trailer_checksum),
+        (40, commit.n),
         (48, changed),
     ] {
         h[at..at + 8].copy_from_slice(&v.to_le_bytes());
@@ -53,83 +71,73 @@ fn body_len(n: u64, changed: u64) -> u64 {
     8 * n.div_ceil(64) + pad8(2 * changed) + 8
 }
 
-/// The size of the index file of `g`'s commit, None when it gets none (see `write`).
-pub(crate) fn file_len(g: &Graph) -> Option<u64> {
-    let ov = g
-        .overlay()
-        .filter(|ov| ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS)?;
-    Some(HEADER_LEN as u64 + body_len(u64::from(ov.n), ov.trailer.changed))
+/// The size of the index file of a commit of `n` nodes, `changed` of them changed.
+pub fn file_len(n: u64, changed: u64) -> u64 {
+    HEADER_LEN as u64 + body_len(n, changed)
 }
 
-/// Writes the index file of `g`'s commit next to `base` (atomically), or removes a stale one
-/// when the commit gets none (a log of fewer than `LEVEL_FILTER_MIN_LEVELS` levels, whose
-/// readers do not load one). Returns whether it wrote one. O(n / 8 + changed nodes) bytes;
-/// builds the index from the levels first (reading all of them).
-pub(crate) fn write(g: &Graph, base: &Path) -> Result<bool> {
-    let path = index_path(base);
-    let ov = match g.overlay() {
-        Some(ov) if ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS => ov,
-        _ => {
-            let _ = std::fs::remove_file(&path);
-            return Ok(false);
-        }
-    };
-    let index = ov.index_of(false)?;
-    let changed = index.len() as u64;
-    let mut bytes = Vec::with_capacity(HEADER_LEN + body_len(u64::from(ov.n), changed) as usize);
-    bytes.extend_from_slice(&header(ov, changed));
-    for w in index.bit_words() {
+/// The bytes of the index file of `commit` (`bits`: the membership bitmap, 64 nodes a word;
+/// `marks` and `codes` in node order, one per member).
+pub fn encode(
+    commit: &Commit,
+    bits: impl Iterator<Item = u64>,
+    marks: &[u8],
+    codes: &[u8],
+) -> Vec<u8> {
+    let changed = marks.len() as u64;
+    let mut bytes = Vec::with_capacity(file_len(commit.n, changed) as usize);
+    bytes.extend_from_slice(&header(commit, changed));
+    for w in bits {
         bytes.extend_from_slice(&w.to_le_bytes());
     }
-    bytes.extend_from_slice(&index.marks);
-    bytes.extend_from_slice(&index.codes);
+    bytes.extend_from_slice(marks);
+    bytes.extend_from_slice(codes);
     bytes.resize(pad8(bytes.len() as u64) as usize, 0);
     let c = checksum(&bytes[HEADER_LEN..]);
     bytes.extend_from_slice(&c.to_le_bytes());
-    crate::graph::build::write_atomic(&path, &bytes)?;
-    Ok(true)
+    bytes
 }
 
 /// The index file of `base` opened, and its count of changed nodes, when its header names
-/// `ov`'s commit (its body is not read).
-fn open_for(ov: &Overlay, base: &Path) -> Option<(std::fs::File, u64)> {
+/// `commit` (its body is not read).
+fn open_for(commit: &Commit, base: &Path) -> Option<(std::fs::File, u64)> {
     let mut file = std::fs::File::open(index_path(base)).ok()?;
     let mut head = [0u8; HEADER_LEN];
     file.read_exact(&mut head).ok()?;
     let changed = u64::from_le_bytes(head[48..56].try_into().ok()?);
-    (head == header(ov, changed)).then_some((file, changed))
+    (head == header(commit, changed)).then_some((file, changed))
 }
 
-/// Asks the system to read the index file of `base` ahead, when it names `ov`'s commit
-/// (returns whether it does): for a reader opened with `prefetch`, whose first query loads
-/// it whole.
+/// Asks the system to read the index file of `base` ahead, when it names `commit` (returns
+/// whether it does): for a reader opened with `prefetch`, whose first query loads it whole.
 #[cfg(unix)]
-pub(crate) fn will_need(ov: &Overlay, base: &Path) -> bool {
-    use std::os::fd::AsRawFd;
-    let Some((file, _)) = open_for(ov, base) else {
+pub fn will_need(commit: &Commit, base: &Path) -> bool {
+    let Some((file, _)) = open_for(commit, base) else {
         return false;
     };
-    // SAFETY: a valid descriptor; the call only starts an asynchronous read.
-    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+    advise_whole(&file);
     true
 }
 
-/// The index of `ov`'s commit from the index file of `base`, or None when there is none for
-/// this commit or anything in it is wrong (see the module's comment).
-pub(crate) fn load(ov: &Overlay, base: &Path) -> Option<ChangedIndex> {
-    let (mut file, changed) = open_for(ov, base)?;
-    let n = u64::from(ov.n);
-    let len = body_len(n, changed);
-    if file.metadata().ok()?.len() != HEADER_LEN as u64 + len || changed > n {
+#[cfg(unix)]
+fn advise_whole(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor; the call only starts an asynchronous read.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
+}
+
+/// The parts of the index file of `base` when it names `commit` and every check holds (the
+/// length, both checksums, zero padding, every mark in `1..=levels`), else None. The bitmap's
+/// agreement with the marks is the caller's to check (`ChangedIndex::from_marks`).
+pub fn read(commit: &Commit, base: &Path, levels: usize) -> Option<Parts> {
+    let (mut file, changed) = open_for(commit, base)?;
+    let n = commit.n;
+    if file.metadata().ok()?.len() != file_len(n, changed) || changed > n {
         return None;
     }
     // Asked for whole: a cold file then comes in large reads.
     #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid descriptor; the call only starts an asynchronous read.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
-    }
+    advise_whole(&file);
     // Each part read into its own memory (no copies), the checksum taken as it comes.
     let nwords = n.div_ceil(64) as usize;
     let changed = changed as usize;
@@ -149,14 +157,13 @@ pub(crate) fn load(ov: &Overlay, base: &Path) -> Option<ChangedIndex> {
     if hash.digest() != u64::from_le_bytes(sum) {
         return None;
     }
-    let levels = ov.levels.len();
     if padding.iter().any(|&b| b != 0) || marks.iter().any(|&k| k == 0 || usize::from(k) > levels) {
         return None;
     }
     for w in &mut bits {
         *w = u64::from_le(*w);
     }
-    ChangedIndex::from_marks(n as usize, &bits, marks.into(), codes.into())
+    Some(Parts { bits, marks, codes })
 }
 
 #[cfg(test)]
@@ -164,6 +171,8 @@ mod tests {
     use super::*;
     use crate::embed::ppr::{ppr, PprConfig};
     use crate::graph::build::{build_in_memory, csr_from_edges, save, IdTable, Merge};
+    use crate::graph::csr::Graph;
+    use crate::graph::overlay::LEVEL_FILTER_MIN_LEVELS;
     use crate::live::{Ids, LiveWriter};
 
     /// A graph of `n` nodes with random edges (weighted when asked) and a log of 4 commits of
@@ -252,8 +261,8 @@ mod tests {
             let bi = b.changed.get().unwrap();
             let fi = o.changed_in_memory().unwrap();
             assert!(fi.entries.is_empty() && !bi.entries.is_empty());
-            assert_eq!(fi.len(), bi.len());
-            assert_eq!(fi.len() as u64, o.trailer.changed);
+            assert_eq!(fi.codes.len(), bi.codes.len());
+            assert_eq!(fi.codes.len() as u64, o.trailer.changed);
             for v in 0..g.num_nodes() as u32 {
                 assert_eq!(fi.contains(v), bi.contains(v), "{v}");
                 assert_eq!(fi.code(v), bi.code(v), "{v}");
@@ -371,7 +380,7 @@ mod tests {
         let b: Vec<i64> = (0..2000).map(|i| (i * 104_729 + 1) % 3000).collect();
         w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
         w.commit().unwrap();
-        let len = file_len(&w.snapshot()).unwrap();
+        let len = crate::live::writer::index_file_len(&w.snapshot()).unwrap();
         w.close();
         assert_eq!(std::fs::metadata(&ip).unwrap().len(), len);
         assert!(loaded(&fresh()));

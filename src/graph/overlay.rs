@@ -442,11 +442,6 @@ impl ChangedIndex {
         self.marks.get(self.rank(v)?).copied()
     }
 
-    /// Nodes with a record.
-    pub(crate) fn len(&self) -> usize {
-        self.codes.len()
-    }
-
     /// The membership bitmap, 64 nodes a word.
     pub(crate) fn bit_words(&self) -> impl Iterator<Item = u64> + '_ {
         self.blocks
@@ -1502,7 +1497,41 @@ impl Overlay {
             return;
         }
         self.changed_file
-            .get_or_init(|| crate::graph::index_file::load(self, path).unwrap_or_default());
+            .get_or_init(|| self.index_from_file(path).unwrap_or_default());
+    }
+
+    /// The commit this snapshot shows, as its index file names it.
+    pub(crate) fn index_commit(&self) -> crate::graph::index_file::Commit {
+        crate::graph::index_file::Commit {
+            base_checksum: self.header.base_checksum,
+            trailer: self.slot.trailer,
+            trailer_checksum: self.slot.trailer_checksum,
+            n: u64::from(self.n),
+        }
+    }
+
+    /// The index of this commit from the index file of the graph file `path`, or None when
+    /// there is none for this commit or anything in it is wrong.
+    pub(crate) fn index_from_file(&self, path: &Path) -> Option<ChangedIndex> {
+        let parts = crate::graph::index_file::read(&self.index_commit(), path, self.levels.len())?;
+        ChangedIndex::from_marks(
+            self.n as usize,
+            &parts.bits,
+            parts.marks.into(),
+            parts.codes.into(),
+        )
+    }
+
+    /// The bytes of this commit's index file (see `crate::graph::index_file`), built from the
+    /// levels (reading all of them).
+    pub(crate) fn index_file_bytes(&self) -> Result<Vec<u8>> {
+        let index = self.index_of(false)?;
+        Ok(crate::graph::index_file::encode(
+            &self.index_commit(),
+            index.bit_words(),
+            &index.marks,
+            &index.codes,
+        ))
     }
 
     /// The threshold tests' memo (see [`CodeMemo`]), set up at the first push on this

@@ -198,7 +198,7 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
         let from_file = !eager
             && ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS
             && g.path()
-                .is_some_and(|p| crate::graph::index_file::will_need(&ov, p));
+                .is_some_and(|p| crate::graph::index_file::will_need(&ov.index_commit(), p));
         if !from_file {
             ov.hint_at_open();
         }

@@ -169,7 +169,7 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
     }
     // The index file, when it names this commit: what a reader loads equals the levels.
     if let Some(path) = g.path() {
-        if let Some(file) = crate::graph::index_file::load(o, path) {
+        if let Some(file) = o.index_from_file(path) {
             let levels = o.index_of(false)?;
             if file.marks != levels.marks
                 || file.codes != levels.codes

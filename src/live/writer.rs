@@ -470,8 +470,7 @@ impl LiveWriter {
     /// filter, as without the file). The index file is a cache: a failure to write it is not
     /// reported.
     pub fn close(self) {
-        let worth = crate::graph::index_file::file_len(&self.snapshot)
-            .is_some_and(|len| self.appended >= len);
+        let worth = index_file_len(&self.snapshot).is_some_and(|len| self.appended >= len);
         if worth {
             let _ = self.write_index();
         }
@@ -483,8 +482,29 @@ impl LiveWriter {
     /// O(n / 8 + changed nodes) bytes, after reading every level of the index. Returns whether
     /// it wrote one.
     pub fn write_index(&self) -> Result<bool> {
-        crate::graph::index_file::write(&self.snapshot, &self.path)
+        let path = crate::graph::index_file::index_path(&self.path);
+        let ov = match self.snapshot.overlay() {
+            Some(ov) if ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS => ov,
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(false);
+            }
+        };
+        crate::graph::build::write_atomic(&path, &ov.index_file_bytes()?)?;
+        Ok(true)
     }
+}
+
+/// The size of the index file of `g`'s commit, None when it gets none: a log of fewer than
+/// `LEVEL_FILTER_MIN_LEVELS` levels, whose readers do not load one.
+pub(crate) fn index_file_len(g: &Graph) -> Option<u64> {
+    let ov = g
+        .overlay()
+        .filter(|ov| ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS)?;
+    Some(crate::graph::index_file::file_len(
+        u64::from(ov.n),
+        ov.trailer.changed,
+    ))
 }
 
 pub(crate) fn merge_name(m: Merge) -> &'static str {
