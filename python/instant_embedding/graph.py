@@ -366,6 +366,32 @@ class Graph:
                 raise ValueError("compact() inside a batch: end the batch first")
             w.compact(threads)
 
+    def write_index(self) -> bool:
+        """Write the change log's index file for the last commit now.
+
+        :meth:`close` writes it when this writer's commits grew the log by at least its size;
+        a writer that stays open (a service that commits every minute, say) calls this so
+        that readers it opens, or that open the graph meanwhile, load their lookups instead of
+        building them from the log's levels (docs/LIVE.md, "Cost"). It costs a bit per node
+        and 2 bytes per changed node, after reading every level of the log's index.
+
+        Returns
+        -------
+        bool
+            Whether it wrote one: False when the log has fewer than 3 index levels, which
+            readers need no file for (a file of an earlier commit is then removed).
+
+        Raises
+        ------
+        ValueError
+            Read-only graph.
+        OSError
+            The file cannot be written.
+        """
+        w = self._writer()
+        with self._write_lock:
+            return bool(w.write_index())
+
     def refresh(self) -> bool:
         """Show the newest committed state of the graph file and its change log.
 

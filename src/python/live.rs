@@ -158,6 +158,11 @@ impl PyLiveWriter {
         py.detach(|| self.with(|w| w.compact(threads)))
     }
 
+    /// Writes the log's index file of the last commit now; False when the log needs none.
+    fn write_index(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| self.with(|w| w.write_index()))
+    }
+
     /// Writes the log's index file when this writer committed, then releases the lock
     /// (staged operations are dropped).
     fn close(&self, py: Python<'_>) {

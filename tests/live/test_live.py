@@ -678,8 +678,19 @@ def test_the_index_file_a_writer_leaves_never_changes_results(tmp_path):
         g.add_edges([0, 1], [2, 3])
         index.write_bytes(good)  # (the writer of one small commit leaves it as it is)
     assert index.read_bytes() == good
+    ie.Graph.open(path).save(tmp_path / "copy2.graph")
+    want2 = model.embed(ie.Graph.open(tmp_path / "copy2.graph"), nodes)
+    assert np.array_equal(model.embed(ie.Graph.open(path), nodes), want2)
+    # Written on demand for the last commit, by a writer that stays open.
+    with ie.Graph.open(path, writable=True) as g:
+        assert g.write_index() and index.read_bytes() != good
+        with pytest.raises(ValueError):
+            ie.Graph.open(path).write_index()
+    assert np.array_equal(model.embed(ie.Graph.open(path), nodes), want2)
     with ie.Graph.open(path, writable=True) as g:
         g.compact()
+        assert not index.exists()
+        assert not g.write_index()  # an empty log needs none
         assert not index.exists()
     final = ie.Graph.open(path)
     ref = ie.Graph.open(tmp_path / "copy.graph")
