@@ -1082,8 +1082,8 @@ impl Graph {
     /// Test support: drops the change log's index from memory, as in a reader just opened on
     /// a large log (a small one has it built when it is opened); it is loaded or built again
     /// as in such a reader.
-    #[doc(hidden)]
-    pub fn with_index_not_built(mut self) -> Graph {
+    #[cfg(test)]
+    pub(crate) fn with_index_not_built(mut self) -> Graph {
         if let Some(l) = self.live.as_deref_mut() {
             l.changed = OnceLock::new();
         }

@@ -891,17 +891,17 @@ impl Overlay {
                 IndexHit::Unchanged => Ok((0, 0.0)),
                 IndexHit::Entry(e) => Ok((e[0], f64::from_bits(e[1]))),
                 IndexHit::InLevel(k) => {
-                    match self
-                        .level_of_mark(k)
-                        .map(|l| self.find_in(l, v))
-                        .transpose()?
-                    {
-                        Some(Some((word, value))) => Ok((word, f64::from_bits(value))),
-                        _ => Err(Error::format(format!(
+                    let found = match self.level_of_mark(k) {
+                        Some(l) => self.find_in(l, v)?,
+                        None => None,
+                    };
+                    let (word, value) = found.ok_or_else(|| {
+                        Error::format(format!(
                             "change log corrupted: node {v} is not in the level its index \
                              file names"
-                        ))),
-                    }
+                        ))
+                    })?;
+                    Ok((word, f64::from_bits(value)))
                 }
             };
         }
@@ -1490,14 +1490,18 @@ impl Overlay {
     /// levels there are. Anything wrong with the file (another commit's, torn, corrupted)
     /// leaves it unused: the reader builds the level filter as without it.
     pub(crate) fn load_index_file(&self, path: &Path) {
-        if !self.index_in_memory
-            || self.levels.len() < LEVEL_FILTER_MIN_LEVELS
-            || self.changed_in_memory().is_some()
-        {
+        if !self.index_in_memory || !self.takes_index_file() || self.changed_in_memory().is_some() {
             return;
         }
         self.changed_file
             .get_or_init(|| self.index_from_file(path).unwrap_or_default());
+    }
+
+    /// Whether this commit gets an index file: a log of `LEVEL_FILTER_MIN_LEVELS` levels or
+    /// more, whose readers would otherwise build the level filter (with fewer, a lookup
+    /// searches the levels directly).
+    pub(crate) fn takes_index_file(&self) -> bool {
+        self.levels.len() >= LEVEL_FILTER_MIN_LEVELS
     }
 
     /// The commit this snapshot shows, as its index file names it.

@@ -196,7 +196,7 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     #[cfg(unix)]
     if g.prefetch() {
         let from_file = !eager
-            && ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS
+            && ov.takes_index_file()
             && g.path()
                 .is_some_and(|p| crate::graph::index_file::will_need(&ov.index_commit(), p));
         if !from_file {

@@ -483,24 +483,23 @@ impl LiveWriter {
     /// it wrote one.
     pub fn write_index(&self) -> Result<bool> {
         let path = crate::graph::index_file::index_path(&self.path);
-        let ov = match self.snapshot.overlay() {
-            Some(ov) if ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS => ov,
-            _ => {
-                let _ = std::fs::remove_file(&path);
-                return Ok(false);
-            }
+        let Some(ov) = indexed(&self.snapshot) else {
+            let _ = std::fs::remove_file(&path);
+            return Ok(false);
         };
         crate::graph::build::write_atomic(&path, &ov.index_file_bytes()?)?;
         Ok(true)
     }
 }
 
-/// The size of the index file of `g`'s commit, None when it gets none: a log of fewer than
-/// `LEVEL_FILTER_MIN_LEVELS` levels, whose readers do not load one.
+/// The log of `g`'s commit when the commit gets an index file (`Overlay::takes_index_file`).
+fn indexed(g: &Graph) -> Option<&Overlay> {
+    g.overlay().filter(|ov| ov.takes_index_file())
+}
+
+/// The size of the index file of `g`'s commit, None when it gets none.
 pub(crate) fn index_file_len(g: &Graph) -> Option<u64> {
-    let ov = g
-        .overlay()
-        .filter(|ov| ov.levels.len() >= LEVEL_FILTER_MIN_LEVELS)?;
+    let ov = indexed(g)?;
     Some(crate::graph::index_file::file_len(
         u64::from(ov.n),
         ov.trailer.changed,
