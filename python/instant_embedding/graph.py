@@ -369,11 +369,14 @@ class Graph:
     def write_index(self) -> bool:
         """Write the change log's index file for the last commit now.
 
-        :meth:`close` writes it when this writer's commits grew the log by at least its size;
-        a writer that stays open (a service that commits every minute, say) calls this so
-        that readers it opens, or that open the graph meanwhile, load their lookups instead of
-        building them from the log's levels (docs/LIVE.md, "Cost"). It costs a bit per node
-        and 2 bytes per changed node, after reading every level of the log's index.
+        The writer writes it by itself after a commit (or in :meth:`close`) once its commits
+        since it last wrote it grew the log by at least its size, unless the file there
+        serves the commit with a few newer levels, and readers of later commits use it with
+        the levels written since; this writes it for the last commit at
+        once, so that readers opened now load their lookups instead of building them from the
+        log's levels (docs/LIVE.md, "Cost"). It costs a bit per node and 2 bytes per changed
+        node, after reading the last index file and the levels written since (every level of
+        the log's index when there is none).
 
         Returns
         -------
@@ -416,8 +419,9 @@ class Graph:
         """Release the writer lock of a graph opened with ``writable=True`` (staged changes
         of an unfinished batch are dropped); the graph stays readable.
 
-        When this writer's commits appended at least its size to the change log, it first
-        writes the log's index file (``PATH.live.index``: a bit per node and 2 bytes per
+        When this writer's commits since it last wrote the change log's index file appended
+        at least its size to the log (and the file there does not serve the last commit with
+        a few newer levels), it first writes that file (``PATH.live.index``: a bit per node and 2 bytes per
         changed node), which readers opened afterwards load instead of building their lookups
         from the log's levels (docs/LIVE.md, "Cost"). A failure to write it is not reported:
         readers then work without it."""

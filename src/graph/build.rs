@@ -610,11 +610,24 @@ impl AtomicFile {
 
     /// Flushes, fsyncs and renames the temporary file over the target.
     /// On failure (e.g. the final flush hits a full disk) the temporary file is removed.
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Result<()> {
+        self.finish(true)
+    }
+
+    /// Renames the temporary file over the target without syncing its data first: for a
+    /// cache that its readers check (after a crash it may be short or zeroed, never another
+    /// file's bytes).
+    pub fn commit_unsynced(self) -> Result<()> {
+        self.finish(false)
+    }
+
+    fn finish(mut self, sync: bool) -> Result<()> {
         let w = self.file.take().expect("AtomicFile committed twice");
         let r = (|| {
             let f = w.into_inner().map_err(|e| Error::io(&self.tmp, e))?;
-            f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+            if sync {
+                f.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+            }
             drop(f);
             match self.replace.take() {
                 Some(r) => r.install(&self.tmp),
@@ -639,13 +652,26 @@ impl Drop for AtomicFile {
 
 /// Writes `bytes` to `target` atomically (temporary file + fsync + rename).
 pub fn write_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
-    let target = target.as_ref();
+    write_atomic_with(target.as_ref(), bytes, true)
+}
+
+/// Writes `bytes` to `target` atomically (temporary file + rename) without an fsync: for a
+/// cache that its readers check (see [`AtomicFile::commit_unsynced`]).
+pub fn write_cache_atomic(target: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(target.as_ref(), bytes, false)
+}
+
+fn write_atomic_with(target: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let mut f = AtomicFile::create(target)?;
     let tmp = f.tmp_path().to_path_buf();
     f.writer()
         .write_all(bytes)
         .map_err(|e| Error::io(&tmp, e))?;
-    f.commit()
+    if sync {
+        f.commit()
+    } else {
+        f.commit_unsynced()
+    }
 }
 
 /// Saves a graph (in memory or mapped) to `target` atomically. A live graph is written with

@@ -1,9 +1,10 @@
 //! The index file of a change log, `GRAPH.live.index` (docs/FORMAT.md, "Index file"): for one
 //! commit, which nodes have a record, and each one's level and neighbour code, so that a
 //! reader just opened gets the lookups of the index in memory without building it from the
-//! levels. A cache: written by a writer when it closes (`crate::live`), read by
-//! `Overlay::load_index_file`, ignored unless it names the exact commit a reader opened and
-//! its checksums hold; never needed for a correct result. This module is its format only.
+//! levels. A cache: written by a writer once its commits grew the log by the file's size
+//! (`crate::live`), read by `Overlay::index_from_file`, which uses it for the commit it names
+//! or a later one that kept its oldest levels, when its checksums hold; never needed for a
+//! correct result. This module is its format only.
 //!
 //! Layout (little-endian): a 64-byte header (magic, version, the log's base-file checksum, the
 //! commit's trailer offset and trailer checksum, nodes, changed nodes, the header's checksum),
@@ -98,25 +99,40 @@ pub fn encode(
     bytes
 }
 
-/// The index file of `base` opened, and its count of changed nodes, when its header names
-/// `commit` (its body is not read).
-fn open_for(commit: &Commit, base: &Path) -> Option<(std::fs::File, u64)> {
+/// The index file of `base` opened after its header, when the header is one of this version
+/// (magic, version and checksum hold): the commit it names and its count of changed nodes.
+fn open_header(base: &Path) -> Option<(std::fs::File, Commit, u64)> {
     let mut file = std::fs::File::open(index_path(base)).ok()?;
     let mut head = [0u8; HEADER_LEN];
     file.read_exact(&mut head).ok()?;
-    let changed = u64::from_le_bytes(head[48..56].try_into().ok()?);
-    (head == header(commit, changed)).then_some((file, changed))
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap());
+    let commit = Commit {
+        base_checksum: word(16),
+        trailer: word(24),
+        trailer_checksum: word(32),
+        n: word(40),
+    };
+    let changed = word(48);
+    (head == header(&commit, changed)).then_some((file, commit, changed))
 }
 
-/// Asks the system to read the index file of `base` ahead, when it names `commit` (returns
-/// whether it does): for a reader opened with `prefetch`, whose first query loads it whole.
+/// The commit the index file of `base` names, when it has a valid header.
+pub fn named_commit(base: &Path) -> Option<Commit> {
+    open_header(base).map(|(_, commit, _)| commit)
+}
+
+/// Asks the system to read the index file of `base` ahead, when `wanted` accepts the commit
+/// it names (returns whether it does): for a reader opened with `prefetch`, whose first query
+/// loads it whole.
 #[cfg(unix)]
-pub fn will_need(commit: &Commit, base: &Path) -> bool {
-    let Some((file, _)) = open_for(commit, base) else {
-        return false;
-    };
-    advise_whole(&file);
-    true
+pub fn will_need(base: &Path, wanted: impl FnOnce(&Commit) -> bool) -> bool {
+    match open_header(base) {
+        Some((file, commit, _)) if wanted(&commit) => {
+            advise_whole(&file);
+            true
+        }
+        _ => false,
+    }
 }
 
 #[cfg(unix)]
@@ -126,11 +142,16 @@ fn advise_whole(file: &std::fs::File) {
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
 }
 
-/// The parts of the index file of `base` when it names `commit` and every check holds (the
-/// length, both checksums, zero padding, every mark in `1..=levels`), else None. The bitmap's
-/// agreement with the marks is the caller's to check (`ChangedIndex::from_marks`).
-pub fn read(commit: &Commit, base: &Path, levels: usize) -> Option<Parts> {
-    let (mut file, changed) = open_for(commit, base)?;
+/// The commit the index file of `base` names and its parts, when `levels_of` accepts that
+/// commit (giving its number of levels) and every check holds (the length, both checksums,
+/// zero padding, every mark in `1..=levels`), else None. The bitmap's agreement with the
+/// marks is the caller's to check (`ChangedIndex::from_marks`).
+pub fn read(
+    base: &Path,
+    levels_of: impl FnOnce(&Commit) -> Option<usize>,
+) -> Option<(Commit, Parts)> {
+    let (mut file, commit, changed) = open_header(base)?;
+    let levels = levels_of(&commit)?;
     let n = commit.n;
     if file.metadata().ok()?.len() != file_len(n, changed) || changed > n {
         return None;
@@ -163,7 +184,7 @@ pub fn read(commit: &Commit, base: &Path, levels: usize) -> Option<Parts> {
     for w in &mut bits {
         *w = u64::from_le(*w);
     }
-    Some(Parts { bits, marks, codes })
+    Some((commit, Parts { bits, marks, codes }))
 }
 
 #[cfg(test)]
@@ -353,14 +374,15 @@ mod tests {
         assert!(!loaded(&fresh()));
         std::fs::write(&ip, &good).unwrap();
         assert!(loaded(&fresh()));
-        // A newer commit by a writer that did not close: the file names the older one.
+        // A newer commit by a writer that did not close: the file names the older one, whose
+        // oldest levels the new commit kept, so a reader uses it with the newer levels.
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         w.add_edges(&Ids::Int(vec![1, 2, 3]), &Ids::Int(vec![4, 5, 6]), None)
             .unwrap();
         w.commit().unwrap();
         drop(w);
         assert_eq!(std::fs::read(&ip).unwrap(), good);
-        assert!(!loaded(&fresh()));
+        reads_as_built(&path, true);
         // A writer whose commits appended less than the file's size leaves it as it is.
         for edges in [0, 1] {
             let mut w = LiveWriter::open(&path, None, false).unwrap();
@@ -371,7 +393,7 @@ mod tests {
             }
             w.close();
             assert_eq!(std::fs::read(&ip).unwrap(), good, "{edges} edges");
-            assert!(!loaded(&fresh()));
+            reads_as_built(&path, true);
         }
         // One whose commits appended more writes the file of its last commit.
         let mut w = LiveWriter::open(&path, None, false).unwrap();
@@ -382,7 +404,187 @@ mod tests {
         let len = crate::live::writer::index_file_len(&w.snapshot()).unwrap();
         w.close();
         assert_eq!(std::fs::metadata(&ip).unwrap().len(), len);
+        let commit = Graph::open(&path)
+            .unwrap()
+            .overlay()
+            .unwrap()
+            .index_commit();
+        assert_eq!(open_header(&path).unwrap().1, commit);
         assert!(loaded(&fresh()));
+    }
+
+    /// Whether a reader of `path` just opened loads an index (`loaded`, as expected), and
+    /// that it then reads every node as the index built from the levels does.
+    fn reads_as_built(path: &Path, expect_loaded: bool) {
+        let g = Graph::open(path).unwrap().with_index_not_built();
+        g.prepare_lookups();
+        assert_eq!(loaded(&g), expect_loaded);
+        if !expect_loaded {
+            return;
+        }
+        let built = Graph::open(path).unwrap();
+        let (o, b) = (g.overlay().unwrap(), built.overlay().unwrap());
+        let (fi, bi) = (o.changed_in_memory().unwrap(), b.changed.get().unwrap());
+        assert_eq!(fi.codes.len() as u64, o.trailer.changed);
+        for v in 0..g.num_nodes() as u32 {
+            assert_eq!(fi.contains(v), bi.contains(v), "{v}");
+            assert_eq!(fi.code(v), bi.code(v), "{v}");
+            let (x, y) = (o.leaf(v).unwrap(), b.leaf(v).unwrap());
+            assert_eq!((x.0, x.1.to_bits()), (y.0, y.1.to_bits()), "{v}");
+        }
+    }
+
+    /// A writer that stays open writes the index file once its commits since the last one
+    /// appended the file's size, unless the file serves the commit with a few newer entries,
+    /// and readers opened on the commits between use the last
+    /// file with the levels written since (merged or not) and read every node as the index
+    /// built from the levels does, their PPR bit-identical to a reader that searches the
+    /// levels; a file of a commit whose levels were all merged since is not used.
+    #[test]
+    fn readers_use_an_earlier_commits_index_file_with_the_newer_levels() {
+        let dir = tempfile::tempdir().unwrap();
+        for weighted in [false, true] {
+            let path = live_graph(dir.path(), weighted, 21);
+            let ip = index_path(&path);
+            let mut w = LiveWriter::open(&path, None, false).unwrap();
+            let mut k = 99u64;
+            let mut next = move || {
+                k += 1;
+                crate::hashing::splitmix64(k)
+            };
+            let (mut earlier, mut rewritten, mut kept_serving) = (0, 0, 0);
+            let mut last = std::fs::read(&ip).unwrap();
+            for commit in 0..40 {
+                // Mostly small commits, some large: the writer merges levels by tiers.
+                let count = if commit % 9 == 8 {
+                    1500
+                } else {
+                    1 + next() % 60
+                } as usize;
+                let a: Vec<i64> = (0..count).map(|_| (next() % 3030) as i64).collect();
+                let b: Vec<i64> = (0..count).map(|_| (next() % 3000) as i64).collect();
+                let ws: Vec<f32> = a.iter().map(|_| 0.25 + (next() % 7) as f32).collect();
+                w.add_edges(
+                    &Ids::Int(a.clone()),
+                    &Ids::Int(b.clone()),
+                    weighted.then_some(&ws[..]),
+                )
+                .unwrap();
+                w.remove_edges(
+                    &Ids::Int(b[..count / 3].to_vec()),
+                    &Ids::Int(a[..count / 3].to_vec()),
+                )
+                .unwrap();
+                assert!(w.commit().unwrap());
+                let now = std::fs::read(&ip).unwrap();
+                let snap = w.snapshot();
+                let ov = snap.overlay().unwrap();
+                if now != last {
+                    rewritten += 1;
+                    assert_eq!(w.since_index(), 0);
+                } else {
+                    // Not rewritten: the commits since the last file appended less than its
+                    // size, or it serves this commit with newer entries of less than half.
+                    let len = crate::live::writer::index_file_len(&snap).unwrap();
+                    let newer = ov.newer_than_index_file(&path);
+                    let serves = newer.is_some_and(|b| 2 * b < len);
+                    assert!(w.since_index() < len || serves, "commit {commit}");
+                    kept_serving += usize::from(w.since_index() >= len);
+                }
+                last = now;
+                let c = open_header(&path).unwrap().1;
+                let serves = ov.index_file_levels(&c);
+                earlier += usize::from(c != ov.index_commit() && serves.is_some());
+                reads_as_built(&path, serves.is_some());
+            }
+            assert!(
+                earlier > 5 && rewritten > 1 && kept_serving > 0,
+                "{earlier} {rewritten} {kept_serving}"
+            );
+            // Another graph's file (another base file) serves none of this log's commits.
+            let before = std::fs::read(&ip).unwrap();
+            let first = live_graph(dir.path(), weighted, 22);
+            std::fs::copy(index_path(&first), &ip).unwrap();
+            reads_as_built(&path, false);
+            // PPR through an earlier commit's file (the one before this commit, put back if
+            // the commit wrote another), against the levels and the compacted copy.
+            let a: Vec<i64> = (0..40).map(|_| (next() % 3000) as i64).collect();
+            let b: Vec<i64> = (0..40).map(|_| (next() % 3000) as i64).collect();
+            let ws: Vec<f32> = a.iter().map(|_| 2.0).collect();
+            w.add_edges(&Ids::Int(a), &Ids::Int(b), weighted.then_some(&ws[..]))
+                .unwrap();
+            w.commit().unwrap();
+            drop(w);
+            std::fs::write(&ip, &before).unwrap();
+            let g = Graph::open(&path).unwrap().with_index_not_built();
+            g.prepare_lookups();
+            assert!(loaded(&g));
+            assert_ne!(
+                open_header(&path).unwrap().1,
+                g.overlay().unwrap().index_commit()
+            );
+            let levels = Graph::open(&path).unwrap().with_index_on_disk();
+            let copy = dir.path().join(format!("later{weighted}.graph"));
+            crate::live::save(&g, &copy).unwrap();
+            let compacted = Graph::open(&copy).unwrap();
+            let cfg = PprConfig {
+                eps: 1e-4,
+                ..PprConfig::default()
+            };
+            let bits = |p: Vec<(u32, f64)>| -> Vec<(u32, u64)> {
+                p.into_iter().map(|(v, x)| (v, x.to_bits())).collect()
+            };
+            for seed in (0..3030).step_by(37) {
+                let want = bits(ppr(&compacted, seed, &cfg).unwrap());
+                assert_eq!(bits(ppr(&g, seed, &cfg).unwrap()), want, "{seed}");
+                assert_eq!(bits(ppr(&levels, seed, &cfg).unwrap()), want, "{seed}");
+            }
+        }
+    }
+
+    /// An earlier commit's file that marks a node in a level the reader's commit does not
+    /// keep, where none of its newer levels holds the node, is not used (its mark would name
+    /// another level).
+    #[test]
+    fn an_earlier_file_marking_a_node_in_a_merged_level_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = live_graph(dir.path(), false, 31);
+        let g = Graph::open(&path).unwrap();
+        let ov = g.overlay().unwrap();
+        let (_, parts) = read(&path, |c| ov.index_file_levels(c).map(|x| x.0)).unwrap();
+        let levels = ov.levels.len();
+        let n = ov.n as u64;
+        // Brought through the newest level, the file's own parts read as they are.
+        let kept = levels - 1;
+        let same = ov
+            .index_updated(
+                Parts {
+                    bits: parts.bits.clone(),
+                    marks: parts.marks.clone(),
+                    codes: parts.codes.clone(),
+                },
+                n,
+                kept,
+            )
+            .unwrap();
+        assert_eq!(
+            (&same.bits, &same.marks, &same.codes),
+            (&parts.bits, &parts.marks, &parts.codes)
+        );
+        // One node of an older level marked in the newest: no entry there replaces it.
+        let r = parts
+            .marks
+            .iter()
+            .position(|&m| usize::from(m) <= kept)
+            .unwrap();
+        let mut marks = parts.marks.clone();
+        marks[r] = levels as u8;
+        let bad = Parts {
+            bits: parts.bits.clone(),
+            marks,
+            codes: parts.codes.clone(),
+        };
+        assert!(ov.index_updated(bad, n, kept).is_none());
     }
 
     /// Compaction and a write of the path (`save` over it) remove the index file with the

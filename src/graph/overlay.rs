@@ -1300,7 +1300,12 @@ impl Overlay {
 
     /// Reads the level directory named by the trailer (O(levels)).
     pub(crate) fn read_levels(&self) -> Result<Vec<Level>> {
-        let t = &self.trailer;
+        self.levels_of(&self.trailer)
+    }
+
+    /// The levels of the commit of trailer `t` (this snapshot's, or an earlier commit's of
+    /// this log), newest first.
+    fn levels_of(&self, t: &Trailer) -> Result<Vec<Level>> {
         if t.index == 0 {
             return Ok(Vec::new());
         }
@@ -1313,7 +1318,7 @@ impl Overlay {
             // A bitmap covers at most the nodes of the snapshot that wrote the level.
             if head[0] != LEVEL_MAGIC
                 || count == 0
-                || blocks > Level::blocks_for(u64::from(self.n))
+                || blocks > Level::blocks_for(t.num_nodes)
                 || head[3] != 0
             {
                 return Err(bad());
@@ -1515,9 +1520,13 @@ impl Overlay {
     }
 
     /// The index of this commit from the index file of the graph file `path`, or None when
-    /// there is none for this commit or anything in it is wrong.
+    /// there is no usable one or anything in it is wrong. The file may name this commit, or
+    /// an earlier commit of this log whose oldest levels this commit kept (commits write a
+    /// level and merge only the newest ones): its marks of those levels still hold, and the
+    /// entries of the newer levels, read from the log, replace the others
+    /// ([`Overlay::index_updated`]). A writer thus need not rewrite the file at every commit.
     pub(crate) fn index_from_file(&self, path: &Path) -> Option<ChangedIndex> {
-        let parts = crate::graph::index_file::read(&self.index_commit(), path, self.levels.len())?;
+        let parts = self.index_file_parts(path)?;
         ChangedIndex::from_marks(
             self.n as usize,
             &parts.bits,
@@ -1526,9 +1535,184 @@ impl Overlay {
         )
     }
 
-    /// The bytes of this commit's index file (see `crate::graph::index_file`), built from the
-    /// levels (reading all of them).
-    pub(crate) fn index_file_bytes(&self) -> Result<Vec<u8>> {
+    /// The parts of this commit's index (see `index_from_file`) from the index file of the
+    /// graph file `path`, or None when it cannot serve.
+    pub(crate) fn index_file_parts(&self, path: &Path) -> Option<crate::graph::index_file::Parts> {
+        let mut kept = 0;
+        let (commit, parts) = crate::graph::index_file::read(path, |c| {
+            let (levels, k) = self.index_file_levels(c)?;
+            kept = k;
+            Some(levels)
+        })?;
+        if commit == self.index_commit() {
+            Some(parts)
+        } else {
+            self.index_updated(parts, commit.n, kept)
+        }
+    }
+
+    /// Whether an index file naming `c` can serve this snapshot: its number of levels and
+    /// how many of them, the oldest, this snapshot still has (all for this commit), or None
+    /// when `c` is not this log's or keeps none of this snapshot's levels.
+    pub(crate) fn index_file_levels(
+        &self,
+        c: &crate::graph::index_file::Commit,
+    ) -> Option<(usize, usize)> {
+        if *c == self.index_commit() {
+            return Some((self.levels.len(), self.levels.len()));
+        }
+        if c.base_checksum != self.header.base_checksum
+            || c.n > u64::from(self.n)
+            || c.trailer >= self.slot.trailer
+        {
+            return None;
+        }
+        // The commit's record, still in the log (it only grows until compaction, which
+        // replaces the base file and so its checksum).
+        let (t, checksum) = Trailer::decode(&self.bytes()[..self.end as usize], c.trailer).ok()?;
+        if checksum != c.trailer_checksum || t.num_nodes != c.n {
+            return None;
+        }
+        let old = self.levels_of(&t).ok()?;
+        let kept = old
+            .iter()
+            .rev()
+            .zip(self.levels.iter().rev())
+            .take_while(|(a, b)| a.at == b.at && a.count == b.count)
+            .count();
+        (kept > 0).then_some((old.len(), kept))
+    }
+
+    /// The bytes of the entries of this snapshot's levels that are newer than those of the
+    /// index file of the graph file `path` (0 when it names this commit), or None when there
+    /// is no file that can serve this snapshot (reads its header only).
+    pub(crate) fn newer_than_index_file(&self, path: &Path) -> Option<u64> {
+        let commit = crate::graph::index_file::named_commit(path)?;
+        let (_, kept) = self.index_file_levels(&commit)?;
+        let newer = &self.levels[..self.levels.len() - kept];
+        Some(
+            newer
+                .iter()
+                .map(|l| l.count * level_entry_len(l.weighted))
+                .sum(),
+        )
+    }
+
+    /// The parts of an index file of an earlier commit (`old_n` nodes, whose oldest `kept`
+    /// levels are this snapshot's oldest) brought to this snapshot: each entry of this
+    /// snapshot's newer levels replaces the file's mark and code of its node or adds the
+    /// node. O(n / 64 + changed nodes + those entries). None when a node the file marks in
+    /// one of its newer levels has no entry in this snapshot's (those levels were merged into
+    /// these, so each such node has one), or when the file does not match this log.
+    pub(crate) fn index_updated(
+        &self,
+        old: crate::graph::index_file::Parts,
+        old_n: u64,
+        kept: usize,
+    ) -> Option<crate::graph::index_file::Parts> {
+        let levels = self.levels.len();
+        let weighted = self.header.weighted;
+        // The newer levels' entries (node, mark, code), oldest level first, then in node
+        // order with each node's newest entry last (a stable sort).
+        let mut newer = Vec::new();
+        for (at, l) in self.levels[..levels - kept].iter().enumerate().rev() {
+            let mark = (levels - at) as u8;
+            self.for_each_entry(l, |v, _, value| {
+                let s = f64::from_bits(value);
+                if !(s.is_finite() && s >= 0.0) {
+                    return Err(Error::format("change log corrupted: a strength"));
+                }
+                newer.push((v, mark, crate::graph::strength_code::code_of(weighted, s)));
+                Ok(())
+            })
+            .ok()?;
+        }
+        newer.sort_by_key(|e| e.0);
+        let n = self.n as usize;
+        // The file's bitmap: its length, no bit past its `n`, a mark per member.
+        let tail = old_n % 64;
+        if old.bits.len() as u64 != old_n.div_ceil(64)
+            || old_n > n as u64
+            || tail != 0 && old.bits.last().is_some_and(|&x| x >> tail != 0)
+            || old
+                .bits
+                .iter()
+                .map(|x| x.count_ones() as usize)
+                .sum::<usize>()
+                != old.marks.len()
+        {
+            return None;
+        }
+        let mut bits = old.bits;
+        bits.resize(n.div_ceil(64), 0);
+        let cap = old.marks.len() + newer.len();
+        let (mut marks, mut codes) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
+        // The old members between two newer nodes are copied as one run: their marks must
+        // name kept levels (the others were merged into the newer levels, so each of their
+        // nodes has a newer entry).
+        let kept = kept as u8;
+        let copy = |marks: &mut Vec<u8>, codes: &mut Vec<u8>, from: usize, to: usize| {
+            let m = old.marks.get(from..to)?;
+            if m.iter().any(|&k| k > kept) {
+                return None;
+            }
+            marks.extend_from_slice(m);
+            codes.extend_from_slice(old.codes.get(from..to)?);
+            Some::<()>(())
+        };
+        // `r`: old members copied or replaced so far; `rank`: old members before word `w`;
+        // `fresh`: the bits of new members set in word `w` (all below the node at hand).
+        let (mut r, mut w, mut rank, mut fresh) = (0usize, 0usize, 0usize, 0usize);
+        let mut k = 0;
+        while k < newer.len() {
+            // The node's newest entry: the last of its entries.
+            let v = newer[k].0 as usize;
+            while k + 1 < newer.len() && newer[k + 1].0 as usize == v {
+                k += 1;
+            }
+            let (_, mark, code) = newer[k];
+            k += 1;
+            if v >= n {
+                return None;
+            }
+            while w < v / 64 {
+                rank += bits[w].count_ones() as usize - fresh;
+                (w, fresh) = (w + 1, 0);
+            }
+            let bit = 1u64 << (v % 64);
+            let below = rank + (bits[w] & (bit - 1)).count_ones() as usize - fresh;
+            copy(&mut marks, &mut codes, r, below)?;
+            // An old member's entry is replaced; a new member's bit is set.
+            if bits[w] & bit != 0 {
+                r = below + 1;
+            } else {
+                r = below;
+                bits[w] |= bit;
+                fresh += 1;
+            }
+            marks.push(mark);
+            codes.push(code);
+        }
+        copy(&mut marks, &mut codes, r, old.marks.len())?;
+        (marks.len() as u64 == self.trailer.changed).then_some(crate::graph::index_file::Parts {
+            bits,
+            marks,
+            codes,
+        })
+    }
+
+    /// The bytes of this commit's index file (see `crate::graph::index_file`) for the graph
+    /// file `path`: from its index file and the levels written since, when that serves, else
+    /// from all the levels.
+    pub(crate) fn index_file_bytes(&self, path: &Path) -> Result<Vec<u8>> {
+        if let Some(p) = self.index_file_parts(path) {
+            return Ok(crate::graph::index_file::encode(
+                &self.index_commit(),
+                p.bits.iter().copied(),
+                &p.marks,
+                &p.codes,
+            ));
+        }
         let index = self.index_of(false)?;
         Ok(crate::graph::index_file::encode(
             &self.index_commit(),

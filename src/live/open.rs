@@ -191,14 +191,15 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     // A small index on a graph of at most 1 M nodes is built in memory now: O(n +
     // entries) bytes, less than the searches of the first query would cost.
     let eager = ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 20;
-    // The first query of a reader opened with `prefetch` loads the index file that names this
+    // The first query of a reader opened with `prefetch` loads the index file that serves this
     // commit (it then reads no level's bitmap or fence), else reads the levels.
     #[cfg(unix)]
     if g.prefetch() {
         let from_file = !eager
             && ov.takes_index_file()
-            && g.path()
-                .is_some_and(|p| crate::graph::index_file::will_need(&ov.index_commit(), p));
+            && g.path().is_some_and(|p| {
+                crate::graph::index_file::will_need(p, |c| ov.index_file_levels(c).is_some())
+            });
         if !from_file {
             ov.hint_at_open();
         }

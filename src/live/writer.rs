@@ -47,8 +47,9 @@ pub struct LiveWriter {
     created_log: bool,
     /// The memory of a dropped snapshot's level filter, for the next commit's copy.
     filter_spare: Arc<FilterSpare>,
-    /// Bytes this writer's commits appended to the log (see `close`).
-    appended: u64,
+    /// Bytes this writer's commits appended to the log since it opened or last wrote the
+    /// index file (see `write_index_when_due`).
+    since_index: u64,
 }
 
 impl Drop for LiveWriter {
@@ -176,7 +177,7 @@ impl LiveWriter {
             threads: None,
             filter_spare,
             created_log,
-            appended: 0,
+            since_index: 0,
         })
     }
 
@@ -292,7 +293,7 @@ impl LiveWriter {
             .map_err(|e| Error::io(lp, e))?;
         self.file.sync_data().map_err(|e| Error::io(lp, e))?;
         self.slot = slot;
-        self.appended += trailer_at + TRAILER_LEN as u64 - self.end;
+        self.since_index += trailer_at + TRAILER_LEN as u64 - self.end;
         self.end = trailer_at + TRAILER_LEN as u64;
         // The base file's map is kept: the pages the next commits read stay mapped.
         let mut next = reopen(&self.snapshot, &self.path)?;
@@ -300,6 +301,7 @@ impl LiveWriter {
         drop(g);
         let prev = std::mem::replace(&mut self.snapshot, Arc::new(next));
         Graph::carry_level_filter(prev, &self.snapshot, Some(&self.filter_spare));
+        self.write_index_when_due();
         Ok(true)
     }
 
@@ -464,30 +466,54 @@ impl LiveWriter {
         &self.path
     }
 
-    /// Writes the index file of the last commit when this writer's commits appended at least
-    /// its size to the log, then releases the lock (staged operations are dropped): a writer
-    /// of a few small commits does not pay O(n) bytes for them (readers then build the level
-    /// filter, as without the file). The index file is a cache: a failure to write it is not
-    /// reported.
-    pub fn close(self) {
-        let worth = index_file_len(&self.snapshot).is_some_and(|len| self.appended >= len);
-        if worth {
-            let _ = self.write_index();
+    /// Writes the index file of the last commit when due (see `write_index_when_due`), then
+    /// releases the lock (staged operations are dropped).
+    pub fn close(mut self) {
+        self.write_index_when_due();
+    }
+
+    /// Writes the index file of the last commit once the commits since the last one appended
+    /// at least its size to the log (so its bytes add at most the log's to the writes, and a
+    /// few small commits on a large graph do not pay O(n) bytes each), unless the file there
+    /// still serves this commit with newer levels whose entries take less than half its size:
+    /// readers take those entries with the file (`Overlay::index_from_file`), for less than
+    /// a rewrite would cost. The index file is a cache: a failure to write it is not reported
+    /// (readers then build the level filter, as without the file).
+    fn write_index_when_due(&mut self) {
+        let Some(len) = index_file_len(&self.snapshot) else {
+            return;
+        };
+        if self.since_index < len {
+            return;
         }
+        let serves = indexed(&self.snapshot).and_then(|ov| ov.newer_than_index_file(&self.path));
+        if serves.is_some_and(|newer| 2 * newer < len) {
+            return;
+        }
+        if self.write_index().is_ok() {
+            self.since_index = 0;
+        }
+    }
+
+    /// Bytes appended since the index file was last written (see `write_index_when_due`).
+    #[cfg(test)]
+    pub(crate) fn since_index(&self) -> u64 {
+        self.since_index
     }
 
     /// Writes the index file of the last commit (`crate::graph::index_file`), so that readers
     /// opened on it get their lookups at the speed of the index in memory from their first
-    /// query, or removes a stale one when the commit needs none. For a writer about to close:
-    /// O(n / 8 + changed nodes) bytes, after reading every level of the index. Returns whether
-    /// it wrote one.
+    /// query, or removes a stale one when the commit needs none. O(n / 8 + changed nodes)
+    /// bytes, after reading the last index file and the levels written since, or every
+    /// level when there is none. Returns whether it wrote one.
     pub fn write_index(&self) -> Result<bool> {
         let path = crate::graph::index_file::index_path(&self.path);
         let Some(ov) = indexed(&self.snapshot) else {
             let _ = std::fs::remove_file(&path);
             return Ok(false);
         };
-        crate::graph::build::write_atomic(&path, &ov.index_file_bytes()?)?;
+        // Not synced: a reader checks the file, and a crash leaves at worst one it ignores.
+        crate::graph::build::write_cache_atomic(&path, &ov.index_file_bytes(&self.path)?)?;
         Ok(true)
     }
 }
