@@ -94,6 +94,11 @@ pub fn cached_copy(
         Ok(()) => {}
     }
     if log_head.is_some() {
+        // The log's index file, when `fill` left one (a cache: its failure is no error).
+        let index = crate::graph::index_file::index_path(&copy);
+        if index.exists() {
+            let _ = fs::rename(&index, crate::graph::index_file::index_path(&entry));
+        }
         let from = crate::live::log_path(&copy);
         fs::rename(&from, &live).map_err(|e| Error::io(&live, e))?;
     }
@@ -167,7 +172,9 @@ pub fn remote_copy(dir: &Path, uri: &str, remote: &mut dyn Remote) -> Result<Pat
             remote.download(".live", &crate::live::log_path(g), &head)?;
             fs::hard_link(&base, g)
                 .or_else(|_| fs::copy(&base, g).map(drop))
-                .map_err(|e| Error::io(g, e))
+                .map_err(|e| Error::io(g, e))?;
+            copy_index_file(g, remote);
+            Ok(())
         };
         match cached_copy(dir, &header, Some(&head), uri, &mut fill) {
             Err(Error::Format(m)) => last = m,
@@ -178,6 +185,30 @@ pub fn remote_copy(dir: &Path, uri: &str, remote: &mut dyn Remote) -> Result<Pat
         "{uri}: could not copy the graph with its change log {uri}.live: {last}; copy the \
          graph file and its log together, or compact it first"
     )))
+}
+
+/// Downloads the remote log's index file (`URI.live.index`) beside the copy `g` (its graph
+/// file and log), and keeps it when it serves the copy's commit (it names that commit or an
+/// earlier one it builds on) and equals the index of the copy's levels, so that the copy's
+/// readers load it as the source's would. A cache: a failure leaves the copy without one.
+fn copy_index_file(g: &Path, remote: &mut dyn Remote) {
+    let index = crate::graph::index_file::index_path(g);
+    let kept = matches!(remote.read(".live.index", 64), Ok(Some(_)))
+        && remote.download(".live.index", &index, &[]).is_ok()
+        && crate::live::open::open(g, false).is_ok_and(|c| {
+            c.overlay().is_some_and(|o| {
+                o.index_file_parts(g)
+                    .zip(o.index_of(false).ok())
+                    .is_some_and(|(p, levels)| {
+                        p.marks[..] == levels.marks[..]
+                            && p.codes[..] == levels.codes[..]
+                            && p.bits.iter().copied().eq(levels.bit_words())
+                    })
+            })
+        });
+    if !kept {
+        let _ = fs::remove_file(&index);
+    }
 }
 
 /// The first `n` bytes of the file at `path` (fewer if it is shorter).
@@ -247,7 +278,7 @@ pub fn check_shipped(path: &Path, key: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Removes the cache entries in `dir` (graphs, logs, locks, and the working directories of
+/// Removes the cache entries in `dir` (graphs, logs and their index files, locks, and the working directories of
 /// copies that were killed); safe on POSIX while another process maps an entry.
 pub fn clear(dir: &Path) -> Result<()> {
     let entries = match fs::read_dir(dir) {
@@ -261,7 +292,7 @@ pub fn clear(dir: &Path) -> Result<()> {
         let gone = if name.contains(".graph.tmp-") {
             let _ = fs::remove_dir_all(&path); // a killed copy's: whatever is left of it
             Ok(())
-        } else if [".graph", ".graph.live", ".lock"]
+        } else if [".graph", ".graph.live", ".graph.live.index", ".lock"]
             .iter()
             .any(|s| name.ends_with(s))
         {

@@ -978,6 +978,46 @@ def test_engines_copy_a_remote_graph_with_its_change_log(tmp_path):
     assert os.listdir(cache) == []
 
 
+def test_engines_copy_a_remote_live_graphs_index_file_when_it_serves(tmp_path):
+    pytest.importorskip("fsspec")
+    from instant_embedding.batch import local_graph_path
+
+    src = tmp_path / "remote"
+    src.mkdir()
+    path = str(src / "r.graph")
+    rng = np.random.default_rng(3)
+    n = 3000
+    ie.Graph.from_edges(rng.integers(0, n, 9000), rng.integers(0, n, 9000)).save(path)
+    cache, uri = tmp_path / "cache", (src / "r.graph").as_uri()
+    index = path + ".live.index"
+    nodes = list(range(0, n, 97))
+    with ie.Graph.open(path, writable=True) as g:
+        for _ in range(4):
+            g.add_edges(rng.integers(0, n, 800), rng.integers(0, n, 800))
+        assert os.path.exists(index)
+        local = local_graph_path(uri, cache_dir=cache)
+        # The copy has the source's index file, and reads as the source does.
+        assert open(local + ".live.index", "rb").read() == open(index, "rb").read()
+        want = MODEL.embed(ie.Graph.open(path), nodes)
+        assert np.array_equal(MODEL.embed(ie.Graph.open(local), nodes), want)
+        # A damaged one is not copied (the copy itself is made).
+        good = open(index, "rb").read()
+        bad = bytearray(good)
+        bad[len(bad) // 2] ^= 0x40
+        g.add_edges([1], [2])
+        open(index, "wb").write(bytes(bad))
+        local = local_graph_path(uri, cache_dir=cache)
+        assert os.path.exists(local + ".live") and not os.path.exists(local + ".live.index")
+        assert np.array_equal(
+            MODEL.embed(ie.Graph.open(local), nodes), MODEL.embed(ie.Graph.open(path), nodes)
+        )
+        # One of an earlier commit that the new commit builds on serves it: copied.
+        g.add_edges([3], [4])
+        open(index, "wb").write(good)
+        local = local_graph_path(uri, cache_dir=cache)
+        assert open(local + ".live.index", "rb").read() == good
+
+
 KILL_COMPACTOR = rf"""
 import os, sys, instant_embedding as ie, numpy as np
 say = lambda word, k: os.write(1, f"{{word}} {{k}}\n".encode())
