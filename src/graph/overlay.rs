@@ -1583,6 +1583,18 @@ impl Overlay {
         (kept > 0).then_some((old.len(), kept))
     }
 
+    /// Read-ahead for the entries of the levels above the oldest `kept`, which a reader with
+    /// an earlier commit's index file reads whole (its map is advised random: without the
+    /// hint a cold log's entries would come one page fault at a time).
+    pub(crate) fn will_need_levels_above(&self, kept: usize) {
+        #[cfg(unix)]
+        for l in &self.levels[..self.levels.len().saturating_sub(kept)] {
+            self.will_need(l.entries, level_entry_len(l.weighted) * l.count);
+        }
+        #[cfg(not(unix))]
+        let _ = kept;
+    }
+
     /// The bytes of the entries of this snapshot's levels that are newer than those of the
     /// index file of the graph file `path` (0 when it names this commit), or None when there
     /// is no file that can serve this snapshot (reads its header only).
@@ -1612,6 +1624,7 @@ impl Overlay {
     ) -> Option<crate::graph::index_file::Parts> {
         let levels = self.levels.len();
         let weighted = self.header.weighted;
+        self.will_need_levels_above(kept);
         // The newer levels' entries (node, mark, code), oldest level first, then in node
         // order with each node's newest entry last (a stable sort).
         let mut newer = Vec::new();

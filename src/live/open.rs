@@ -192,13 +192,21 @@ pub(crate) fn install(g: &mut Graph, ov: Overlay, mut state: LogState) {
     // entries) bytes, less than the searches of the first query would cost.
     let eager = ov.index_entries() <= EAGER_INDEX_ENTRIES && t.num_nodes <= 1 << 20;
     // The first query of a reader opened with `prefetch` loads the index file that serves this
-    // commit (it then reads no level's bitmap or fence), else reads the levels.
+    // commit (it then reads no level's bitmap or fence, only the entries of levels newer than
+    // the file), else reads the levels.
     #[cfg(unix)]
     if g.prefetch() {
         let from_file = !eager
             && ov.takes_index_file()
             && g.path().is_some_and(|p| {
-                crate::graph::index_file::will_need(p, |c| ov.index_file_levels(c).is_some())
+                // (and for the levels written since the file's commit, which it reads whole)
+                crate::graph::index_file::will_need(p, |c| match ov.index_file_levels(c) {
+                    Some((_, kept)) => {
+                        ov.will_need_levels_above(kept);
+                        true
+                    }
+                    None => false,
+                })
             });
         if !from_file {
             ov.hint_at_open();
