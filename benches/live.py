@@ -171,17 +171,57 @@ def string_id_copy(src: Path, dst: Path, work: Path) -> None:
     edges.unlink()
 
 
-def apply_changes(path: Path, changes: tuple[Any, ...], batch: int = 10_000) -> None:
+def apply_changes(
+    path: Path, changes: tuple[Any, ...], batch: int = 10_000
+) -> dict[str, list[float]]:
+    """Commits ``changes`` in batches; the seconds of each commit, split by whether the writer
+    wrote the log's index file after it (a new file at ``PATH.live.index``)."""
     import instant_embedding as ie
 
     a, b, rs, rd = changes
+    index = Path(str(path) + ".live.index")
+
+    def ident() -> tuple[int, int] | None:
+        try:
+            st = index.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns)
+
+    out: dict[str, list[float]] = {"with_index_write": [], "without": []}
     with ie.Graph.open(path, writable=True) as g:
         for k in range(0, max(len(a), len(rs)), batch):
+            before = ident()
+            t = time.perf_counter()
             with g.batch():
                 if k < len(a):
                     g.add_edges(a[k : k + batch], b[k : k + batch])
                 if k < len(rs):
                     g.remove_edges(rs[k : k + batch], rd[k : k + batch])
+            dt = time.perf_counter() - t
+            wrote = ident() not in (None, before)
+            out["with_index_write" if wrote else "without"].append(dt)
+    return out
+
+
+def index_file_names(path: Path) -> str:
+    """Which commit the log's index file names: ``last commit`` (the log's newest),
+    ``earlier commit``, or ``none`` (no file)."""
+    index, log = Path(str(path) + ".live.index"), Path(str(path) + ".live")
+    if not index.exists() or not log.exists():
+        return "none"
+    named = int.from_bytes(index.read_bytes()[24:32], "little")
+    with open(log, "rb") as f:
+        slots = f.read(256)[128:256]
+    # The superblock slot of the higher sequence number names the newest commit's trailer.
+    seq, trailer = max(
+        (
+            int.from_bytes(slots[k : k + 8], "little"),
+            int.from_bytes(slots[k + 8 : k + 16], "little"),
+        )
+        for k in (0, 64)
+    )
+    return "last commit" if named == trailer else "earlier commit"
 
 
 # ------------------------------------------------------------------------------ parts
@@ -420,8 +460,9 @@ def sample():
         time.sleep(0.02)
 threading.Thread(target=sample, daemon=True).start()
 t = time.perf_counter()
+commits = {}
 if what == "apply":
-    apply_changes(Path(path), changes, batch=int(sys.argv[4]))
+    commits = apply_changes(Path(path), changes, batch=int(sys.argv[4]))
 elif what == "compact":
     with ie.Graph.open(path, writable=True) as g:
         g.compact(threads=int(sys.argv[3]))
@@ -431,7 +472,7 @@ dt = time.perf_counter() - t
 status = dict(l.split(":", 1) for l in open("/proc/self/status"))
 kb = lambda k: int(status[k].split()[0])
 peak = {"peak_rss_mib": kb("VmHWM") / 1024, "peak_anon_mib": anon[0] / 1024}
-print(json.dumps({"seconds": dt, **peak}))
+print(json.dumps({"seconds": dt, **peak, "commits": commits}))
 """
 
 
@@ -558,15 +599,22 @@ def cold_and_warm(
     # pages the queries read are brought in by the same queries on another reader just
     # before: pages read but not mapped may leave the page cache on a VM (a read of the whole
     # file did not keep them there).
+    # The live graph also with the index file of its last commit (written by ``write_index``
+    # beside hard links), for a file the writer left for an earlier commit.
     bare = live.with_name("no_index_" + live.name)
-    for src, dst in ((live, bare), (Path(str(live) + ".live"), Path(str(bare) + ".live"))):
-        dst.unlink(missing_ok=True)
-        if src.exists():
-            os.link(src, dst)
+    exact = live.with_name("last_index_" + live.name)
+    for copy in (bare, exact):
+        for src, dst in ((live, copy), (Path(str(live) + ".live"), Path(str(copy) + ".live"))):
+            dst.unlink(missing_ok=True)
+            if src.exists():
+                os.link(src, dst)
+    with ie.Graph.open(exact, writable=True) as w:
+        w.write_index()
     out["open_distinct"] = {}
     for name, p, other in (
         ("live", live, comp),
         ("live_no_index", bare, comp),
+        ("live_last_index", exact, comp),
         ("compacted", comp, live),
     ):
         for f in (other, Path(str(other) + ".live"), Path(str(other) + ".live.index")):
@@ -583,8 +631,9 @@ def cold_and_warm(
         out["open_distinct"][name] = times
         out["major_faults"][f"open_distinct_{name}"] = [major_faults() - f]
         del g
-    for f in (bare, Path(str(bare) + ".live")):
-        f.unlink(missing_ok=True)
+    for copy in (bare, exact):
+        for f in (copy, Path(str(copy) + ".live"), Path(str(copy) + ".live.index")):
+            f.unlink(missing_ok=True)
     return out
 
 
@@ -615,6 +664,7 @@ def part_compaction(
     bench_dir = str(Path(__file__).resolve().parent)
     applied = child(["apply", str(live), str(changes), str(batch), bench_dir])
     g = ie.Graph.open(live)
+    commits = applied["commits"]
     info, n, m = g.log_info(), g.num_nodes, g.num_edges
     res: dict[str, Any] = {
         "nodes": n,
@@ -624,6 +674,13 @@ def part_compaction(
         "apply_seconds": applied["seconds"],
         "apply_peak_rss_mib": applied["peak_rss_mib"],
         "apply_peak_anon_mib": applied["peak_anon_mib"],
+        # Commits after which the writer wrote the log's index file, and each kind's median.
+        "index_writes": len(commits["with_index_write"]),
+        "commit_ms_with_index_write": 1e3 * percentile(commits["with_index_write"], 50)
+        if commits["with_index_write"]
+        else None,
+        "commit_ms_without": 1e3 * percentile(commits["without"], 50),
+        "index_file_names": index_file_names(live),
         "log_bytes": info["bytes"],
         "log_rows": info["changed_nodes"],
         "graph_bytes": os.path.getsize(live),
@@ -666,7 +723,7 @@ def part_compaction(
         for name, times in q["open_distinct"].items():
             res[f"open_distinct_first_ms_{name}"] = 1e3 * times[0]
             res[f"open_distinct_us_{name}"] = 1e6 * percentile(times[1:], 50)
-        for name in ("live", "live_no_index"):
+        for name in ("live", "live_no_index", "live_last_index"):
             res[f"open_distinct_ratio_{name}"] = (
                 res[f"open_distinct_us_{name}"] / res["open_distinct_us_compacted"]
             )
