@@ -420,8 +420,8 @@ class Graph:
         of an unfinished batch are dropped); the graph stays readable.
 
         When this writer's commits since it last wrote the change log's index file appended
-        at least its size to the log (and the file there does not serve the last commit with
-        a few newer levels), it first writes that file (``PATH.live.index``: a bit per node
+        at least a quarter of its size to the log (and the file there does not already
+        serve the last commit alone), it first writes that file (``PATH.live.index``: a bit per node
         and 2 bytes per changed node), which readers opened afterwards load instead of
         building their lookups from the log's levels (docs/LIVE.md, "Cost"). A failure to
         write it is not reported: readers then work without it."""

@@ -395,6 +395,24 @@ mod tests {
             assert_eq!(std::fs::read(&ip).unwrap(), good, "{edges} edges");
             reads_as_built(&path, true);
         }
+        // One that closes after commits that appended a quarter of its size (and less than
+        // its size: none of them wrote it) writes the file of its last commit, for the readers
+        // after it.
+        let mut w = LiveWriter::open(&path, None, false).unwrap();
+        let len = crate::live::writer::index_file_len(&w.snapshot()).unwrap();
+        let mut k = 0i64;
+        while w.since_index() < len / 4 {
+            let a: Vec<i64> = (0..20).map(|i| (k * 20 + i) * 37 % 3000).collect();
+            let b: Vec<i64> = (0..20).map(|i| (k * 20 + i) * 91 % 3000).collect();
+            w.add_edges(&Ids::Int(a), &Ids::Int(b), None).unwrap();
+            w.commit().unwrap();
+            k += 1;
+        }
+        assert!(w.since_index() < len);
+        assert_eq!(std::fs::read(&ip).unwrap(), good);
+        let last = w.snapshot().overlay().unwrap().index_commit();
+        w.close();
+        assert_eq!(open_header(&path).unwrap().1, last);
         // One whose commits appended more writes the file of its last commit.
         let mut w = LiveWriter::open(&path, None, false).unwrap();
         let a: Vec<i64> = (0..2000).map(|i| (i * 7919) % 3000).collect();
