@@ -514,6 +514,22 @@ mod tests {
                 let serves = ov.index_file_levels(&c);
                 earlier += usize::from(c != ov.index_commit() && serves.is_some());
                 reads_as_built(&path, serves.is_some());
+                // A query on the writer's own snapshot builds the level filter (which the
+                // next commit carries) or uses the index in memory, rather than loading the
+                // file at each commit.
+                // A writer's snapshot (one with a filter spare) whose index is not in memory
+                // builds the level filter, which the next commit carries, rather than load
+                // the file at each commit. (This graph's are in memory: it is small.)
+                let mut own = Graph::open(&path).unwrap().with_index_not_built();
+                own.give_filter_to(&std::sync::Arc::new(Default::default()));
+                own.prepare_lookups();
+                let o = own.overlay().unwrap();
+                assert!(o.changed_file.get().is_none());
+                assert_eq!(
+                    o.level_map().is_some(),
+                    o.levels.len() >= 3,
+                    "commit {commit}"
+                );
             }
             assert!(
                 earlier > 5 && rewritten > 1 && kept_serving > 0,

@@ -1488,14 +1488,21 @@ impl Overlay {
     }
 
     /// Loads the index from the snapshot's index file `path` (`crate::graph::index_file`),
-    /// once, when it is there and was written for this very commit, for a log of
-    /// `LEVEL_FILTER_MIN_LEVELS` levels or more and unless the index is in memory already:
-    /// it reads a bit per node and 2 bytes per changed node, less than the level filter
-    /// it replaces (a bitmap of each level), and lookups then read one block however many
-    /// levels there are. Anything wrong with the file (another commit's, torn, corrupted)
+    /// once, when there is one that serves this commit (see `index_from_file`), for a log of
+    /// `LEVEL_FILTER_MIN_LEVELS` levels or more, unless the index is in memory already or
+    /// this is a writer's snapshot (whose level filter the next commit carries at the cost of
+    /// the new level's entries, where the file would cost O(n / 64 + changed nodes) at every
+    /// commit): it
+    /// reads a bit per node and 2 bytes per changed node, less than the level filter it
+    /// replaces (a bitmap of each level), and lookups then read one block however many
+    /// levels there are. Anything wrong with the file (another log's, torn, corrupted)
     /// leaves it unused: the reader builds the level filter as without it.
     pub(crate) fn load_index_file(&self, path: &Path) {
-        if !self.index_in_memory || !self.takes_index_file() || self.changed_in_memory().is_some() {
+        if !self.index_in_memory
+            || !self.takes_index_file()
+            || self.changed_in_memory().is_some()
+            || self.filter_spare.is_some()
+        {
             return;
         }
         self.changed_file
