@@ -77,22 +77,16 @@ pub fn file_len(n: u64, changed: u64) -> u64 {
     HEADER_LEN as u64 + body_len(n, changed)
 }
 
-/// The bytes of the index file of `commit` (`bits`: the membership bitmap, 64 nodes a word;
-/// `marks` and `codes` in node order, one per member).
-pub fn encode(
-    commit: &Commit,
-    bits: impl Iterator<Item = u64>,
-    marks: &[u8],
-    codes: &[u8],
-) -> Vec<u8> {
-    let changed = marks.len() as u64;
+/// The bytes of the index file of `commit` with these parts.
+pub fn encode(commit: &Commit, parts: &Parts) -> Vec<u8> {
+    let changed = parts.marks.len() as u64;
     let mut bytes = Vec::with_capacity(file_len(commit.n, changed) as usize);
     bytes.extend_from_slice(&header(commit, changed));
-    for w in bits {
+    for w in &parts.bits {
         bytes.extend_from_slice(&w.to_le_bytes());
     }
-    bytes.extend_from_slice(marks);
-    bytes.extend_from_slice(codes);
+    bytes.extend_from_slice(&parts.marks);
+    bytes.extend_from_slice(&parts.codes);
     bytes.resize(pad8(bytes.len() as u64) as usize, 0);
     let c = checksum(&bytes[HEADER_LEN..]);
     bytes.extend_from_slice(&c.to_le_bytes());
@@ -144,8 +138,7 @@ fn advise_whole(file: &std::fs::File) {
 
 /// The commit the index file of `base` names and its parts, when `levels_of` accepts that
 /// commit (giving its number of levels) and every check holds (the length, both checksums,
-/// zero padding, every mark in `1..=levels`), else None. The bitmap's agreement with the
-/// marks is the caller's to check (`ChangedIndex::from_marks`).
+/// zero padding, no bit past `n`, a mark per bit, every mark in `1..=levels`), else None.
 pub fn read(
     base: &Path,
     levels_of: impl FnOnce(&Commit) -> Option<usize>,
@@ -184,7 +177,10 @@ pub fn read(
     for w in &mut bits {
         *w = u64::from_le(*w);
     }
-    Some((commit, Parts { bits, marks, codes }))
+    let tail = n % 64;
+    let past_n = tail != 0 && bits.last().is_some_and(|&x| x >> tail != 0);
+    let members: usize = bits.iter().map(|x| x.count_ones() as usize).sum();
+    (!past_n && members == changed).then_some((commit, Parts { bits, marks, codes }))
 }
 
 #[cfg(test)]
@@ -354,6 +350,16 @@ mod tests {
             std::fs::write(&ip, &bad).unwrap();
             assert!(!loaded(&fresh()), "mark {mark}");
         }
+        // Nor over a bitmap with one member more than marks (the first word's lowest unset
+        // bit set).
+        let mut bad = good.clone();
+        let w = u64::from_le_bytes(bad[HEADER_LEN..HEADER_LEN + 8].try_into().unwrap());
+        bad[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&(w | (w + 1)).to_le_bytes());
+        let c = checksum(&bad[HEADER_LEN..n - 8]);
+        bad[n - 8..].copy_from_slice(&c.to_le_bytes());
+        std::fs::write(&ip, &bad).unwrap();
+        assert!(read(&path, |_| Some(64)).is_none());
+        assert!(!loaded(&fresh()));
         // A wrong code under checksums that hold is used (a writer's bug): validate finds it.
         let changed = u64::from_le_bytes(good[48..56].try_into().unwrap()) as usize;
         let mut bad = good.clone();

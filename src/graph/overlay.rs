@@ -1492,10 +1492,9 @@ impl Overlay {
     /// `LEVEL_FILTER_MIN_LEVELS` levels or more, unless the index is in memory already or
     /// this is a writer's snapshot (whose level filter the next commit carries at the cost of
     /// the new level's entries, where the file would cost O(n / 64 + changed nodes) at every
-    /// commit): it
-    /// reads a bit per node and 2 bytes per changed node, less than the level filter it
-    /// replaces (a bitmap of each level), and lookups then read one block however many
-    /// levels there are. Anything wrong with the file (another log's, torn, corrupted)
+    /// commit): it reads a bit per node and 2 bytes per changed node, less than the level
+    /// filter it replaces (a bitmap of each level), and lookups then read one block however
+    /// many levels there are. Anything wrong with the file (another log's, torn, corrupted)
     /// leaves it unused: the reader builds the level filter as without it.
     pub(crate) fn load_index_file(&self, path: &Path) {
         if !self.index_in_memory
@@ -1649,18 +1648,8 @@ impl Overlay {
         }
         newer.sort_by_key(|e| e.0);
         let n = self.n as usize;
-        // The file's bitmap: its length, no bit past its `n`, a mark per member.
-        let tail = old_n % 64;
-        if old.bits.len() as u64 != old_n.div_ceil(64)
-            || old_n > n as u64
-            || tail != 0 && old.bits.last().is_some_and(|&x| x >> tail != 0)
-            || old
-                .bits
-                .iter()
-                .map(|x| x.count_ones() as usize)
-                .sum::<usize>()
-                != old.marks.len()
-        {
+        // (`read` checked the file's bitmap against its `n` and its marks.)
+        if old_n > n as u64 {
             return None;
         }
         let mut bits = old.bits;
@@ -1721,24 +1710,39 @@ impl Overlay {
         })
     }
 
+    /// Whether the index file of the graph file `path` gives this commit the index its levels
+    /// give (None when no file serves it): what `validate` checks, and what a copy of a
+    /// remote graph checks before it keeps the file.
+    pub(crate) fn index_file_agrees(&self, path: &Path) -> Result<Option<bool>> {
+        let Some(file) = self.index_from_file(path) else {
+            return Ok(None);
+        };
+        let levels = self.index_of(false)?;
+        Ok(Some(
+            file.marks == levels.marks
+                && file.codes == levels.codes
+                && file.bit_words().eq(levels.bit_words()),
+        ))
+    }
+
     /// The bytes of this commit's index file (see `crate::graph::index_file`) for the graph
     /// file `path`: from its index file and the levels written since, when that serves, else
     /// from all the levels.
     pub(crate) fn index_file_bytes(&self, path: &Path) -> Result<Vec<u8>> {
-        if let Some(p) = self.index_file_parts(path) {
-            return Ok(crate::graph::index_file::encode(
-                &self.index_commit(),
-                p.bits.iter().copied(),
-                &p.marks,
-                &p.codes,
-            ));
-        }
-        let index = self.index_of(false)?;
+        let parts = match self.index_file_parts(path) {
+            Some(parts) => parts,
+            None => {
+                let index = self.index_of(false)?;
+                crate::graph::index_file::Parts {
+                    bits: index.bit_words().collect(),
+                    marks: index.marks.into_vec(),
+                    codes: index.codes.into_vec(),
+                }
+            }
+        };
         Ok(crate::graph::index_file::encode(
             &self.index_commit(),
-            index.bit_words(),
-            &index.marks,
-            &index.codes,
+            &parts,
         ))
     }
 

@@ -196,15 +196,8 @@ fn copy_index_file(g: &Path, remote: &mut dyn Remote) {
     let kept = matches!(remote.read(".live.index", 64), Ok(Some(_)))
         && remote.download(".live.index", &index, &[]).is_ok()
         && crate::live::open::open(g, false).is_ok_and(|c| {
-            c.overlay().is_some_and(|o| {
-                o.index_file_parts(g)
-                    .zip(o.index_of(false).ok())
-                    .is_some_and(|(p, levels)| {
-                        p.marks[..] == levels.marks[..]
-                            && p.codes[..] == levels.codes[..]
-                            && p.bits.iter().copied().eq(levels.bit_words())
-                    })
-            })
+            c.overlay()
+                .is_some_and(|o| matches!(o.index_file_agrees(g), Ok(Some(true))))
         });
     if !kept {
         let _ = fs::remove_file(&index);
@@ -278,8 +271,9 @@ pub fn check_shipped(path: &Path, key: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Removes the cache entries in `dir` (graphs, logs and their index files, locks, and the working directories of
-/// copies that were killed); safe on POSIX while another process maps an entry.
+/// Removes the cache entries in `dir` (graphs, logs and their index files, locks, and the
+/// working directories of copies that were killed); safe on POSIX while another process maps
+/// an entry.
 pub fn clear(dir: &Path) -> Result<()> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,

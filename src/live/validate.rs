@@ -167,19 +167,13 @@ pub(crate) fn validate_log(g: &Graph) -> Result<()> {
     if !g.directed() && 2 * g.num_edges() != g.num_arcs() + self_loops {
         return Err(bad("the edge count does not match the arcs".into()));
     }
-    // The index file, when it names this commit: what a reader loads equals the levels.
+    // The index file, when it serves this commit: what a reader loads equals the levels.
     if let Some(path) = g.path() {
-        if let Some(file) = o.index_from_file(path) {
-            let levels = o.index_of(false)?;
-            if file.marks != levels.marks
-                || file.codes != levels.codes
-                || !file.bit_words().eq(levels.bit_words())
-            {
-                return Err(bad(format!(
-                    "its index file {} differs from the index's levels (delete it)",
-                    crate::graph::index_file::index_path(path).display()
-                )));
-            }
+        if o.index_file_agrees(path)? == Some(false) {
+            return Err(bad(format!(
+                "its index file {} differs from the index's levels (delete it)",
+                crate::graph::index_file::index_path(path).display()
+            )));
         }
     }
     Ok(())

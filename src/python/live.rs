@@ -163,8 +163,8 @@ impl PyLiveWriter {
         py.detach(|| self.with(|w| w.write_index()))
     }
 
-    /// Writes the log's index file when this writer committed, then releases the lock
-    /// (staged operations are dropped).
+    /// Writes the log's index file of the last commit when due (see `LiveWriter::close`),
+    /// then releases the lock (staged operations are dropped).
     fn close(&self, py: Python<'_>) {
         let taken = self.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(w) = taken {
